@@ -1,0 +1,70 @@
+/// An error that Herald reports to a caller: a code that maps to an HTTP status, and a
+/// message safe to show to that caller.
+///
+/// Messages never contain secrets (keys, tokens, secure payloads). Equality compares the
+/// code and the message.
+public struct HeraldError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case badRequest, unauthorized, forbidden, notFound, gone, conflict
+            case preconditionFailed, payloadTooLarge, unsupportedMediaType, tooManyRequests
+            case unavailable, internalError
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        public static let badRequest = Code(.badRequest)
+        public static let unauthorized = Code(.unauthorized)
+        public static let forbidden = Code(.forbidden)
+        public static let notFound = Code(.notFound)
+        public static let gone = Code(.gone)
+        public static let conflict = Code(.conflict)
+        public static let preconditionFailed = Code(.preconditionFailed)
+        public static let payloadTooLarge = Code(.payloadTooLarge)
+        public static let unsupportedMediaType = Code(.unsupportedMediaType)
+        public static let tooManyRequests = Code(.tooManyRequests)
+        public static let unavailable = Code(.unavailable)
+        public static let internalError = Code(.internalError)
+
+        /// The HTTP status code that reports this error.
+        public var httpStatus: Int {
+            switch base {
+            case .badRequest: 400
+            case .unauthorized: 401
+            case .forbidden: 403
+            case .notFound: 404
+            case .conflict: 409
+            case .gone: 410
+            case .preconditionFailed: 412
+            case .payloadTooLarge: 413
+            case .unsupportedMediaType: 415
+            case .tooManyRequests: 429
+            case .unavailable: 503
+            case .internalError: 500
+            }
+        }
+
+        /// A short name, safe as a metric label.
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    public static func badRequest(_ message: String) -> HeraldError { .init(code: .badRequest, message: message) }
+    public static func unauthorized(_ message: String) -> HeraldError { .init(code: .unauthorized, message: message) }
+    public static func forbidden(_ message: String) -> HeraldError { .init(code: .forbidden, message: message) }
+    public static func notFound(_ message: String) -> HeraldError { .init(code: .notFound, message: message) }
+    public static func gone(_ message: String) -> HeraldError { .init(code: .gone, message: message) }
+    public static func conflict(_ message: String) -> HeraldError { .init(code: .conflict, message: message) }
+    public static func preconditionFailed(_ message: String) -> HeraldError { .init(code: .preconditionFailed, message: message) }
+    public static func payloadTooLarge(_ message: String) -> HeraldError { .init(code: .payloadTooLarge, message: message) }
+    public static func unavailable(_ message: String) -> HeraldError { .init(code: .unavailable, message: message) }
+}

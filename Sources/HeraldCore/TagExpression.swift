@@ -1,0 +1,36 @@
+/// A boolean expression over tags: `sports && !(news || "follows:bob")`.
+///
+/// Grammar (precedence `!` > `&&` > `||`, left-associative, parentheses group):
+///
+///     expression := or
+///     or         := and ( "||" and )*
+///     and        := unary ( "&&" unary )*
+///     unary      := "!" unary | primary
+///     primary    := tag | "(" expression ")"
+///
+/// Parse with ``init(parsing:)``; evaluate with ``matches(_:)``.
+public indirect enum TagExpression: Sendable, Hashable {
+    case tag(String)
+    case not(TagExpression)
+    case and(TagExpression, TagExpression)
+    case or(TagExpression, TagExpression)
+
+    /// Whether a device with these tags is targeted.
+    public func matches(_ tags: Set<String>) -> Bool {
+        switch self {
+        case .tag(let t): tags.contains(t)
+        case .not(let e): !e.matches(tags)
+        case .and(let a, let b): a.matches(tags) && b.matches(tags)
+        case .or(let a, let b): a.matches(tags) || b.matches(tags)
+        }
+    }
+
+    /// Every tag the expression mentions.
+    public var tags: Set<String> {
+        switch self {
+        case .tag(let t): [t]
+        case .not(let e): e.tags
+        case .and(let a, let b), .or(let a, let b): a.tags.union(b.tags)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+public import HeraldCore
+public import NIOCore
+
+/// A device as a push provider addresses it.
+public struct PushTarget: Sendable, Hashable {
+    /// APNs device token (hex), FCM registration token, WNS channel URI or Web Push endpoint.
+    public var handle: String
+    /// Web Push subscription keys; required for ``Platform/webpush``.
+    public var webPushKeys: WebPushKeys?
+
+    public init(handle: String, webPushKeys: WebPushKeys? = nil) {
+        self.handle = handle
+        self.webPushKeys = webPushKeys
+    }
+}
+
+/// A notification rendered for one platform, ready to send to any number of devices.
+///
+/// Built once per notification and platform and shared by every send, so nothing
+/// device-independent is re-encoded in the fan-out loop.
+public struct PushNotification: Sendable {
+    public enum Body: Sendable {
+        /// Bytes sent as they are: the APNs JSON payload, a WNS body, Web Push plaintext.
+        case bytes(ByteBuffer)
+        /// The fields of an FCM v1 `message` object, without `token`; the FCM provider adds
+        /// the device's token and encodes the request with an encoder.
+        case fcmMessage(JSONValue)
+    }
+
+    public var body: Body
+    /// Push-service headers to send with it: `apns-*` for APNs, `X-WNS-*` for WNS,
+    /// `TTL`/`Urgency`/`Topic` for Web Push. Names are matched case-insensitively.
+    public var headers: [(name: String, value: String)]
+
+    public init(body: Body, headers: [(name: String, value: String)] = []) {
+        self.body = body
+        self.headers = headers
+    }
+
+    /// The first value of a header, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first { $0.name.lowercased() == lower }?.value
+    }
+}
+
+/// What a push service said about one send, classified so that callers never parse strings.
+public struct PushResult: Sendable, Hashable {
+    /// How the hub should treat the result.
+    public enum Disposition: Sendable, Hashable {
+        /// Accepted by the push service.
+        case delivered
+        /// The handle is dead (APNs 410, FCM UNREGISTERED, WNS 404/410, Web Push 404/410):
+        /// remove the registration.
+        case channelExpired
+        /// Try again later: throttling, 5xx, a dropped connection. `retryAfter` is the
+        /// push service's `Retry-After` in seconds, if it sent one.
+        case retryable(retryAfter: Double?)
+        /// Will not succeed if repeated.
+        case permanentFailure
+    }
+
+    public var disposition: Disposition
+    /// The outcome to count if this is the final attempt.
+    public var outcome: DeliveryOutcome
+    /// HTTP status from the push service, or `nil` if no response was received.
+    public var status: Int?
+    /// The push service's reason string (`BadDeviceToken`, `UNREGISTERED`, …), if any.
+    public var reason: String?
+
+    public init(disposition: Disposition, outcome: DeliveryOutcome, status: Int? = nil, reason: String? = nil) {
+        self.disposition = disposition
+        self.outcome = outcome
+        self.status = status
+        self.reason = reason
+    }
+
+    public static let delivered = PushResult(disposition: .delivered, outcome: .success, status: 200)
+}
+
+/// A client of one push service.
+///
+/// Implementations hold their connections and credentials (refreshing tokens as the
+/// service requires) and classify every response. `send` does not retry: the hub owns
+/// retries, so that backoff and attempt counts are decided in one place.
+public protocol PushProvider: Sendable {
+    var platform: Platform { get }
+
+    /// Sends one notification to one device. Never throws: every failure is a ``PushResult``.
+    func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult
+
+    /// Closes connections. Sends after this fail with ``DeliveryOutcome/pnsUnreachable``.
+    func shutdown() async throws
+}

@@ -1,0 +1,118 @@
+public import Foundation
+public import HeraldCore
+
+/// Where Herald keeps its state: registrations, accounts, sessions and notifications.
+///
+/// One protocol, two real implementations: ``SQLiteStore`` (the embedded default, one file
+/// in the data directory) and a PostgreSQL store for several nodes. Every method is a
+/// single transaction; nothing is cached in memory that a restart would lose.
+public protocol HeraldStore: RegistrationStore, AccountStore, NotificationStore {
+    /// Closes connections. Calls after this throw.
+    func close() async throws
+}
+
+/// Registrations and the ids reserved for them.
+public protocol RegistrationStore: Sendable {
+    /// Records a newly issued registration id so that a later ``upsertRegistration(_:ifVersion:)``
+    /// of that id is accepted. Reservations that were never used expire after `ttl`.
+    func reserveRegistrationID(_ id: String, owner: String?, ttl: Duration) async throws
+
+    /// Whether `id` is a registration or a live reservation.
+    func isRegistrationIDValid(_ id: String) async throws -> Bool
+
+    /// Creates or replaces a registration, keeping `createdAt` of an existing one and
+    /// setting `version` to the previous version + 1 (1 for a new one) and `updatedAt`.
+    /// With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the stored
+    /// version equals it (a missing registration never matches). Consumes a reservation.
+    func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration
+
+    func registration(id: String) async throws -> Registration?
+
+    /// Registrations with this handle (and platform, if given), oldest first.
+    func registrations(handle: String, platform: Platform?) async throws -> [Registration]
+
+    /// Deletes a registration; `false` if there was none. With `ifVersion`, throws
+    /// ``HeraldError/preconditionFailed(_:)`` unless the stored version equals it.
+    /// A deleted id is no longer valid (``isRegistrationIDValid(_:)`` is `false`).
+    @discardableResult
+    func deleteRegistration(id: String, ifVersion: Int?) async throws -> Bool
+
+    /// Deletes many registrations in one transaction (channel-expired feedback).
+    func deleteRegistrations(ids: [String]) async throws
+
+    /// One page of the registrations an expression targets, ordered by id, strictly after
+    /// `cursor`. `expression == nil` targets every registration. Only `platforms` are
+    /// returned (all when `nil`). Expired registrations are not returned. Resolution uses
+    /// the tag index; a broadcast to millions is read page by page, never all at once.
+    func registrations(
+        matching expression: TagExpression?,
+        platforms: Set<Platform>?,
+        after cursor: String?,
+        limit: Int
+    ) async throws -> [Registration]
+
+    /// Upserts many registrations in one transaction; for imports and benchmarks.
+    func insertRegistrations(_ registrations: [Registration]) async throws
+
+    /// Number of registrations, for status pages and benchmarks.
+    func registrationCount() async throws -> Int
+}
+
+/// A user of the app backend.
+public struct Account: Sendable, Hashable, Codable {
+    /// Lowercased user name.
+    public var username: String
+    /// bcrypt hash of the password.
+    public var passwordHash: String
+    public var createdAt: Date
+
+    public init(username: String, passwordHash: String, createdAt: Date = Date()) {
+        self.username = username
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+}
+
+/// A bearer token's record. The store keeps only the SHA-256 of the token.
+public struct Session: Sendable, Hashable, Codable {
+    public var tokenHash: String
+    public var username: String
+    public var expiresAt: Date
+
+    public init(tokenHash: String, username: String, expiresAt: Date) {
+        self.tokenHash = tokenHash
+        self.username = username
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Accounts and sign-in sessions of the app backend.
+public protocol AccountStore: Sendable {
+    /// Creates an account; throws ``HeraldError/conflict(_:)`` if the name is taken.
+    func createAccount(_ account: Account) async throws
+    func account(username: String) async throws -> Account?
+    func createSession(_ session: Session) async throws
+    /// The session for a token hash, if it exists and has not expired at `now`.
+    func session(tokenHash: String, now: Date) async throws -> Session?
+    func deleteSession(tokenHash: String) async throws
+}
+
+/// Accepted notifications: the durable delivery queue and their outcomes.
+public protocol NotificationStore: Sendable {
+    /// Persists a new notification (state ``NotificationState/enqueued``). Once this
+    /// returns, the notification survives a crash.
+    func enqueueNotification(_ notification: NotificationRecord) async throws
+
+    /// Claims the oldest notification that is enqueued, or processing with an expired
+    /// lease (its worker died): sets it processing, `startedAt` if unset, and a lease
+    /// until `now + lease`. `nil` if there is none.
+    func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord?
+
+    /// Records progress: counts so far and the cursor to resume from; extends the lease.
+    func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws
+
+    /// Records the final state, counts and `endedAt`.
+    func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws
+
+    func notification(id: String) async throws -> NotificationRecord?
+}
