@@ -1,4 +1,4 @@
-/// A boolean expression over tags: `sports && !(news || "follows:bob")`.
+/// A boolean expression over tags: `sports && !(news || follows:bob)`.
 ///
 /// Grammar (precedence `!` > `&&` > `||`, left-associative, parentheses group):
 ///
@@ -8,7 +8,9 @@
 ///     unary      := "!" unary | primary
 ///     primary    := tag | "(" expression ")"
 ///
-/// Parse with ``init(parsing:)``; evaluate with ``matches(_:)``.
+/// A tag is written as it is, without quotes (see ``Tag`` for the characters it may hold).
+/// Parse with ``init(parsing:)``, which also enforces ``maxLength``, ``maxTags`` and
+/// ``maxDepth``; evaluate with ``matches(_:)``; ``description`` prints the canonical form.
 public indirect enum TagExpression: Sendable, Hashable {
     case tag(String)
     case not(TagExpression)

@@ -1,0 +1,40 @@
+public import ServiceLifecycle
+import Logging
+
+/// Delivers accepted notifications: claims them from the store one at a time per lane and
+/// hands them to the ``Hub``. Several nodes sharing one store each run a worker; the store's
+/// leases make sure each notification has one owner at a time.
+public struct DeliveryWorker: Service {
+    let hub: Hub
+    /// Notifications delivered at once.
+    let lanes: Int
+
+    public init(hub: Hub, lanes: Int = 2) {
+        self.hub = hub
+        self.lanes = max(1, lanes)
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                for _ in 0..<lanes {
+                    group.addTask { await lane() }
+                }
+            }
+        }
+    }
+
+    private func lane() async {
+        while !Task.isCancelled {
+            do {
+                if try await hub.deliverNext() { continue }
+            } catch is CancellationError {
+                return
+            } catch {
+                hub.logger.error("Delivery failed; the notification will be retried", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+            await hub.waitForWork()
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Crypto
+public import Foundation
+public import HeraldCore
+public import HeraldStore
+import HummingbirdBcrypt
+import NIOPosix
+import Synchronization
+
+/// Accounts of the app backend: sign-up, sign-in, and checking credentials.
+///
+/// Passwords are stored as bcrypt hashes; bearer tokens are random 256-bit values of
+/// which the store keeps only the SHA-256. bcrypt runs on the thread pool, and a
+/// successful HTTP Basic check is remembered for a minute (by the SHA-256 of the
+/// credentials) so that clients using Basic on every request don't pay bcrypt each time.
+public final class Accounts: Sendable {
+    let store: any HeraldStore
+    let configuration: ServerConfiguration
+    private let basicCache = Mutex<[String: Date]>([:])
+    private static let basicCacheLifetime: TimeInterval = 60
+    private static let basicCacheLimit = 10_000
+
+    public init(store: any HeraldStore, configuration: ServerConfiguration) {
+        self.store = store
+        self.configuration = configuration
+    }
+
+    /// Checks and lowercases a user name: 1–64 characters of letters, digits and `. _ - @`,
+    /// so that `username:<name>` is a valid tag.
+    public static func normalizedUsername(_ name: String) throws(HeraldError) -> String {
+        let lower = name.lowercased()
+        guard (1...64).contains(lower.utf8.count) else {
+            throw .badRequest("a user name has 1 to 64 characters")
+        }
+        guard lower.utf8.allSatisfy({ byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "@"):
+                true
+            default: false
+            }
+        }) else {
+            throw .badRequest("a user name has only letters, digits and . _ - @")
+        }
+        return lower
+    }
+
+    public func signUp(username: String, password: String) async throws -> Account {
+        guard configuration.allowSignUp else { throw HeraldError.forbidden("sign-up is disabled on this server") }
+        let name = try Self.normalizedUsername(username)
+        guard password.utf8.count >= 8 else { throw HeraldError.badRequest("a password has at least 8 characters") }
+        guard password.utf8.count <= 72 else { throw HeraldError.badRequest("a password has at most 72 bytes") }
+        let cost = configuration.bcryptCost
+        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+        let account = Account(username: name, passwordHash: hash)
+        try await store.createAccount(account)
+        return account
+    }
+
+    /// Verifies a user name and password against the stored account.
+    public func verify(username: String, password: String) async throws -> String? {
+        guard let name = try? Self.normalizedUsername(username) else { return nil }
+        let cacheKey = Self.sha256Hex("\(name)\u{0}\(password)")
+        let now = Date()
+        if let until = basicCache.withLock({ $0[cacheKey] }), until > now { return name }
+        guard let account = try await store.account(username: name) else {
+            return nil
+        }
+        let ok = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: account.passwordHash) }
+        guard ok else { return nil }
+        basicCache.withLock { cache in
+            if cache.count >= Self.basicCacheLimit { cache = cache.filter { $0.value > now } }
+            if cache.count < Self.basicCacheLimit { cache[cacheKey] = now.addingTimeInterval(Self.basicCacheLifetime) }
+        }
+        return name
+    }
+
+    /// Issues a bearer token for a verified user.
+    public func issueToken(for username: String) async throws -> (token: String, expiresAt: Date) {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var generator = SystemRandomNumberGenerator()
+        for i in bytes.indices { bytes[i] = generator.next() }
+        let token = "hrd_" + Data(bytes).base64URLEncoded()
+        let expiresAt = Date().addingTimeInterval(Double(configuration.tokenLifetime.components.seconds))
+        try await store.createSession(Session(tokenHash: Self.sha256Hex(token), username: username, expiresAt: expiresAt))
+        return (token, expiresAt)
+    }
+
+    /// The user a bearer token belongs to, if it is valid now.
+    public func user(forToken token: String) async throws -> String? {
+        try await store.session(tokenHash: Self.sha256Hex(token), now: Date())?.username
+    }
+
+    public func revoke(token: String) async throws {
+        try await store.deleteSession(tokenHash: Self.sha256Hex(token))
+    }
+
+    static func sha256Hex(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}
+
+extension Data {
+    func base64URLEncoded() -> String {
+        base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

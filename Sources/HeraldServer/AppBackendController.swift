@@ -1,0 +1,242 @@
+public import Foundation
+public import HeraldCore
+public import HeraldHub
+import HeraldStore
+public import Hummingbird
+import Logging
+
+/// The app backend of the notify-users tutorial, with its holes closed.
+///
+/// - `POST /api/register?handle=` → a registration id (JSON string), reusing the caller's
+///   registration of that handle and deleting the caller's duplicates.
+/// - `PUT /api/register/{id}` `{Platform, Handle, Tags}` → creates or updates it, adding the
+///   tag `username:<caller>`; 410 when the id is not (or no longer) valid.
+/// - `DELETE /api/register/{id}`.
+/// - `POST /api/notifications?pns=&to_tag=` with a JSON string → notifies that user's devices.
+public struct AppBackendController: Sendable {
+    let hub: Hub
+    let configuration: ServerConfiguration
+
+    /// Tags a device may not claim: they are set by the backend.
+    static let reservedTagPrefixes = ["username:", "from:", "$"]
+    /// How long an issued registration id waits for its first PUT.
+    static let reservationLifetime: Duration = .seconds(24 * 3600)
+
+    public init(hub: Hub, configuration: ServerConfiguration) {
+        self.hub = hub
+        self.configuration = configuration
+    }
+
+    public func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.post("register", use: newRegistrationID)
+        group.put("register/{id}", use: upsertRegistration)
+        group.delete("register/{id}", use: deleteRegistration)
+        group.post("notifications", use: notifyUser)
+    }
+
+    // MARK: Registrations
+
+    @Sendable func newRegistrationID(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let store = hub.store
+        var reused: String?
+        if let handle = request.uri.queryParameters.get("handle"), !handle.isEmpty {
+            // The handle's platform is not known yet: look it up as sent and as an APNs token is stored.
+            var candidates = try await store.registrations(handle: handle, platform: nil)
+            let lower = handle.lowercased()
+            if lower != handle { candidates += try await store.registrations(handle: lower, platform: nil) }
+            let mine = candidates.filter { $0.owner == user }.sorted { $0.createdAt < $1.createdAt }
+            if let first = mine.first {
+                reused = first.id
+                let duplicates = mine.dropFirst().map(\.id)
+                if !duplicates.isEmpty { try await store.deleteRegistrations(ids: Array(duplicates)) }
+            }
+        } else if request.uri.queryParameters.get("handle") != nil {
+            throw HeraldError.badRequest("the handle query parameter is empty")
+        }
+        let id: String
+        if let reused {
+            id = reused
+        } else {
+            id = RegistrationID.make()
+            try await store.reserveRegistrationID(id, owner: user, ttl: Self.reservationLifetime)
+        }
+        context.logger.debug("Issued a registration id", metadata: ["herald.reused": "\(reused != nil)"])
+        return try .json(id)
+    }
+
+    @Sendable func upsertRegistration(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let id = try context.parameters.require("id")
+        guard RegistrationID.isWellFormed(id) else { throw HeraldError.badRequest("malformed registration id") }
+        let body = try await request.decodeJSONBody(context: context)
+        guard case .object = body else {
+            throw HeraldError.badRequest(#"send {"Platform": "apns", "Handle": "<device token>", "Tags": []}"#)
+        }
+        guard let platformName = body.member("Platform")?.stringValue else {
+            throw HeraldError.badRequest("Platform is required: apns, fcm (or gcm), wns or webpush")
+        }
+        let platform = try Platform(parsing: platformName)
+        guard let rawHandle = body.member("Handle")?.stringValue else {
+            throw HeraldError.badRequest("Handle is required: the device's push token or channel")
+        }
+        let handle = try Registration.normalizedHandle(rawHandle, platform: platform)
+        let requestedTags = try Self.tags(from: body.member("Tags"))
+        let keys = try Self.webPushKeys(from: body, platform: platform)
+
+        let store = hub.store
+        let existing = try await store.registration(id: id)
+        if let existing, existing.owner != user {
+            throw HeraldError.forbidden("this registration belongs to another user")
+        }
+        if existing == nil, try await !store.isRegistrationIDValid(id) {
+            throw HeraldError.gone("the registration id is not valid (it expired or was deleted); request a new one with POST /api/register")
+        }
+        let registration = Registration(
+            id: id,
+            platform: platform,
+            handle: handle,
+            webPushKeys: keys,
+            tags: requestedTags + ["username:\(user)"],
+            owner: user
+        )
+        let saved = try await store.upsertRegistration(registration, ifVersion: nil)
+        // One device, one registration: whoever signed in last on this device owns it.
+        let others = try await store.registrations(handle: handle, platform: platform).filter { $0.id != id }
+        if !others.isEmpty {
+            try await store.deleteRegistrations(ids: others.map(\.id))
+            context.logger.debug("Replaced other registrations of the same device", metadata: ["herald.count": "\(others.count)"])
+        }
+        return try .json(RegistrationView(saved))
+    }
+
+    @Sendable func deleteRegistration(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let id = try context.parameters.require("id")
+        guard RegistrationID.isWellFormed(id) else { throw HeraldError.badRequest("malformed registration id") }
+        guard let existing = try await hub.store.registration(id: id) else {
+            throw HeraldError.notFound("no such registration")
+        }
+        guard existing.owner == user else { throw HeraldError.forbidden("this registration belongs to another user") }
+        try await hub.store.deleteRegistration(id: id, ifVersion: nil)
+        return Response(status: .ok)
+    }
+
+    /// Tags a device asks for: validated, and none of the backend's reserved tags.
+    static func tags(from value: JSONValue?) throws -> [String] {
+        guard let value, value != .null else { return [] }
+        guard case .array(let items) = value else { throw HeraldError.badRequest("Tags is an array of strings") }
+        var tags: [String] = []
+        for item in items {
+            guard case .string(let tag) = item else { throw HeraldError.badRequest("Tags is an array of strings") }
+            if let prefix = reservedTagPrefixes.first(where: { tag.lowercased().hasPrefix($0) }) {
+                throw HeraldError.forbidden("tag '\(tag)' is reserved: tags starting with '\(prefix)' are set by the server")
+            }
+            try Tag.validate(tag)
+            tags.append(tag)
+        }
+        // One slot stays free for username:<user>.
+        guard Set(tags).count < Tag.maxPerRegistration else {
+            throw HeraldError.badRequest("a device has at most \(Tag.maxPerRegistration - 1) tags of its own")
+        }
+        return tags
+    }
+
+    static func webPushKeys(from body: JSONValue, platform: Platform) throws -> WebPushKeys? {
+        guard platform == .webpush else { return nil }
+        let keys = body.member("Keys") ?? body
+        guard let p256dh = keys.member("p256dh")?.stringValue, let auth = keys.member("auth")?.stringValue,
+            !p256dh.isEmpty, !auth.isEmpty
+        else {
+            throw HeraldError.badRequest(#"a webpush registration needs "Keys": {"p256dh": "…", "auth": "…"} from the browser's subscription"#)
+        }
+        return WebPushKeys(p256dh: p256dh, auth: auth)
+    }
+
+    // MARK: Notifications
+
+    @Sendable func notifyUser(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        guard let toTag = request.uri.queryParameters.get("to_tag"), !toTag.isEmpty else {
+            throw HeraldError.badRequest("to_tag is required: the user name to notify")
+        }
+        let recipient = try Accounts.normalizedUsername(toTag)
+        let platforms: [Platform]
+        if let pns = request.uri.queryParameters.get("pns"), !pns.isEmpty {
+            platforms = [try Platform(parsing: pns)]
+        } else {
+            platforms = Platform.allCases.filter { hub.configuredPlatforms.contains($0) }
+        }
+        let body = try await request.decodeJSONBody(context: context)
+        let content: NotificationContent
+        switch body {
+        case .string(let message):
+            content = .notifyUser(from: user, message: message)
+        case .object:
+            guard let message = (body.member("message") ?? body.member("body"))?.stringValue else {
+                throw HeraldError.badRequest(#"send the message as a JSON string, or {"message": "…", "title": "…"}"#)
+            }
+            var c = NotificationContent.notifyUser(from: user, message: message)
+            c.title = body.member("title")?.stringValue
+            content = c
+        default:
+            throw HeraldError.badRequest("send the message as a JSON string")
+        }
+        let payloads = try platforms.map { try content.payload(for: $0) }
+        let record = try await hub.enqueue(tagExpression: "username:\(recipient)", payloads: payloads)
+        context.logger.info(
+            "Notification accepted",
+            metadata: ["herald.notification.id": "\(record.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]
+        )
+        let outcome = try await hub.waitForCompletion(id: record.id, timeout: configuration.notifyWait) ?? record
+        return try .json(NotificationView(outcome), status: outcome.state == .abandoned ? .serviceUnavailable : .ok)
+    }
+}
+
+/// A registration as the app backend shows it to its owner.
+struct RegistrationView: Encodable {
+    var id: String
+    var platform: String
+    var tags: [String]
+    var version: Int
+    var updatedAt: Date
+
+    init(_ r: Registration) {
+        id = r.id
+        platform = r.platform.rawValue
+        tags = r.tags
+        version = r.version
+        updatedAt = r.updatedAt
+    }
+}
+
+/// A notification's outcome: its id, state and counts per platform and outcome.
+public struct NotificationView: Codable, Sendable {
+    public var id: String
+    public var state: String
+    public var tagExpression: String?
+    public var platforms: [String]
+    /// Devices tried (every outcome except skipped duplicates).
+    public var targets: Int
+    public var success: Int
+    public var failure: Int
+    public var outcomes: OutcomeCounts
+    public var enqueuedAt: Date
+    public var startedAt: Date?
+    public var endedAt: Date?
+
+    public init(_ r: NotificationRecord) {
+        id = r.id
+        state = r.state.rawValue
+        tagExpression = r.tagExpression
+        platforms = r.payloads.map(\.platform.rawValue)
+        let skipped = r.counts.total(.skipped)
+        targets = r.counts.total - skipped
+        success = r.counts.total(.success)
+        failure = targets - success
+        outcomes = r.counts
+        enqueuedAt = r.enqueuedAt
+        startedAt = r.startedAt
+        endedAt = r.endedAt
+    }
+}

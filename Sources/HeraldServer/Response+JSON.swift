@@ -1,0 +1,43 @@
+import Foundation
+import HeraldCore
+public import Hummingbird
+
+extension Response {
+    /// A JSON response encoded with JSONEncoder (ISO 8601 dates).
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
+
+extension Request {
+    /// The body parsed as JSON; 400 with a clear message if it is not JSON.
+    func decodeJSONBody(context: AppRequestContext) async throws -> JSONValue {
+        let buffer = try await body.collect(upTo: context.maxUploadSize)
+        guard buffer.readableBytes > 0 else { throw HeraldError.badRequest("the request body is empty; send JSON") }
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw HeraldError.badRequest("the request body is not valid JSON")
+        }
+    }
+}
+
+extension JSONValue {
+    /// The member for `key`, matched case-insensitively (ASP.NET model binding does, and
+    /// the tutorial's clients rely on it).
+    func member(_ key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        let lower = key.lowercased()
+        return members.first { $0.key.lowercased() == lower }?.value
+    }
+
+    var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+}
