@@ -8,8 +8,8 @@ extension NotificationContent {
     ///   without a title, `alert` is the body text. Headers `apns-push-type: alert`,
     ///   `apns-priority: 10`.
     /// - ``Platform/fcm``: an FCM v1 `message` without `token`:
-    ///   `{"data":{…,"message":<body>},"notification":{"body","title"}}`. `data.message`
-    ///   repeats the body for apps that read it there, unless `data` has its own `message`.
+    ///   `{"data":{…},"notification":{"body","title"}}` (`data` left out when empty); with
+    ///   ``fcmDataOnly``, `{"android":{"priority":"high"},"data":{…,"message":<body>,"title"}}`.
     /// - ``Platform/wns``: a `ToastGeneric` toast with the title and the body as `<text>`
     ///   elements; `data`, if any, as JSON in the toast's `launch` attribute. Headers
     ///   `X-WNS-Type: wns/toast`, `Content-Type: text/xml`.
@@ -73,11 +73,15 @@ extension NotificationContent {
                 "data key '\(key)' is reserved by FCM; keys may not be 'from', 'message_type' or start with 'google' or 'gcm'"
             )
         }
+        guard fcmDataOnly else {
+            return try Self.encodeJSON(
+                FCMMessage(notification: .init(title: shownTitle, body: body), data: data.isEmpty ? nil : data)
+            )
+        }
         var fcmData = data
         if fcmData["message"] == nil { fcmData["message"] = body }
-        return try Self.encodeJSON(
-            FCMMessage(notification: .init(title: shownTitle, body: body), data: fcmData)
-        )
+        if let shownTitle, fcmData["title"] == nil { fcmData["title"] = shownTitle }
+        return try Self.encodeJSON(FCMMessage(android: .init(priority: "high"), data: fcmData))
     }
 
     private static func isReservedByFCM(_ key: String) -> Bool {
@@ -180,8 +184,13 @@ private struct FCMMessage: Encodable {
         var body: String
     }
 
-    var notification: Notification
-    var data: [String: String]
+    struct Android: Encodable {
+        var priority: String
+    }
+
+    var android: Android?
+    var notification: Notification?
+    var data: [String: String]?
 }
 
 private struct WebPushPayload: Encodable {

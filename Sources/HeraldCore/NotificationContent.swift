@@ -17,6 +17,11 @@ public struct NotificationContent: Sendable, Hashable, Codable {
     public var badge: Int?
     /// The name of a sound to play (APNs only), such as `default`.
     public var sound: String?
+    /// Deliver to FCM as a data message (`data.message` = body, `data.title` = title, high
+    /// priority) that the app turns into a notification itself, instead of a notification
+    /// message that Android shows on its own. The notify-users tutorial's Android code reads
+    /// `data.message`.
+    public var fcmDataOnly: Bool = false
 
     public init(
         title: String? = nil,
@@ -34,11 +39,13 @@ public struct NotificationContent: Sendable, Hashable, Codable {
 
     /// What the notify-users flow sends: "From <sender>: <message>".
     public static func notifyUser(from sender: String, message: String) -> NotificationContent {
-        NotificationContent(body: "From \(sender): \(message)")
+        var content = NotificationContent(body: "From \(sender): \(message)")
+        content.fcmDataOnly = true
+        return content
     }
 
     private enum CodingKeys: String, CodingKey {
-        case title, body, data, badge, sound
+        case title, body, data, badge, sound, fcmDataOnly
     }
 
     /// Decodes `{"body": …}` with `title`, `data`, `badge` and `sound` optional.
@@ -49,5 +56,6 @@ public struct NotificationContent: Sendable, Hashable, Codable {
         self.data = try container.decodeIfPresent([String: String].self, forKey: .data) ?? [:]
         self.badge = try container.decodeIfPresent(Int.self, forKey: .badge)
         self.sound = try container.decodeIfPresent(String.self, forKey: .sound)
+        self.fcmDataOnly = try container.decodeIfPresent(Bool.self, forKey: .fcmDataOnly) ?? false
     }
 }

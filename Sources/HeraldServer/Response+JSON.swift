@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-public import Hummingbird
+import Hummingbird
 
 extension Response {
     /// A JSON response encoded with JSONEncoder (ISO 8601 dates).

@@ -29,20 +29,30 @@ struct NotificationContentPayloadTests {
         #expect(body == #"{"aps":{"alert":"b","badge":0}}"#)
     }
 
-    @Test func fcmMessageCarriesTheBodyInDataMessage() throws {
+    /// The notify-users tutorial's Android code builds its notification from `data.message`.
+    @Test func notifyUserGoesToFCMAsADataMessage() throws {
         let payload = try NotificationContent.notifyUser(from: "alice", message: "hi").payload(for: .fcm)
         #expect(
             String(decoding: payload.body, as: UTF8.self)
-                == #"{"data":{"message":"From alice: hi"},"notification":{"body":"From alice: hi"}}"#
+                == #"{"android":{"priority":"high"},"data":{"message":"From alice: hi"}}"#
         )
         #expect(payload.headers.isEmpty)
     }
 
-    @Test func fcmCallersOwnMessageKeyWins() throws {
-        let content = NotificationContent(title: "T", body: "shown", data: ["message": "mine", "id": "7"])
+    @Test func fcmDataOnlyKeepsTheCallersOwnKeys() throws {
+        var content = NotificationContent(title: "T", body: "shown", data: ["message": "mine", "id": "7"])
+        content.fcmDataOnly = true
         #expect(
             String(decoding: try content.payload(for: .fcm).body, as: UTF8.self)
-                == #"{"data":{"id":"7","message":"mine"},"notification":{"body":"shown","title":"T"}}"#
+                == #"{"android":{"priority":"high"},"data":{"id":"7","message":"mine","title":"T"}}"#
+        )
+    }
+
+    @Test func fcmNotificationMessageCarriesTheBodyOnce() throws {
+        let content = NotificationContent(title: "T", body: "shown", data: ["id": "7"])
+        #expect(
+            String(decoding: try content.payload(for: .fcm).body, as: UTF8.self)
+                == #"{"data":{"id":"7"},"notification":{"body":"shown","title":"T"}}"#
         )
     }
 
@@ -50,7 +60,7 @@ struct NotificationContentPayloadTests {
         let content = NotificationContent(body: "b", badge: 2, sound: "default")
         #expect(
             String(decoding: try content.payload(for: .fcm).body, as: UTF8.self)
-                == #"{"data":{"message":"b"},"notification":{"body":"b"}}"#
+                == #"{"notification":{"body":"b"}}"#
         )
     }
 
@@ -199,11 +209,11 @@ struct NotificationContentPayloadTests {
         }
     }
 
-    @Test func fcmMeasuresTheWholeMessageWithTheRepeatedBody() throws {
-        // Without a `message` data key the body is carried twice.
-        let body = String(repeating: "x", count: 2100)
-        #expect(throws: HeraldError.self) { try NotificationContent(body: body).payload(for: .fcm) }
-        _ = try NotificationContent(body: body, data: ["message": ""]).payload(for: .fcm)
+    @Test func threeKilobytesFitEveryPlatform() throws {
+        let message = String(repeating: "é", count: 1500)  // 3000 bytes
+        for platform in Platform.allCases {
+            _ = try NotificationContent.notifyUser(from: "bob", message: message).payload(for: platform)
+        }
     }
 
     @Test func sizesAreBytesNotCharacters() throws {
@@ -238,7 +248,9 @@ struct NotificationContentPayloadTests {
 
     @Test func notifyUser() {
         let content = NotificationContent.notifyUser(from: "bob", message: "lunch?")
-        #expect(content == NotificationContent(body: "From bob: lunch?"))
+        var expected = NotificationContent(body: "From bob: lunch?")
+        expected.fcmDataOnly = true
+        #expect(content == expected)
     }
 
     @Test func decodesWithOnlyABody() throws {
@@ -254,9 +266,9 @@ struct NotificationContentPayloadTests {
     // MARK: Helpers
 
     /// Content whose rendering for `platform` is exactly `size` bytes: the body grows one
-    /// ASCII byte at a time (for FCM a `message` data key keeps the body from repeating).
+    /// ASCII byte at a time.
     static func content(ofSize size: Int, platform: Platform, title: String?) throws -> NotificationContent {
-        let data = platform == .fcm ? ["message": "m"] : [:]
+        let data: [String: String] = [:]
         func rendered(_ length: Int) throws -> Int {
             try NotificationContent(title: title, body: String(repeating: "x", count: length), data: data)
                 .payload(for: platform).body.count

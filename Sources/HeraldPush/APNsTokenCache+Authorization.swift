@@ -1,0 +1,13 @@
+import Crypto
+import Foundation
+
+extension APNsTokenCache {
+    /// The process's shared provider token for a key, as the `authorization` header value
+    /// (`bearer <jwt>`): for tools that talk to APNs or its emulator without a provider,
+    /// such as the benchmark's h2load run. Shares the token providers use, so it never
+    /// causes an extra token update.
+    package func authorization(teamID: String, keyID: String, privateKeyPEM: String) throws -> String {
+        let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+        return try entry(teamID: teamID, keyID: keyID).token(key: key, lifetime: 50 * 60).authorization
+    }
+}

@@ -1,0 +1,160 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldEmulator
+import HeraldServer
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+struct Device: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Simulate a device: get a push token from the server's emulator, sign in, register, and show what arrives.",
+        discussion: """
+            Needs a `herald serve` that runs the built-in emulators (no push credentials configured).
+            Example:  herald device --user alice --password 'correct horse' --sign-up --tags sports
+            """
+    )
+
+    @Option(help: "Herald's URL.")
+    var server: String = "http://127.0.0.1:8080"
+
+    @Option(help: "User name to sign in with.")
+    var user: String
+
+    @Option(help: "Password.")
+    var password: String
+
+    @Flag(name: .customLong("sign-up"), help: "Create the account first if it does not exist.")
+    var signUp = false
+
+    @Option(help: "apns or fcm.")
+    var platform: String = "apns"
+
+    @Option(help: "Comma-separated tags to register with (besides username:<user>, which the server adds).")
+    var tags: String = ""
+
+    @Option(help: "Exit after this many notifications (default: run until Ctrl-C).")
+    var count: Int?
+
+    @Option(help: "Exit after this many seconds (default: run until Ctrl-C).")
+    var timeout: Double?
+
+    func run() async throws {
+        guard let base = URL(string: server) else { throw ValidationError("--server is not a URL") }
+        let platform: Platform
+        do {
+            platform = try Platform(parsing: self.platform)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        guard platform == .apns || platform == .fcm else {
+            throw ValidationError("the built-in emulators simulate apns and fcm devices")
+        }
+        let directory = try await fetchEmulatorDirectory(base)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(directory.caCertificatePEM.utf8)))
+        var httpConfiguration = HTTPClient.Configuration()
+        httpConfiguration.tlsConfiguration = tls
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        defer { _ = http.shutdown() as EventLoopFuture<Void> }
+
+        guard let emulator = platform == .apns ? directory.apns : directory.fcm else {
+            throw ValidationError("the server has no \(platform) emulator (it is configured with real \(platform) credentials)")
+        }
+        var body: [String: String] = [:]
+        if platform == .apns, let topic = directory.apnsTopic { body["topic"] = topic }
+        struct TokenResponse: Decodable { var token: String }
+        let token = try await request(http, "POST", "\(emulator)/_emulator/devices", body: body, as: TokenResponse.self).token
+        print("device   \(platform) token \(token.prefix(16))… from the emulator at \(emulator)")
+
+        let client = HeraldClient(baseURL: base)
+        if signUp {
+            do {
+                try await client.signUp(username: user, password: password)
+                print("account  created \(user)")
+            } catch let error as HeraldClientError where error.status == 409 {
+                print("account  \(user) exists")
+            }
+        }
+        try await client.signIn(username: user, password: password)
+        let tagList = tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let id = try await client.register(handle: token, platform: platform, tags: tagList)
+        print("signed in as \(client.username ?? user); registration \(id)")
+        print("waiting for notifications (Ctrl-C to stop)…")
+
+        let start = Date()
+        var seen = 0
+        let formatter = ISO8601DateFormatter()
+        while true {
+            let received = try await request(
+                http, "GET", "\(emulator)/_emulator/devices/\(token)/notifications", body: nil, as: [ReceivedNotification].self
+            )
+            for notification in received.dropFirst(seen) {
+                print("[\(formatter.string(from: notification.receivedAt))] \(Self.render(notification.payload, platform: platform))")
+                print("         payload \(notification.payload)")
+            }
+            seen = received.count
+            if let count, seen >= count { return }
+            if let timeout, Date().timeIntervalSince(start) > timeout { return }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+    }
+
+    /// What the notification would read as on the device.
+    static func render(_ payload: String, platform: Platform) -> String {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)) else { return payload }
+        switch platform {
+        case .apns:
+            let alert = value["aps"]?["alert"]
+            if case .string(let text) = alert { return "alert: \(text)" }
+            if case .string(let body) = alert?["body"] {
+                if case .string(let title) = alert?["title"] { return "alert: \(title) — \(body)" }
+                return "alert: \(body)"
+            }
+            return "silent notification"
+        case .fcm:
+            let message: JSONValue? = value
+            if case .string(let body) = message?["notification"]?["body"] { return "notification: \(body)" }
+            if case .string(let body) = message?["data"]?["message"] { return "data message: \(body)" }
+            return "data message"
+        default:
+            return payload
+        }
+    }
+
+    func fetchEmulatorDirectory(_ base: URL) async throws -> EmulatorDirectory {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { _ = http.shutdown() as EventLoopFuture<Void> }
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(HTTPClientRequest(url: base.appendingPathComponent("emulators").absoluteString), timeout: .seconds(10))
+        } catch {
+            throw ValidationError("cannot reach Herald at \(server): is `herald serve` running?")
+        }
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard response.status.code == 200 else {
+            throw ValidationError("\(server) runs no built-in emulators (it has real push credentials); simulated devices need them")
+        }
+        return try JSONDecoder().decode(EmulatorDirectory.self, from: Data(body.readableBytesView))
+    }
+
+    func request<T: Decodable>(_ http: HTTPClient, _ method: String, _ url: String, body: [String: String]?, as: T.Type) async throws -> T {
+        var request = HTTPClientRequest(url: url)
+        request.method = .init(rawValue: method)
+        if let body {
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
+        }
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        guard response.status.code < 300 else {
+            throw ValidationError("the emulator answered \(response.status.code) to \(method) \(url)")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(T.self, from: Data(bytes.readableBytesView))
+    }
+}

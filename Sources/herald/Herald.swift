@@ -1,0 +1,37 @@
+import ArgumentParser
+
+@main
+struct Herald: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "A self-hosted push notification hub.",
+        discussion: """
+            Start with `herald serve` (or `herald demo` to watch the whole flow once). With no push
+            credentials configured, Herald starts built-in APNs and FCM emulators and says so.
+            """,
+        subcommands: [Serve.self, Demo.self, Device.self, Send.self, Bench.self]
+    )
+}
+
+/// Options every command that opens a data directory shares.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "Data directory (HERALD_DATA_DIR; default ./herald-data).")
+    var dataDirectory: String?
+
+    @Option(name: .customLong("config"), help: "JSON config file (HERALD_CONFIG).")
+    var configFile: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (HERALD_LOG_LEVEL).")
+    var logLevel: String?
+
+    func load(_ more: [String: String] = [:]) throws -> HeraldConfiguration {
+        var overrides = more
+        if let dataDirectory { overrides["HERALD_DATA_DIR"] = dataDirectory }
+        if let logLevel { overrides["HERALD_LOG_LEVEL"] = logLevel }
+        do {
+            return try HeraldConfiguration.load(configFile: configFile, overrides: overrides)
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+    }
+}

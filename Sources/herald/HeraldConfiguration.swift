@@ -1,0 +1,149 @@
+import Foundation
+import HeraldCore
+import Logging
+
+/// Everything `herald` can be told, read in one place: command-line flags override
+/// `HERALD_*` environment variables, which override the config file (JSON, flat keys named
+/// like the variables without `HERALD_` and in lower case), which overrides the defaults.
+struct HeraldConfiguration: Sendable {
+    var host = "127.0.0.1"
+    var port = 8080
+    var dataDirectory = "./herald-data"
+    var logLevel: Logger.Level = .info
+    var insecureDemoAuth = false
+    var allowSignUp = true
+    var tokenLifetimeSeconds = 7 * 24 * 3600
+    var bcryptCost = 12
+
+    struct APNs: Sendable {
+        var keyFile: String?
+        var keyID: String?
+        var teamID: String?
+        var topic: String?
+        var environment = "production"
+        var endpoint: String?
+        var caFile: String?
+        var connections = 4
+        var isConfigured: Bool { keyFile != nil || keyID != nil || teamID != nil }
+    }
+    var apns = APNs()
+
+    struct FCM: Sendable {
+        var serviceAccountFile: String?
+        var endpoint: String?
+        var tokenURI: String?
+        var caFile: String?
+        var isConfigured: Bool { serviceAccountFile != nil }
+    }
+    var fcm = FCM()
+
+    /// `auto`: start the built-in emulators for platforms without credentials;
+    /// `off`: leave those platforms unconfigured.
+    var emulators = "auto"
+    var emulatorAPNsPort = 0
+    var emulatorFCMPort = 0
+    var emulatorTopic = "com.example.herald-demo"
+
+    /// Every setting: its variable, its description, and how to apply a value.
+    struct Setting: Sendable {
+        var variable: String
+        var help: String
+        var apply: @Sendable (inout HeraldConfiguration, String) throws -> Void
+        var key: String { String(variable.dropFirst("HERALD_".count)).lowercased() }
+    }
+
+    static let settings: [Setting] = [
+        .init(variable: "HERALD_HOST", help: "address to listen on (default 127.0.0.1)") { $0.host = $1 },
+        .init(variable: "HERALD_PORT", help: "HTTP port (default 8080)") { $0.port = try int($1, "HERALD_PORT", 0...65535) },
+        .init(variable: "HERALD_DATA_DIR", help: "data directory: the SQLite file, keys, certificates (default ./herald-data)") { $0.dataDirectory = $1 },
+        .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
+            guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }
+            $0.logLevel = level
+        },
+        .init(variable: "HERALD_INSECURE_DEMO_AUTH", help: "accept HTTP Basic with user name = password, no account (demos only; default false)") { $0.insecureDemoAuth = try bool($1, "HERALD_INSECURE_DEMO_AUTH") },
+        .init(variable: "HERALD_ALLOW_SIGNUP", help: "whether POST /api/accounts creates accounts (default true)") { $0.allowSignUp = try bool($1, "HERALD_ALLOW_SIGNUP") },
+        .init(variable: "HERALD_TOKEN_LIFETIME", help: "bearer token lifetime in seconds (default 604800)") { $0.tokenLifetimeSeconds = try int($1, "HERALD_TOKEN_LIFETIME", 60...31_536_000) },
+        .init(variable: "HERALD_BCRYPT_COST", help: "bcrypt cost of stored passwords (default 12)") { $0.bcryptCost = try int($1, "HERALD_BCRYPT_COST", 4...31) },
+        .init(variable: "HERALD_APNS_KEY_FILE", help: "APNs token-auth key (.p8 file)") { $0.apns.keyFile = $1 },
+        .init(variable: "HERALD_APNS_KEY_ID", help: "APNs key id (10 characters)") { $0.apns.keyID = $1 },
+        .init(variable: "HERALD_APNS_TEAM_ID", help: "Apple developer team id") { $0.apns.teamID = $1 },
+        .init(variable: "HERALD_APNS_TOPIC", help: "default apns-topic: the app's bundle id") { $0.apns.topic = $1 },
+        .init(variable: "HERALD_APNS_ENVIRONMENT", help: "production or sandbox (default production)") {
+            guard ["production", "sandbox"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_APNS_ENVIRONMENT must be production or sandbox") }
+            $0.apns.environment = $1.lowercased()
+        },
+        .init(variable: "HERALD_APNS_ENDPOINT", help: "APNs base URL, overriding the environment's (a proxy or a test double)") { $0.apns.endpoint = $1 },
+        .init(variable: "HERALD_APNS_CA_FILE", help: "PEM file of the CAs trusted for APNs (default: the system's)") { $0.apns.caFile = $1 },
+        .init(variable: "HERALD_APNS_CONNECTIONS", help: "HTTP/2 connections to APNs (default 4)") { $0.apns.connections = try int($1, "HERALD_APNS_CONNECTIONS", 1...64) },
+        .init(variable: "HERALD_FCM_SERVICE_ACCOUNT_FILE", help: "Firebase service-account JSON file") { $0.fcm.serviceAccountFile = $1 },
+        .init(variable: "HERALD_FCM_ENDPOINT", help: "FCM base URL (default https://fcm.googleapis.com)") { $0.fcm.endpoint = $1 },
+        .init(variable: "HERALD_FCM_TOKEN_URI", help: "OAuth token URL, overriding the service account's token_uri") { $0.fcm.tokenURI = $1 },
+        .init(variable: "HERALD_FCM_CA_FILE", help: "PEM file of the CAs trusted for FCM and its token URL (default: the system's)") { $0.fcm.caFile = $1 },
+        .init(variable: "HERALD_EMULATORS", help: "auto: built-in emulators for platforms without credentials; off: none (default auto)") {
+            guard ["auto", "off"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_EMULATORS must be auto or off") }
+            $0.emulators = $1.lowercased()
+        },
+        .init(variable: "HERALD_EMULATOR_APNS_PORT", help: "port of the built-in APNs emulator (default: any free port)") { $0.emulatorAPNsPort = try int($1, "HERALD_EMULATOR_APNS_PORT", 0...65535) },
+        .init(variable: "HERALD_EMULATOR_FCM_PORT", help: "port of the built-in FCM emulator (default: any free port)") { $0.emulatorFCMPort = try int($1, "HERALD_EMULATOR_FCM_PORT", 0...65535) },
+        .init(variable: "HERALD_EMULATOR_TOPIC", help: "bundle id the APNs emulator's devices belong to (default com.example.herald-demo)") { $0.emulatorTopic = $1 },
+    ]
+
+    /// Reads the config file (if any), then the environment, then `overrides` (from flags).
+    static func load(
+        configFile: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        overrides: [String: String]
+    ) throws -> HeraldConfiguration {
+        var configuration = HeraldConfiguration()
+        var values: [String: String] = [:]
+        let file = configFile ?? environment["HERALD_CONFIG"]
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ConfigurationError("cannot read the config file \(file)")
+            }
+            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ConfigurationError("the config file \(file) is not a JSON object")
+            }
+            let known = Set(settings.map(\.key))
+            for (key, value) in object {
+                guard known.contains(key.lowercased()) else {
+                    throw ConfigurationError("unknown setting '\(key)' in \(file); `herald serve --help` lists the settings")
+                }
+                values["HERALD_" + key.uppercased()] = "\(value)"
+            }
+        }
+        for setting in settings {
+            if let value = environment[setting.variable] { values[setting.variable] = value }
+        }
+        for (variable, value) in overrides { values[variable] = value }
+        for setting in settings {
+            if let value = values[setting.variable] { try setting.apply(&configuration, value) }
+        }
+        return configuration
+    }
+
+    static func int(_ value: String, _ name: String, _ range: ClosedRange<Int>) throws -> Int {
+        guard let n = Int(value.trimmingCharacters(in: .whitespaces)), range.contains(n) else {
+            throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(value)'")
+        }
+        return n
+    }
+
+    static func bool(_ value: String, _ name: String) throws -> Bool {
+        switch value.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw ConfigurationError("\(name) must be true or false, not '\(value)'")
+        }
+    }
+
+    static var helpText: String {
+        "Settings (flag > environment > config file > default):\n"
+            + settings.map { "  \($0.variable.padding(toLength: 34, withPad: " ", startingAt: 0)) \($0.help)" }.joined(separator: "\n")
+    }
+}
+
+struct ConfigurationError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldServer
+import HeraldStore
+import Logging
+
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a notification to the devices a tag expression targets.",
+        discussion: """
+            Writes the notification into the data directory's queue, where the `herald serve` running on
+            that directory delivers it, and shows its progress and outcome.
+            Example:  herald send --to 'sports && !muted' --message 'Kick-off in 5 minutes'
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "Tag expression, e.g. 'username:alice' or 'sports && (uk || fr)'. Omit with --broadcast.")
+    var to: String?
+
+    @Flag(help: "Send to every registration.")
+    var broadcast = false
+
+    @Option(help: "The text to show.")
+    var message: String
+
+    @Option(help: "A title above the text.")
+    var title: String?
+
+    @Option(help: "Comma-separated platforms (default apns,fcm,wns,webpush).")
+    var platforms: String = "apns,fcm,wns,webpush"
+
+    @Option(help: "Seconds to wait for the outcome.")
+    var wait: Double = 60
+
+    func validate() throws {
+        guard (to != nil) != broadcast else { throw ValidationError("give either --to <tag expression> or --broadcast") }
+    }
+
+    func run() async throws {
+        let configuration = try common.load()
+        let logger = makeLogger("herald", level: configuration.logLevel)
+        let path = "\(configuration.dataDirectory)/herald.sqlite"
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ValidationError("no Herald data in \(configuration.dataDirectory); start `herald serve` there first, or pass --data-dir")
+        }
+        let store = try await SQLiteStore.open(path: path, logger: logger)
+        defer { Task { try? await store.close() } }
+        let hub = Hub(store: store, providers: [], logger: logger)
+        let content = NotificationContent(title: title, body: message)
+        let record: NotificationRecord
+        do {
+            let platforms = try self.platforms.split(separator: ",").map { try Platform(parsing: String($0)) }
+            record = try await hub.enqueue(tagExpression: to, payloads: try platforms.map { try content.payload(for: $0) })
+        } catch let error as HeraldError {
+            throw ValidationError(error.message)
+        } catch let error as TagExpressionSyntaxError {
+            throw ValidationError("invalid tag expression: \(error)")
+        }
+        print("accepted notification \(record.id)")
+        let deadline = Date().addingTimeInterval(wait)
+        var hinted = false
+        var current = record
+        while !current.state.isFinal, Date() < deadline {
+            current = try await hub.waitForCompletion(id: record.id, timeout: .seconds(1)) ?? current
+            if current.state == .processing {
+                print("  processing: \(current.counts.total) devices so far")
+            } else if current.state == .enqueued, !hinted, Date().timeIntervalSince(record.enqueuedAt) > 3 {
+                print("  still queued: is `herald serve` running on \(configuration.dataDirectory)? It will deliver when it starts.")
+                hinted = true
+            }
+        }
+        let view = NotificationView(current)
+        print("state    \(view.state)")
+        print("devices  \(view.targets) (\(view.success) delivered, \(view.failure) failed)")
+        for (platform, counts) in current.counts.counts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            print("  \(platform.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) " + counts.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", "))
+        }
+    }
+}

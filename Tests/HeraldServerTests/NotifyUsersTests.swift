@@ -1,0 +1,228 @@
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldServer
+import HeraldStore
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite struct NotifyUsersTests {
+    /// The tutorial's device requests, byte for byte as its iOS client sends them (HTTP Basic
+    /// with user name = password, JSON string bodies), against a live server.
+    @Test func theTutorialsDeviceRequestsWorkUnchanged() async throws {
+        try await TestHerald.withHerald(configure: { $0.insecureDemoAuth = true }) { herald in
+            try await herald.application().test(.live) { client in
+                let base = "http://127.0.0.1:\(try #require(client.port))"
+                let aliceToken = herald.apns.registerDevice(topic: TestHerald.topic)
+                let bobToken = herald.apns.registerDevice(topic: TestHerald.topic)
+
+                func call(_ method: String, _ path: String, user: String, body: String?) async throws -> (Int, Data) {
+                    var request = URLRequest(url: URL(string: base + path)!)
+                    request.httpMethod = method
+                    request.setValue("Basic " + Data("\(user):\(user)".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+                    if let body {
+                        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                        request.httpBody = Data(body.utf8)
+                    }
+                    let (data, response) = try await URLSession.shared.data(for: request)
+                    return ((response as! HTTPURLResponse).statusCode, data)
+                }
+                for (user, token) in [("alice", aliceToken), ("bob", bobToken)] {
+                    let (status, data) = try await call("POST", "/api/register?handle=\(token)", user: user, body: nil)
+                    #expect(status == 200)
+                    let id = try JSONDecoder().decode(String.self, from: data)
+                    let (putStatus, _) = try await call(
+                        "PUT", "/api/register/\(id)", user: user,
+                        body: #"{"Platform":"apns","Handle":"\#(token)","Tags":[]}"#
+                    )
+                    #expect(putStatus == 200)
+                }
+                let (status, data) = try await call("POST", "/api/notifications?pns=apns&to_tag=alice", user: "bob", body: #""Hello from the tutorial""#)
+                #expect(status == 200)
+                let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: data)
+                #expect(outcome.state == "Completed")
+                #expect(outcome.success == 1)
+                let received = herald.apns.notifications(for: aliceToken)
+                #expect(received.count == 1)
+                #expect(received.first?.payload == #"{"aps":{"alert":"From bob: Hello from the tutorial"}}"#)
+                #expect(herald.apns.notifications(for: bobToken).isEmpty)
+            }
+        }
+    }
+
+    /// alice has an iPhone and an Android phone, bob an iPhone; bob notifies alice.
+    @Test func everyDeviceOfThatUserAndOnlyThoseGetsIt() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.live) { client in
+                let base = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+                let aliceIPhone = herald.apns.registerDevice(topic: TestHerald.topic)
+                let aliceAndroid = herald.fcm.registerDevice()
+                let bobIPhone = herald.apns.registerDevice(topic: TestHerald.topic)
+
+                let setup = HeraldClient(baseURL: base)
+                try await setup.signUp(username: "alice", password: "alice-password")
+                try await setup.signUp(username: "bob", password: "bob-password")
+                let a1 = HeraldClient(baseURL: base)
+                let a2 = HeraldClient(baseURL: base)
+                let b1 = HeraldClient(baseURL: base)
+                try await a1.signIn(username: "alice", password: "alice-password")
+                try await a2.signIn(username: "alice", password: "alice-password")
+                try await b1.signIn(username: "bob", password: "bob-password")
+                try await a1.register(handle: aliceIPhone, platform: .apns)
+                try await a2.register(handle: aliceAndroid, platform: .fcm)
+                try await b1.register(handle: bobIPhone, platform: .apns)
+
+                let message = "He said \"hi\"\nthen left 👋 \\ <b>&amp;</b> " + String(repeating: "é", count: 1200)
+                let outcome = try await b1.notify(user: "alice", message: message)
+                #expect(outcome.state == "Completed")
+                #expect(outcome.targets == 2 && outcome.success == 2)
+                #expect(outcome.outcomes.counts[.apns]?[.success] == 1)
+                #expect(outcome.outcomes.counts[.fcm]?[.success] == 1)
+
+                let expected = "From bob: \(message)"
+                let apns = try #require(herald.apns.notifications(for: aliceIPhone).first)
+                let apnsJSON = try JSONDecoder().decode(JSONValue.self, from: Data(apns.payload.utf8))
+                #expect(apnsJSON["aps"]?["alert"] == .string(expected))
+                #expect(apns.headers["apns-push-type"] == "alert")
+                let fcm = try #require(herald.fcm.notifications(for: aliceAndroid).first)
+                let fcmJSON = try JSONDecoder().decode(JSONValue.self, from: Data(fcm.payload.utf8))
+                #expect(fcmJSON["data"]?["message"] == .string(expected))
+                #expect(fcmJSON["token"] == .string(aliceAndroid))
+                #expect(herald.apns.notifications(for: bobIPhone).isEmpty)
+            }
+        }
+    }
+
+    /// The device's stored registration id is no longer valid: it gets 410, asks for a new
+    /// id and retries once — through the SDK, as an app would.
+    @Test func aDeviceRecoversFromGoneWithANewID() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.live) { client in
+                let base = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+                let token = herald.apns.registerDevice(topic: TestHerald.topic)
+                let device = HeraldClient(baseURL: base)
+                try await device.signUp(username: "alice", password: "alice-password")
+                try await device.signIn(username: "alice", password: "alice-password")
+                let first = try await device.register(handle: token, platform: .apns)
+                try await herald.store.deleteRegistration(id: first, ifVersion: nil)
+                let second = try await device.register(handle: token, platform: .apns)
+                #expect(second != first)
+                #expect(try await herald.store.registration(id: second)?.tags == ["username:alice"])
+                #expect(try await herald.store.registrationCount() == 1)
+            }
+        }
+    }
+
+    @Test func aDeadTokenIsRemovedAndReported() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                let alice = try await client.signUp("alice")
+                let bob = try await client.signUp("bob")
+                let token = herald.apns.registerDevice(topic: TestHerald.topic)
+                let id = try await client.register(bob, handle: token)
+                herald.apns.unregister(token: token)
+                try await client.execute(uri: "/api/notifications?pns=apns&to_tag=bob", method: .post, headers: alice, body: .json(#""ping""#)) { response in
+                    #expect(response.status == .ok)
+                    let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: Data(response.body.readableBytesView))
+                    #expect(outcome.outcomes.counts[.apns]?[.expiredChannel] == 1)
+                    #expect(outcome.success == 0)
+                }
+                #expect(try await herald.store.registration(id: id) == nil)
+            }
+        }
+    }
+
+    @Test func throttlingIsRetriedUntilDelivered() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                let alice = try await client.signUp("alice")
+                let token = herald.apns.registerDevice(topic: TestHerald.topic)
+                _ = try await client.register(alice, handle: token)
+                herald.apns.injectFaults(.throttled, count: 2)
+                try await client.execute(uri: "/api/notifications?pns=apns&to_tag=alice", method: .post, headers: alice, body: .json(#""retry me""#)) { response in
+                    let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: Data(response.body.readableBytesView))
+                    #expect(outcome.success == 1)
+                }
+                #expect(herald.apns.notifications(for: token).count == 1)
+            }
+        }
+    }
+
+    @Test func aUserWithNoDevicesGetsNoTargetFound() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                let alice = try await client.signUp("alice")
+                try await client.execute(uri: "/api/notifications?pns=fcm&to_tag=nobody", method: .post, headers: alice, body: .json(#""hello?""#)) { response in
+                    #expect(response.status == .ok)
+                    let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: Data(response.body.readableBytesView))
+                    #expect(outcome.state == "NoTargetFound")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("/api/notifications?pns=apns&to_tag=bob", "\"" + String(repeating: "x", count: 4100) + "\"", HTTPResponse.Status.contentTooLarge, "4096"),
+        ("/api/notifications?pns=mpns&to_tag=bob", #""hi""#, .badRequest, "retired"),
+        ("/api/notifications?pns=apns", #""hi""#, .badRequest, "to_tag"),
+        ("/api/notifications?pns=apns&to_tag=bob", "42", .badRequest, "JSON string"),
+        ("/api/notifications?pns=apns&to_tag=bob", "", .badRequest, "empty"),
+        ("/api/notifications?pns=apns&to_tag=bob%20smith", #""hi""#, .badRequest, "user name"),
+    ])
+    func badNotificationsAreRefusedAndNothingIsSent(uri: String, body: String, status: HTTPResponse.Status, message: String) async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                let alice = try await client.signUp("alice")
+                let bob = try await client.signUp("bob")
+                let token = herald.apns.registerDevice(topic: TestHerald.topic)
+                _ = try await client.register(bob, handle: token)
+                try await client.execute(uri: uri, method: .post, headers: alice, body: .json(body)) { response in
+                    #expect(response.status == status)
+                    #expect(response.body.string.contains(message), "\(response.body.string)")
+                }
+                #expect(herald.apns.notifications(for: token).isEmpty)
+                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1)) == nil)
+            }
+        }
+    }
+
+    /// A notification accepted before a crash is delivered after the restart.
+    @Test func anAcceptedNotificationSurvivesARestart() async throws {
+        try await TestHerald.withHerald { herald in
+            let token = herald.apns.registerDevice(topic: TestHerald.topic)
+            try await herald.store.insertRegistrations([
+                Registration(id: "r-1", platform: .apns, handle: token, tags: ["username:alice"], owner: "alice")
+            ])
+            // Accepted, then the process "dies" before any worker ran.
+            let content = NotificationContent.notifyUser(from: "bob", message: "survive")
+            let record = try await herald.hub.enqueue(tagExpression: "username:alice", payloads: [try content.payload(for: .apns)])
+            try await herald.store.close()
+
+            var logger = Logger(label: "test")
+            logger.logLevel = .warning
+            let reopened = try await SQLiteStore.open(path: herald.directory + "/herald.sqlite", logger: logger)
+            let hub = Hub(store: reopened, providers: herald.providers, logger: logger)
+            #expect(try await hub.deliverNext())
+            let finished = try #require(try await reopened.notification(id: record.id))
+            #expect(finished.state == .completed)
+            #expect(finished.counts.total(.success) == 1)
+            #expect(herald.apns.notifications(for: token).count == 1)
+            try await reopened.close()
+        }
+    }
+}
+
+extension JSONDecoder {
+    static let iso: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}

@@ -1,0 +1,171 @@
+import Foundation
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldPush
+import HeraldServer
+import HeraldStore
+import HeraldTLS
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+
+/// A complete Herald for tests: a SQLite file in a temporary directory, APNs and FCM
+/// emulators over real sockets, real providers, a hub with fast retries, and the app built
+/// by the same function as the binary.
+struct TestHerald {
+    static let topic = "com.example.tests"
+    let directory: String
+    let store: SQLiteStore
+    let hub: Hub
+    let apns: APNsEmulator
+    let fcm: FCMEmulator
+    let providers: [any PushProvider]
+    var server: ServerConfiguration
+
+    static func withHerald<T>(
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (TestHerald) async throws -> T
+    ) async throws -> T {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        let authority = try CertificateAuthority.makeEphemeral()
+        let credentials = try EmulatorCredentials.loadOrCreate(directory: directory + "/emulator")
+        var apnsConfiguration = APNsEmulator.Configuration(
+            identity: try authority.issueServerIdentity(hosts: ["127.0.0.1"]),
+            signingKeys: [credentials.apnsSigningKey]
+        )
+        apnsConfiguration.topics = [topic]
+        let apns = try await APNsEmulator.start(configuration: apnsConfiguration, logger: logger)
+        let fcm = try await FCMEmulator.start(
+            configuration: .init(
+                identity: try authority.issueServerIdentity(hosts: ["127.0.0.1"]),
+                projectID: credentials.fcmProjectID,
+                serviceAccounts: [credentials.fcmServiceAccount]
+            ),
+            logger: logger
+        )
+        var apnsClient = APNsConfiguration(
+            teamID: credentials.apnsTeamID,
+            keyID: credentials.apnsKeyID,
+            privateKeyPEM: credentials.apnsPrivateKeyPEM,
+            topic: topic
+        )
+        apnsClient.endpoint = apns.baseURL
+        apnsClient.trustRoots = [try authority.sslCertificate]
+        apnsClient.connections = 1
+        var fcmClient = FCMConfiguration(
+            serviceAccount: FCMServiceAccount(
+                projectID: credentials.fcmProjectID,
+                clientEmail: credentials.fcmClientEmail,
+                privateKey: credentials.fcmPrivateKeyPEM,
+                tokenURI: fcm.tokenURI
+            )
+        )
+        fcmClient.endpoint = fcm.baseURL
+        fcmClient.trustRoots = [try authority.sslCertificate]
+        let providers: [any PushProvider] = [
+            try APNsProvider(configuration: apnsClient, logger: logger),
+            try FCMProvider(configuration: fcmClient, logger: logger),
+        ]
+        let store = try await SQLiteStore.open(path: directory + "/herald.sqlite", logger: logger)
+        var hubConfiguration = Hub.Configuration()
+        hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+        hubConfiguration.pollInterval = .milliseconds(100)
+        let hub = Hub(store: store, providers: providers, configuration: hubConfiguration, logger: logger)
+        var server = ServerConfiguration()
+        server.port = 0
+        server.bcryptCost = 4
+        configure(&server)
+        let herald = TestHerald(
+            directory: directory, store: store, hub: hub, apns: apns, fcm: fcm, providers: providers, server: server
+        )
+        do {
+            let result = try await body(herald)
+            await herald.close()
+            return result
+        } catch {
+            await herald.close()
+            throw error
+        }
+    }
+
+    func close() async {
+        for provider in providers { try? await provider.shutdown() }
+        try? await apns.shutdown()
+        try? await fcm.shutdown()
+        try? await store.close()
+    }
+
+    func application() -> some ApplicationProtocol {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return buildApplication(hub: hub, configuration: server, logger: logger)
+    }
+}
+
+extension HTTPFields {
+    static func basic(_ user: String, _ password: String) -> HTTPFields {
+        [.authorization: "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()]
+    }
+
+    static func bearer(_ token: String) -> HTTPFields {
+        [.authorization: "Bearer \(token)"]
+    }
+}
+
+extension ByteBuffer {
+    static func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+    var string: String { String(buffer: self) }
+}
+
+extension TestClientProtocol {
+    /// Signs up and signs in; returns bearer headers.
+    func signUp(_ user: String, password: String = "password-123") async throws -> HTTPFields {
+        try await execute(
+            uri: "/api/accounts", method: .post, body: .json(#"{"username":"\#(user)","password":"\#(password)"}"#)
+        ) { response in
+            guard response.status == .created else { throw TestFailure("sign-up \(user): \(response.status) \(response.body.string)") }
+        }
+        return try await execute(
+            uri: "/api/token", method: .post, body: .json(#"{"username":"\#(user)","password":"\#(password)"}"#)
+        ) { response in
+            guard response.status == .ok else { throw TestFailure("sign-in \(user): \(response.status)") }
+            return .bearer(try JSONDecoder().decode(TokenBody.self, from: response.body).token)
+        }
+    }
+
+    /// POST /api/register?handle= then PUT; returns the registration id.
+    func register(_ headers: HTTPFields, handle: String, platform: String = "apns", tags: [String] = []) async throws -> String {
+        let id = try await execute(uri: "/api/register?handle=\(handle)", method: .post, headers: headers) { response in
+            guard response.status == .ok else { throw TestFailure("POST /api/register: \(response.status) \(response.body.string)") }
+            return try JSONDecoder().decode(String.self, from: response.body)
+        }
+        let tagList = try String(decoding: JSONEncoder().encode(tags), as: UTF8.self)
+        try await execute(
+            uri: "/api/register/\(id)", method: .put, headers: headers,
+            body: .json(#"{"Platform":"\#(platform)","Handle":"\#(handle)","Tags":\#(tagList)}"#)
+        ) { response in
+            guard response.status == .ok else { throw TestFailure("PUT /api/register: \(response.status) \(response.body.string)") }
+        }
+        return id
+    }
+}
+
+struct TokenBody: Decodable { var token: String }
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension JSONDecoder {
+    func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
+        try decode(type, from: Data(buffer.readableBytesView))
+    }
+}
