@@ -24,6 +24,8 @@ public protocol RegistrationStore: Sendable {
     /// setting `version` to the previous version + 1 (1 for a new one) and `updatedAt`.
     /// With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the stored
     /// version equals it (a missing registration never matches). Consumes a reservation.
+    /// The store's clock sets `updatedAt` (and `createdAt` of a new registration); tags are
+    /// stored unique and sorted; the result equals what ``registration(id:)`` then returns.
     func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration
 
     func registration(id: String) async throws -> Registration?
@@ -31,9 +33,10 @@ public protocol RegistrationStore: Sendable {
     /// Registrations with this handle (and platform, if given), oldest first.
     func registrations(handle: String, platform: Platform?) async throws -> [Registration]
 
-    /// Deletes a registration; `false` if there was none. With `ifVersion`, throws
-    /// ``HeraldError/preconditionFailed(_:)`` unless the stored version equals it.
-    /// A deleted id is no longer valid (``isRegistrationIDValid(_:)`` is `false`).
+    /// Deletes a registration; `false` if there was none (with or without `ifVersion`).
+    /// With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the stored
+    /// version equals it. A deleted id is no longer valid (``isRegistrationIDValid(_:)`` is
+    /// `false`), even if it was only reserved.
     @discardableResult
     func deleteRegistration(id: String, ifVersion: Int?) async throws -> Bool
 
@@ -51,7 +54,9 @@ public protocol RegistrationStore: Sendable {
         limit: Int
     ) async throws -> [Registration]
 
-    /// Upserts many registrations in one transaction; for imports and benchmarks.
+    /// Upserts many registrations in one transaction; for imports and benchmarks. Versions
+    /// as ``upsertRegistration(_:ifVersion:)``, but the given `createdAt` (of a new
+    /// registration) and `updatedAt` are kept.
     func insertRegistrations(_ registrations: [Registration]) async throws
 
     /// Number of registrations, for status pages and benchmarks.
@@ -100,7 +105,8 @@ public protocol AccountStore: Sendable {
 /// Accepted notifications: the durable delivery queue and their outcomes.
 public protocol NotificationStore: Sendable {
     /// Persists a new notification (state ``NotificationState/enqueued``). Once this
-    /// returns, the notification survives a crash.
+    /// returns, the notification survives a crash. Throws ``HeraldError/conflict(_:)`` if
+    /// the id is taken.
     func enqueueNotification(_ notification: NotificationRecord) async throws
 
     /// Claims the oldest notification that is enqueued, or processing with an expired
@@ -109,6 +115,8 @@ public protocol NotificationStore: Sendable {
     func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord?
 
     /// Records progress: counts so far and the cursor to resume from; extends the lease.
+    /// This and ``finishNotification(id:state:counts:endedAt:)`` throw
+    /// ``HeraldError/notFound(_:)`` for an unknown id.
     func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws
 
     /// Records the final state, counts and `endedAt`.

@@ -1,0 +1,107 @@
+import Foundation
+import HeraldCore
+import SQLiteNIO
+
+/// A registration as the `registrations` table holds it: dates in milliseconds, tags
+/// unique, sorted and encoded as a JSON array.
+struct RegistrationRow: Sendable {
+    /// The registration as it reads back from the store.
+    var registration: Registration
+    var tagsJSON: String
+
+    /// Normalizes `registration` for storage, with the given timestamps.
+    init(_ registration: Registration, createdAt: Date, updatedAt: Date) throws {
+        var normalized = registration
+        normalized.tags = Array(Set(registration.tags)).sorted()
+        normalized.expiresAt = registration.expiresAt?.storeRounded
+        normalized.createdAt = createdAt.storeRounded
+        normalized.updatedAt = updatedAt.storeRounded
+        self.registration = normalized
+        self.tagsJSON = String(decoding: try JSONEncoder().encode(normalized.tags), as: UTF8.self)
+    }
+
+    /// The columns of ``RegistrationRow/insertColumns``, in order.
+    var insertBinds: [SQLiteData] {
+        let r = registration
+        return [
+            .text(r.id), .text(r.platform.rawValue), .text(r.handle),
+            SQLiteData(r.webPushKeys?.p256dh), SQLiteData(r.webPushKeys?.auth), SQLiteData(r.owner),
+            SQLiteData(r.expiresAt), .integer(r.createdAt.storeMilliseconds), .integer(r.updatedAt.storeMilliseconds),
+            .text(tagsJSON),
+        ]
+    }
+
+    /// `UPDATE` binds of ``RegistrationRow/updateIfVersionSQL``.
+    func updateBinds(ifVersion: Int) -> [SQLiteData] {
+        let r = registration
+        return [
+            .text(r.platform.rawValue), .text(r.handle),
+            SQLiteData(r.webPushKeys?.p256dh), SQLiteData(r.webPushKeys?.auth), SQLiteData(r.owner),
+            SQLiteData(r.expiresAt), .integer(r.updatedAt.storeMilliseconds), .text(tagsJSON),
+            .text(r.id), .integer(ifVersion),
+        ]
+    }
+
+    static let maxRowsPerStatement = 500
+
+    /// A multi-row upsert of `count` rows: a new registration gets version 1, an existing one
+    /// keeps `created_at` and gets version + 1. With `returning`, yields `id, version,
+    /// created_at` per row.
+    static func upsertSQL(rows count: Int, returning: Bool) -> String {
+        var sql = """
+            INSERT INTO registrations \
+            (id, platform, handle, p256dh, auth, owner, expires_at, version, created_at, updated_at, tags) VALUES 
+            """
+        sql.reserveCapacity(sql.utf8.count + count * 26 + 400)
+        for i in 0..<count {
+            sql += i == 0 ? "(?,?,?,?,?,?,?,1,?,?,?)" : ",(?,?,?,?,?,?,?,1,?,?,?)"
+        }
+        sql += """
+             ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle, \
+            p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner, \
+            expires_at = excluded.expires_at, version = registrations.version + 1, \
+            updated_at = excluded.updated_at, tags = excluded.tags
+            """
+        if returning { sql += " RETURNING id, version, created_at" }
+        return sql
+    }
+
+    static let updateIfVersionSQL = """
+        UPDATE registrations SET platform = ?, handle = ?, p256dh = ?, auth = ?, owner = ?, expires_at = ?, \
+        updated_at = ?, tags = ?, version = version + 1 WHERE id = ? AND version = ? \
+        RETURNING id, version, created_at
+        """
+
+    /// The select list that ``RegistrationRow/decode(_:)`` reads, for a table aliased `r`.
+    static let selectColumns = """
+        r.id AS id, r.platform AS platform, r.handle AS handle, r.p256dh AS p256dh, r.auth AS auth, \
+        r.owner AS owner, r.expires_at AS expires_at, r.version AS version, r.created_at AS created_at, \
+        r.updated_at AS updated_at, r.tags AS tags
+        """
+
+    static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> Registration {
+        let platformName = try row.string("platform")
+        guard let platform = Platform(rawValue: platformName) else {
+            throw SQLiteStoreError(code: .corruptData, message: "a stored registration has an unknown platform")
+        }
+        let keys: WebPushKeys? =
+            switch (try row.optionalString("p256dh"), try row.optionalString("auth")) {
+            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
+            default: nil
+            }
+        var registration = Registration(
+            id: try row.string("id"),
+            platform: platform,
+            handle: try row.string("handle"),
+            webPushKeys: keys,
+            owner: try row.optionalString("owner"),
+            expiresAt: try row.optionalDate("expires_at"),
+            version: try row.int("version"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+        // Stored sorted and unique: skip the initializer's re-sorting.
+        registration.tags = try row.json([String].self, "tags")
+        return registration
+    }
+}

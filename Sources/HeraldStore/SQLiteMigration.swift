@@ -1,0 +1,174 @@
+import Logging
+import SQLiteNIO
+
+/// One step of the SQLite schema: SQL statements applied together, once, in order.
+///
+/// Migrations are never edited once released; a change to the schema is a new migration
+/// with the next version. A file whose `schema_migrations` holds a version above the last
+/// one known here was written by a newer Herald and is refused.
+struct SQLiteMigration: Sendable {
+    var version: Int
+    var name: String
+    var statements: [String]
+
+    /// Every migration, in order of version.
+    static let all: [SQLiteMigration] = [
+        SQLiteMigration(
+            version: 1,
+            name: "initial schema",
+            statements: [
+                // Registrations. `tags` is the JSON array of the registration's tags; the
+                // triggers below keep the tag index `registration_tags` in step with it, so an
+                // upsert is one statement. Dates are integer milliseconds since 1970.
+                """
+                CREATE TABLE registrations (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    platform TEXT NOT NULL,
+                    handle TEXT NOT NULL,
+                    p256dh TEXT,
+                    auth TEXT,
+                    owner TEXT,
+                    expires_at INTEGER,
+                    version INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    tags TEXT NOT NULL DEFAULT '[]'
+                )
+                """,
+                "CREATE INDEX registrations_handle ON registrations (handle)",
+                // The tag index: resolving `tag = ?` reads only that tag's rows, in id order.
+                // No foreign key: a cascade would need a second index on registration_id;
+                // the triggers delete by (tag, registration_id) instead.
+                """
+                CREATE TABLE registration_tags (
+                    tag TEXT NOT NULL,
+                    registration_id TEXT NOT NULL,
+                    PRIMARY KEY (tag, registration_id)
+                ) WITHOUT ROWID
+                """,
+                """
+                CREATE TABLE reservations (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    owner TEXT,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX reservations_expires_at ON reservations (expires_at)",
+                """
+                CREATE TRIGGER registrations_after_insert AFTER INSERT ON registrations BEGIN
+                    INSERT OR IGNORE INTO registration_tags (tag, registration_id)
+                        SELECT value, NEW.id FROM json_each(NEW.tags);
+                    DELETE FROM reservations WHERE id = NEW.id;
+                END
+                """,
+                """
+                CREATE TRIGGER registrations_after_update_tags AFTER UPDATE OF tags ON registrations
+                WHEN OLD.tags IS NOT NEW.tags BEGIN
+                    DELETE FROM registration_tags
+                        WHERE tag IN (SELECT value FROM json_each(OLD.tags)) AND registration_id = OLD.id;
+                    INSERT OR IGNORE INTO registration_tags (tag, registration_id)
+                        SELECT value, NEW.id FROM json_each(NEW.tags);
+                END
+                """,
+                """
+                CREATE TRIGGER registrations_after_update AFTER UPDATE ON registrations BEGIN
+                    DELETE FROM reservations WHERE id = NEW.id;
+                END
+                """,
+                """
+                CREATE TRIGGER registrations_after_delete AFTER DELETE ON registrations BEGIN
+                    DELETE FROM registration_tags
+                        WHERE tag IN (SELECT value FROM json_each(OLD.tags)) AND registration_id = OLD.id;
+                    DELETE FROM reservations WHERE id = OLD.id;
+                END
+                """,
+                """
+                CREATE TABLE accounts (
+                    username TEXT PRIMARY KEY NOT NULL,
+                    password_hash TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """,
+                """
+                CREATE TABLE sessions (
+                    token_hash TEXT PRIMARY KEY NOT NULL,
+                    username TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX sessions_expires_at ON sessions (expires_at)",
+                """
+                CREATE TABLE notifications (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    tag_expression TEXT,
+                    payloads TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    counts TEXT NOT NULL,
+                    cursor TEXT,
+                    enqueued_at INTEGER NOT NULL,
+                    started_at INTEGER,
+                    ended_at INTEGER,
+                    lease_until INTEGER
+                )
+                """,
+                "CREATE INDEX notifications_state ON notifications (state, enqueued_at)",
+            ]
+        )
+    ]
+
+    static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// Brings the database up to date in one write transaction and returns the versions it
+    /// applied (none for an up-to-date file). Throws ``SQLiteStoreError/Code/schemaTooNew``
+    /// for a file from a newer Herald, without changing it.
+    static func migrate(
+        _ connection: SQLiteConnection,
+        migrations: [SQLiteMigration] = all,
+        path: String,
+        now: Int,
+        logger: Logger
+    ) async throws -> [Int] {
+        let latest = migrations.last?.version ?? 0
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            _ = try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version INTEGER PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    applied_at INTEGER NOT NULL
+                )
+                """
+            )
+            let rows = try await connection.query("SELECT coalesce(max(version), 0) AS version FROM schema_migrations")
+            let current = rows.first?.column("version")?.integer ?? 0
+            guard current <= latest else {
+                throw SQLiteStoreError(
+                    code: .schemaTooNew,
+                    message: "the database at \(path) has schema version \(current), written by a newer Herald; "
+                        + "this version knows schema versions up to \(latest). Upgrade Herald, or use another data directory."
+                )
+            }
+            var applied: [Int] = []
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    _ = try await connection.query(statement)
+                }
+                _ = try await connection.query(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    [.integer(migration.version), .text(migration.name), .integer(now)]
+                )
+                applied.append(migration.version)
+                logger.debug(
+                    "Applied a schema migration",
+                    metadata: ["herald.store.migration": "\(migration.version)", "herald.store.migration.name": "\(migration.name)"]
+                )
+            }
+            _ = try await connection.query("COMMIT")
+            return applied
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HeraldCore
+import SQLiteNIO
+
+extension Date {
+    /// Milliseconds since 1970, as the store keeps dates. Clamped to ±2⁵³ so that any `Date`
+    /// (even `distantFuture` or a non-finite interval) can be stored.
+    var storeMilliseconds: Int {
+        let ms = (timeIntervalSince1970 * 1000).rounded()
+        guard ms.isFinite else { return ms > 0 ? 1 << 53 : -(1 << 53) }
+        return Int(min(max(ms, -9_007_199_254_740_992), 9_007_199_254_740_992))
+    }
+
+    init(storeMilliseconds ms: Int) {
+        self.init(timeIntervalSince1970: Double(ms) / 1000)
+    }
+
+    /// This date as it reads back from the store (rounded to the millisecond).
+    var storeRounded: Date { Date(storeMilliseconds: storeMilliseconds) }
+}
+
+extension Duration {
+    /// Whole milliseconds, saturating.
+    var storeMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return seconds < 0 ? Int.min / 2 : Int.max / 2 }
+        return Int(ms + attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+extension SQLiteData {
+    init(_ string: String?) {
+        self = string.map { .text($0) } ?? .null
+    }
+
+    init(_ integer: Int?) {
+        self = integer.map { .integer($0) } ?? .null
+    }
+
+    init(_ date: Date?) {
+        self = date.map { .integer($0.storeMilliseconds) } ?? .null
+    }
+}
+
+extension SQLiteRow {
+    private func corrupt(_ column: String) -> SQLiteStoreError {
+        SQLiteStoreError(code: .corruptData, message: "the stored column '\(column)' is missing or has the wrong type")
+    }
+
+    func string(_ column: String) throws(SQLiteStoreError) -> String {
+        guard case .text(let value) = self.column(column) else { throw corrupt(column) }
+        return value
+    }
+
+    func optionalString(_ column: String) throws(SQLiteStoreError) -> String? {
+        switch self.column(column) {
+        case .text(let value): return value
+        case .null: return nil
+        default: throw corrupt(column)
+        }
+    }
+
+    func int(_ column: String) throws(SQLiteStoreError) -> Int {
+        guard case .integer(let value) = self.column(column) else { throw corrupt(column) }
+        return value
+    }
+
+    func optionalInt(_ column: String) throws(SQLiteStoreError) -> Int? {
+        switch self.column(column) {
+        case .integer(let value): return value
+        case .null: return nil
+        default: throw corrupt(column)
+        }
+    }
+
+    func date(_ column: String) throws(SQLiteStoreError) -> Date {
+        Date(storeMilliseconds: try int(column))
+    }
+
+    func optionalDate(_ column: String) throws(SQLiteStoreError) -> Date? {
+        try optionalInt(column).map(Date.init(storeMilliseconds:))
+    }
+
+    /// Decodes a JSON column.
+    func json<T: Decodable>(_ type: T.Type, _ column: String) throws(SQLiteStoreError) -> T {
+        let text = try string(column)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw SQLiteStoreError(code: .corruptData, message: "the stored column '\(column)' is not valid JSON")
+        }
+    }
+}

@@ -1,0 +1,108 @@
+public import Foundation
+public import HeraldCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    private static let columns = """
+        id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at
+        """
+
+    private static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    private static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> NotificationRecord {
+        guard let state = NotificationState(rawValue: try row.string("state")) else {
+            throw SQLiteStoreError(code: .corruptData, message: "a stored notification has an unknown state")
+        }
+        return NotificationRecord(
+            id: try row.string("id"),
+            tagExpression: try row.optionalString("tag_expression"),
+            payloads: try row.json([PlatformPayload].self, "payloads"),
+            state: state,
+            counts: try row.json(OutcomeCounts.self, "counts"),
+            cursor: try row.optionalString("cursor"),
+            enqueuedAt: try row.date("enqueued_at"),
+            startedAt: try row.optionalDate("started_at"),
+            endedAt: try row.optionalDate("ended_at")
+        )
+    }
+
+    /// Persists a new notification as given (its state is normally ``NotificationState/enqueued``).
+    /// Throws ``HeraldError/conflict(_:)`` if the id is taken.
+    public func enqueueNotification(_ notification: NotificationRecord) async throws {
+        let binds: [SQLiteData] = [
+            .text(notification.id), SQLiteData(notification.tagExpression), .text(try Self.json(notification.payloads)),
+            .text(notification.state.rawValue), .text(try Self.json(notification.counts)), SQLiteData(notification.cursor),
+            SQLiteData(notification.enqueuedAt), SQLiteData(notification.startedAt), SQLiteData(notification.endedAt),
+        ]
+        let inserted = try await write { connection in
+            try await !connection.query(
+                """
+                INSERT INTO notifications (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """,
+                binds
+            ).isEmpty
+        }
+        guard inserted else { throw HeraldError.conflict("a notification with id '\(notification.id)' exists") }
+    }
+
+    public func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord? {
+        let nowMs = now.storeMilliseconds
+        let leaseUntil = nowMs.addingReportingOverflow(max(0, lease.storeMilliseconds)).partialValue
+        let rows = try await write { connection in
+            try await connection.query(
+                """
+                UPDATE notifications SET state = ?1, started_at = coalesce(started_at, ?3), lease_until = ?4
+                WHERE id = (
+                    SELECT id FROM notifications
+                    WHERE state = ?2 OR (state = ?1 AND lease_until < ?3)
+                    ORDER BY enqueued_at, id LIMIT 1
+                )
+                RETURNING \(Self.columns)
+                """,
+                [
+                    .text(NotificationState.processing.rawValue), .text(NotificationState.enqueued.rawValue),
+                    .integer(nowMs), .integer(leaseUntil),
+                ]
+            )
+        }
+        return try rows.first.map(Self.decode)
+    }
+
+    /// Records progress. Throws ``HeraldError/notFound(_:)`` for an unknown id.
+    public func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
+        let binds: [SQLiteData] = [SQLiteData(cursor), .text(try Self.json(counts)), SQLiteData(leaseUntil), .text(id)]
+        try await updateNotification(
+            id: id,
+            sql: "UPDATE notifications SET cursor = ?, counts = ?, lease_until = ? WHERE id = ? RETURNING id",
+            binds: binds
+        )
+    }
+
+    /// Records the final state and clears the lease. Throws ``HeraldError/notFound(_:)`` for an
+    /// unknown id.
+    public func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
+        let binds: [SQLiteData] = [.text(state.rawValue), .text(try Self.json(counts)), SQLiteData(endedAt), .text(id)]
+        try await updateNotification(
+            id: id,
+            sql: "UPDATE notifications SET state = ?, counts = ?, ended_at = ?, lease_until = NULL WHERE id = ? RETURNING id",
+            binds: binds
+        )
+    }
+
+    private func updateNotification(id: String, sql: String, binds: [SQLiteData]) async throws {
+        let updated = try await write { connection in try await !connection.query(sql, binds).isEmpty }
+        guard updated else { throw HeraldError.notFound("no notification with id '\(id)'") }
+    }
+
+    public func notification(id: String) async throws -> NotificationRecord? {
+        let rows = try await read { connection in
+            try await connection.query("SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
+        }
+        return try rows.first.map(Self.decode)
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+public import HeraldCore
+import SQLiteNIO
+import Synchronization
+
+extension SQLiteStore {
+    public func reserveRegistrationID(_ id: String, owner: String?, ttl: Duration) async throws {
+        let now = now().storeMilliseconds
+        let expiresAt = now.addingReportingOverflow(max(0, ttl.storeMilliseconds)).partialValue
+        let sweep = housekeeping.withLock { Housekeeping.due(&$0.lastReservationSweep, now: now) }
+        try await write { connection in
+            _ = try await connection.query(
+                "INSERT OR REPLACE INTO reservations (id, owner, expires_at) VALUES (?, ?, ?)",
+                [.text(id), SQLiteData(owner), .integer(expiresAt)]
+            )
+            if sweep {
+                _ = try await connection.query("DELETE FROM reservations WHERE expires_at <= ?", [.integer(now)])
+            }
+        }
+    }
+
+    public func isRegistrationIDValid(_ id: String) async throws -> Bool {
+        let now = now().storeMilliseconds
+        let rows = try await read { connection in
+            try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM registrations WHERE id = ?1)
+                    OR EXISTS (SELECT 1 FROM reservations WHERE id = ?1 AND expires_at > ?2) AS valid
+                """,
+                [.text(id), .integer(now)]
+            )
+        }
+        return rows.first?.column("valid")?.bool ?? false
+    }
+
+    /// Creates or replaces a registration (see the protocol). `createdAt` of a new
+    /// registration and `updatedAt` are the store's clock, to the millisecond; tags are stored
+    /// unique and sorted. The returned registration equals what ``registration(id:)`` reads.
+    public func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration {
+        let now = now()
+        let row = try RegistrationRow(registration, createdAt: now, updatedAt: now)
+        return try await upsert(row, ifVersion: ifVersion)
+    }
+
+    public func registration(id: String) async throws -> Registration? {
+        let rows = try await read { connection in
+            try await connection.query(
+                "SELECT \(RegistrationRow.selectColumns) FROM registrations AS r WHERE r.id = ?",
+                [.text(id)]
+            )
+        }
+        return try rows.first.map(RegistrationRow.decode)
+    }
+
+    public func registrations(handle: String, platform: Platform?) async throws -> [Registration] {
+        var sql = "SELECT \(RegistrationRow.selectColumns) FROM registrations AS r WHERE r.handle = ?"
+        var binds: [SQLiteData] = [.text(handle)]
+        if let platform {
+            sql += " AND r.platform = ?"
+            binds.append(.text(platform.rawValue))
+        }
+        sql += " ORDER BY r.created_at, r.id"
+        let rows = try await read { [sql, binds] connection in try await connection.query(sql, binds) }
+        return try rows.map(RegistrationRow.decode)
+    }
+
+    /// Deletes a registration (see the protocol). A missing registration returns `false`,
+    /// with or without `ifVersion`; a reservation of `id` is dropped either way.
+    @discardableResult
+    public func deleteRegistration(id: String, ifVersion: Int?) async throws -> Bool {
+        try await write { connection in
+            var sql = "DELETE FROM registrations WHERE id = ?"
+            var binds: [SQLiteData] = [.text(id)]
+            if let ifVersion {
+                sql += " AND version = ?"
+                binds.append(.integer(ifVersion))
+            }
+            if try await !connection.query(sql + " RETURNING version", binds).isEmpty {
+                return true  // the delete trigger drops the reservation too
+            }
+            if let ifVersion,
+                try await !connection.query("SELECT 1 FROM registrations WHERE id = ?", [.text(id)]).isEmpty
+            {
+                throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+            }
+            _ = try await connection.query("DELETE FROM reservations WHERE id = ?", [.text(id)])
+            return false
+        }
+    }
+
+    public func deleteRegistrations(ids: [String]) async throws {
+        guard !ids.isEmpty else { return }
+        try await write { connection in
+            var start = ids.startIndex
+            while start < ids.endIndex {
+                let end = min(start + RegistrationRow.maxRowsPerStatement, ids.endIndex)
+                let chunk = ids[start..<end]
+                _ = try await connection.query(
+                    "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(chunk.count)))",
+                    chunk.map { .text($0) }
+                )
+                start = end
+            }
+        }
+    }
+
+    public func registrations(
+        matching expression: TagExpression?,
+        platforms: Set<Platform>?,
+        after cursor: String?,
+        limit: Int
+    ) async throws -> [Registration] {
+        guard limit > 0 else { return [] }
+        if let expression, RegistrationQuery.size(expression) > RegistrationQuery.maxNodes {
+            throw HeraldError.badRequest("the tag expression is too long; use at most \(RegistrationQuery.maxNodes) tags and operators")
+        }
+        // Conditions on the registration `r` besides the tags: not expired, on a platform asked for.
+        var filterSQL = " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+        var filterBinds: [SQLiteData] = [.integer(now().storeMilliseconds)]
+        if let platforms, !platforms.isSuperset(of: Platform.allCases) {
+            guard !platforms.isEmpty else { return [] }
+            let names = platforms.map(\.rawValue).sorted()
+            filterSQL += " AND r.platform IN (\(RegistrationQuery.placeholders(names.count)))"
+            filterBinds += names.map { .text($0) }
+        }
+        func restSQL(_ rest: [TagExpression], _ binds: inout [SQLiteData]) -> String {
+            rest.map { " AND " + RegistrationQuery.condition($0, binds: &binds) }.joined()
+        }
+
+        switch RegistrationQuery.plan(expression) {
+        case .scan(let condition):
+            var sql = "SELECT \(RegistrationRow.selectColumns) FROM registrations AS r WHERE 1"
+            var binds: [SQLiteData] = []
+            if let cursor {
+                sql += " AND r.id > ?"
+                binds.append(.text(cursor))
+            }
+            sql += filterSQL
+            binds += filterBinds
+            if let condition { sql += restSQL([condition], &binds) }
+            sql += " ORDER BY r.id LIMIT ?"
+            binds.append(.integer(limit))
+            return try await readRegistrations(sql, binds)
+
+        case .tag(let tag, let rest):
+            // CROSS JOIN keeps the tag index as the outer loop: rows come in id order, no sort.
+            var sql = """
+                SELECT \(RegistrationRow.selectColumns) FROM registration_tags AS t \
+                CROSS JOIN registrations AS r ON r.id = t.registration_id WHERE t.tag = ?
+                """
+            var binds: [SQLiteData] = [.text(tag)]
+            if let cursor {
+                sql += " AND t.registration_id > ?"
+                binds.append(.text(cursor))
+            }
+            sql += filterSQL
+            binds += filterBinds
+            sql += restSQL(rest, &binds)
+            sql += " ORDER BY t.registration_id LIMIT ?"
+            binds.append(.integer(limit))
+            return try await readRegistrations(sql, binds)
+
+        case .anyTag(let tags, let rest):
+            // Candidates: the next ids of any of the tags, merged in id order (SQLite merges the
+            // sorted index ranges of a compound SELECT with ORDER BY); then the registrations
+            // among them that pass the other conditions. Repeat until the page is full.
+            var restBinds: [SQLiteData] = []
+            let rest = restSQL(rest, &restBinds)
+            var result: [Registration] = []
+            var after = cursor
+            while result.count < limit {
+                let wanted = limit - result.count
+                var candidateSQL = ""
+                var candidateBinds: [SQLiteData] = []
+                for (i, tag) in tags.enumerated() {
+                    candidateSQL += i == 0 ? "" : " UNION "
+                    candidateSQL += "SELECT registration_id FROM registration_tags WHERE tag = ?"
+                    candidateBinds.append(.text(tag))
+                    if let after {
+                        candidateSQL += " AND registration_id > ?"
+                        candidateBinds.append(.text(after))
+                    }
+                }
+                candidateSQL += " ORDER BY 1 LIMIT ?"
+                candidateBinds.append(.integer(wanted))
+                let candidates = try await read { [candidateSQL, candidateBinds] connection in
+                    try await connection.query(candidateSQL, candidateBinds)
+                }.compactMap { $0.column("registration_id")?.string }
+                guard let last = candidates.last else { break }
+
+                let sql = """
+                    SELECT \(RegistrationRow.selectColumns) FROM registrations AS r \
+                    WHERE r.id IN (\(RegistrationQuery.placeholders(candidates.count)))\(filterSQL)\(rest) ORDER BY r.id
+                    """
+                result += try await readRegistrations(sql, candidates.map { .text($0) } + filterBinds + restBinds)
+                if candidates.count < wanted { break }
+                after = last
+            }
+            return result
+        }
+    }
+
+    private func readRegistrations(_ sql: String, _ binds: [SQLiteData]) async throws -> [Registration] {
+        let rows = try await read { connection in try await connection.query(sql, binds) }
+        return try rows.map(RegistrationRow.decode)
+    }
+
+    /// Upserts many registrations in one transaction, 500 rows per statement, with the
+    /// versioning of ``upsertRegistration(_:ifVersion:)`` but keeping the given `createdAt`
+    /// (of a new registration) and `updatedAt`: for imports and benchmarks.
+    public func insertRegistrations(_ registrations: [Registration]) async throws {
+        guard !registrations.isEmpty else { return }
+        // In id order, so that neighbouring rows land in neighbouring pages of the id and tag
+        // indexes; a repeated id is applied in the order given.
+        let registrations = registrations.enumerated()
+            .sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }
+            .map(\.element)
+        try await write { connection in
+            var start = registrations.startIndex
+            var binds: [SQLiteData] = []
+            binds.reserveCapacity(RegistrationRow.maxRowsPerStatement * 10)
+            let fullSQL = RegistrationRow.upsertSQL(rows: RegistrationRow.maxRowsPerStatement, returning: false)
+            while start < registrations.endIndex {
+                let end = min(start + RegistrationRow.maxRowsPerStatement, registrations.endIndex)
+                binds.removeAll(keepingCapacity: true)
+                for registration in registrations[start..<end] {
+                    binds += try RegistrationRow(registration, createdAt: registration.createdAt, updatedAt: registration.updatedAt).insertBinds
+                }
+                let count = end - start
+                let sql = count == RegistrationRow.maxRowsPerStatement ? fullSQL : RegistrationRow.upsertSQL(rows: count, returning: false)
+                _ = try await connection.query(sql, binds)
+                start = end
+            }
+        }
+    }
+
+    public func registrationCount() async throws -> Int {
+        let rows = try await read { connection in try await connection.query("SELECT count(*) AS n FROM registrations") }
+        return rows.first?.column("n")?.integer ?? 0
+    }
+}

@@ -1,0 +1,253 @@
+public import Foundation
+import HeraldCore
+public import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+import Synchronization
+
+/// The embedded ``HeraldStore``: one SQLite file in the data directory.
+///
+/// The file is in WAL mode: one writer connection applies every write transaction in turn
+/// (registration upserts that arrive together are committed together), while reader
+/// connections serve reads concurrently. A write has returned only once it is committed; with
+/// ``Configuration/Synchronous/normal`` a committed write survives a crash of the process, with
+/// ``Configuration/Synchronous/full`` also a loss of power.
+///
+/// ```swift
+/// let store = try await SQLiteStore.open(path: "data/herald.sqlite", logger: logger)
+/// defer { try? await store.close() }  // or close it when the service stops
+/// ```
+///
+/// Dates are kept to the millisecond. The store logs nothing above `.debug` unless SQLite
+/// fails or stays busy, and never logs a handle, key or payload.
+public final class SQLiteStore: HeraldStore {
+    /// How the store uses SQLite.
+    public struct Configuration: Sendable {
+        /// How hard SQLite works to make a commit durable (`PRAGMA synchronous`).
+        public struct Synchronous: Sendable, Hashable, CustomStringConvertible {
+            let pragma: String
+            /// Commits survive a crash of the process; the last ones may be lost on a power
+            /// failure (WAL with `synchronous=NORMAL`). The default.
+            public static let normal = Synchronous(pragma: "NORMAL")
+            /// Every commit is synced to disk before it returns; survives a power failure.
+            public static let full = Synchronous(pragma: "FULL")
+            public var description: String { pragma.lowercased() }
+        }
+
+        /// Read connections (at least 1).
+        public var readers: Int
+        public var synchronous: Synchronous
+        /// How long a statement waits for a lock held by another process before it fails.
+        public var busyTimeout: Duration
+
+        public init(readers: Int = 2, synchronous: Synchronous = .normal, busyTimeout: Duration = .seconds(5)) {
+            self.readers = readers
+            self.synchronous = synchronous
+            self.busyTimeout = busyTimeout
+        }
+    }
+
+    /// The database file.
+    public let path: String
+    public let configuration: Configuration
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let writer: SQLiteWriter
+    let readers: [SQLiteConnection]
+    private let nextReader = Atomic<Int>(0)
+    private let gate = OperationGate()
+    let housekeeping = Mutex(Housekeeping())
+    /// Schema versions applied when this store was opened (empty if the file was up to date).
+    package let appliedMigrations: [Int]
+
+    /// When expired reservations and sessions were last swept.
+    struct Housekeeping {
+        static let interval = 60_000
+        var lastReservationSweep: Int?
+        var lastSessionSweep: Int?
+
+        /// Whether a sweep is due at `now`, and records it if so.
+        static func due(_ last: inout Int?, now: Int) -> Bool {
+            if let previous = last, now - previous < interval, now >= previous { return false }
+            last = now
+            return true
+        }
+    }
+
+    private init(
+        path: String,
+        configuration: Configuration,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date,
+        writer: SQLiteConnection,
+        readers: [SQLiteConnection],
+        appliedMigrations: [Int]
+    ) {
+        self.path = path
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+        self.writer = SQLiteWriter(connection: writer, logger: logger)
+        self.readers = readers
+        self.appliedMigrations = appliedMigrations
+    }
+
+    /// Opens (creating it and its directory if needed) the database at `path` and brings its
+    /// schema up to date.
+    ///
+    /// - Parameters:
+    ///   - path: The database file. The `-wal` and `-shm` files SQLite keeps beside it belong
+    ///     to it: copy or remove them together.
+    ///   - now: The clock for expiry (reservations, sessions, registrations, leases) and
+    ///     timestamps; injectable for tests.
+    /// - Throws: ``SQLiteStoreError`` with ``SQLiteStoreError/Code/schemaTooNew`` if a newer
+    ///   Herald wrote the file, ``SQLiteStoreError/Code/cannotOpen`` if it cannot be opened.
+    public static func open(
+        path: String,
+        configuration: Configuration = .init(),
+        logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> SQLiteStore {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
+            throw SQLiteStoreError(code: .cannotOpen, message: "the store needs the path of a database file")
+        }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw SQLiteStoreError(code: .cannotOpen, message: "cannot create the directory \(directory.path): \(error.localizedDescription)")
+        }
+
+        let threadPool = NIOThreadPool.singleton
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        var opened: [SQLiteConnection] = []
+        func connect() async throws -> SQLiteConnection {
+            let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: threadPool, logger: logger, on: eventLoop)
+            opened.append(connection)
+            return connection
+        }
+        do {
+            let writer = try await connect()
+            try await configure(writer, configuration, cacheKiB: 65_536)
+            let mode = try await writer.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
+            guard mode?.lowercased() == "wal" else {
+                throw SQLiteStoreError(code: .cannotOpen, message: "cannot put the database at \(path) in WAL mode")
+            }
+            // Checkpoint every ~40 MB of WAL rather than SQLite's 4 MB: a checkpoint runs inside
+            // the commit that triggers it, and fewer, larger ones copy a hot page once. Cut
+            // the WAL file back after a checkpoint that leaves it larger than that.
+            _ = try await writer.query("PRAGMA wal_autocheckpoint = 10000")
+            _ = try await writer.query("PRAGMA journal_size_limit = 67108864")
+            let applied = try await SQLiteMigration.migrate(writer, path: path, now: now().storeMilliseconds, logger: logger)
+            var readers: [SQLiteConnection] = []
+            for _ in 0..<max(1, configuration.readers) {
+                let reader = try await connect()
+                try await configure(reader, configuration, cacheKiB: 16_384)
+                _ = try await reader.query("PRAGMA query_only = ON")
+                readers.append(reader)
+            }
+            logger.debug("Opened the SQLite store", metadata: ["herald.store.path": "\(path)", "herald.store.readers": "\(readers.count)"])
+            return SQLiteStore(
+                path: path, configuration: configuration, logger: logger, now: now,
+                writer: writer, readers: readers, appliedMigrations: applied
+            )
+        } catch {
+            for connection in opened { try? await connection.close() }
+            if let error = error as? SQLiteStoreError { throw error }
+            if let error = error as? SQLiteError {
+                logger.error("Cannot open the SQLite store", metadata: ["herald.store.path": "\(path)", "error": "\(error)"])
+                throw SQLiteStoreError(code: .cannotOpen, message: "cannot open the database at \(path) (\(error.reason))")
+            }
+            throw error
+        }
+    }
+
+    private static func configure(_ connection: SQLiteConnection, _ configuration: Configuration, cacheKiB: Int) async throws {
+        // Pragmas take no bound parameters; every value here is a number or a fixed word.
+        let busyMilliseconds = max(0, configuration.busyTimeout.storeMilliseconds)
+        for pragma in [
+            "PRAGMA synchronous = \(configuration.synchronous.pragma)",
+            "PRAGMA foreign_keys = ON",
+            "PRAGMA busy_timeout = \(busyMilliseconds)",
+            "PRAGMA temp_store = MEMORY",
+            "PRAGMA cache_size = -\(cacheKiB)",
+        ] {
+            _ = try await connection.query(pragma)
+        }
+    }
+
+    /// Closes every connection once the operations in progress are done. Later calls fail
+    /// with ``HeraldError/Code/unavailable``; closing twice does nothing.
+    public func close() async throws {
+        guard await gate.close() else { return }
+        var firstError: (any Error)?
+        for reader in readers {
+            do { try await reader.close() } catch { firstError = firstError ?? error }
+        }
+        // The writer closes last: closing the last connection checkpoints the WAL into the file.
+        do { try await writer.close() } catch { firstError = firstError ?? error }
+        if let firstError { throw mapError(firstError) }
+    }
+
+    // MARK: Running statements
+
+    /// Runs `body` on a reader connection.
+    func read<T>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
+        guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }
+        defer { gate.leave() }
+        let index = nextReader.add(1, ordering: .relaxed).oldValue
+        let reader = readers[Int(UInt(bitPattern: index) % UInt(readers.count))]
+        do {
+            return try await body(reader)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Runs `body` in one write transaction on the writer connection.
+    func write<T: Sendable>(_ body: @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+        guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }
+        defer { gate.leave() }
+        do {
+            return try await writer.transaction(body)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Upserts through the writer's group commit.
+    func upsert(_ row: RegistrationRow, ifVersion: Int?) async throws -> Registration {
+        guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }
+        defer { gate.leave() }
+        do {
+            return try await writer.upsert(row, ifVersion: ifVersion)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Turns an SQLite error into one whose message is safe to show: SQLite's own message is
+    /// logged, not passed on.
+    func mapError(_ error: any Error) -> any Error {
+        guard let error = error as? SQLiteError else { return error }
+        switch error.reason {
+        case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked:
+            logger.warning("The SQLite database is busy", metadata: ["error": "\(error)"])
+            return HeraldError.unavailable("the database is busy; try again")
+        default:
+            logger.error("SQLite failed", metadata: ["error": "\(error)"])
+            return SQLiteStoreError(code: .database, message: "the database failed (\(error.reason))")
+        }
+    }
+
+    /// Runs an SQL statement on the writer, in a transaction. For tests of the schema.
+    package func executeForTesting(_ sql: String) async throws {
+        try await write { connection in _ = try await connection.query(sql) }
+    }
+
+    /// The first column of the first row of a query on a reader, as an integer. For tests.
+    package func integerForTesting(_ sql: String) async throws -> Int? {
+        try await read { connection in try await connection.query(sql) }.first?.columns.first?.data.integer
+    }
+}

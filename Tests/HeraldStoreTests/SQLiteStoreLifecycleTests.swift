@@ -1,0 +1,122 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Testing
+
+@Suite("SQLiteStore files, migrations and restarts")
+struct SQLiteStoreLifecycleTests {
+    @Test func restartKeepsEverything() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let clock = TestClock()
+        let path = directory.databasePath
+
+        let first = try await SQLiteStore.open(path: path, logger: testLogger, now: { clock.now })
+        #expect(first.appliedMigrations == [1])
+        let registration = try await first.upsertRegistration(.sample(id: "r1", platform: .webpush, tags: ["keep"], owner: "alice"), ifVersion: nil)
+        try await first.reserveRegistrationID("reserved", owner: "alice", ttl: .seconds(600))
+        try await first.createAccount(Account(username: "alice", passwordHash: "$2b$12$hash", createdAt: clock.now))
+        try await first.createSession(Session(tokenHash: "h1", username: "alice", expiresAt: clock.now.addingTimeInterval(3600)))
+        let notification = NotificationRecord(
+            id: "n1", tagExpression: "keep",
+            payloads: [PlatformPayload(platform: .webpush, body: Data("{\"hi\":1}".utf8), headers: [.init(name: "TTL", value: "60")])],
+            enqueuedAt: clock.now
+        )
+        try await first.enqueueNotification(notification)
+        try await first.close()
+
+        let second = try await SQLiteStore.open(path: path, logger: testLogger, now: { clock.now })
+        #expect(second.appliedMigrations.isEmpty)
+        #expect(try await second.registration(id: "r1") == registration)
+        #expect(try await second.registrations(matching: .tag("keep"), platforms: nil, after: nil, limit: 10) == [registration])
+        #expect(try await second.isRegistrationIDValid("reserved"))
+        #expect(try await second.account(username: "alice")?.passwordHash == "$2b$12$hash")
+        #expect(try await second.session(tokenHash: "h1", now: clock.now)?.username == "alice")
+        #expect(try await second.notification(id: "n1") == notification)
+        try await second.close()
+    }
+
+    @Test func aSecondStoreOnTheSameFileSeesCommittedWrites() async throws {
+        // What a crash leaves behind is what another process opening the file sees: every
+        // write that returned is committed to the file (the WAL), not held in memory.
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let writer = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
+        let saved = try await writer.upsertRegistration(.sample(id: "r1", tags: ["t"]), ifVersion: nil)
+        try await writer.enqueueNotification(NotificationRecord(id: "n1", tagExpression: nil, payloads: []))
+
+        let other = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
+        #expect(other.appliedMigrations.isEmpty)
+        #expect(try await other.registration(id: "r1") == saved)
+        #expect(try await other.notification(id: "n1")?.state == .enqueued)
+        // Writes from both serialize on SQLite's lock.
+        _ = try await other.upsertRegistration(.sample(id: "r1", tags: ["u"]), ifVersion: 1)
+        #expect(try await writer.registration(id: "r1")?.version == 2)
+        try await other.close()
+        try await writer.close()
+    }
+
+    @Test func migrationsAreAppliedOnceAndANewerSchemaIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.databasePath
+
+        let first = try await SQLiteStore.open(path: path, logger: testLogger)
+        #expect(first.appliedMigrations == [1])
+        try await first.close()
+        let second = try await SQLiteStore.open(path: path, logger: testLogger)
+        #expect(second.appliedMigrations.isEmpty)
+        #expect(try await second.integerForTesting("SELECT count(*) FROM schema_migrations") == 1)
+        // As if a newer Herald had migrated the file.
+        try await second.executeForTesting("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from the future', 0)")
+        try await second.close()
+
+        do {
+            let store = try await SQLiteStore.open(path: path, logger: testLogger)
+            try? await store.close()
+            Issue.record("a database from a newer Herald was opened")
+        } catch let error as SQLiteStoreError {
+            #expect(error.code == .schemaTooNew)
+            #expect(error.message.contains("99"))
+            #expect(error.message.contains("newer"))
+        }
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("not-a-db.sqlite").path
+        try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
+        await #expect(throws: SQLiteStoreError(code: .cannotOpen, message: "")) {
+            let store = try await SQLiteStore.open(path: path, logger: testLogger)
+            try? await store.close()
+        }
+    }
+
+    @Test func callsAfterCloseFail() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
+        try await store.close()
+        try await store.close()  // closing twice is fine
+        await expectHeraldError(.unavailable) { _ = try await store.registrationCount() }
+        await expectHeraldError(.unavailable) { _ = try await store.upsertRegistration(.sample(), ifVersion: nil) }
+        await expectHeraldError(.unavailable) { try await store.deleteSession(tokenHash: "x") }
+    }
+
+    @Test(arguments: [SQLiteStore.Configuration.Synchronous.normal, .full])
+    func configurationIsApplied(synchronous: SQLiteStore.Configuration.Synchronous) async throws {
+        let configuration = SQLiteStore.Configuration(readers: 3, synchronous: synchronous, busyTimeout: .milliseconds(1500))
+        try await withStore(configuration: configuration) { store, _ in
+            // Pragmas of the writer connection.
+            let expected = synchronous == .full ? 2 : 1
+            try await store.executeForTesting("SELECT 1")
+            #expect(store.configuration.readers == 3)
+            #expect(try await store.integerForTesting("PRAGMA busy_timeout") == 1500)
+            #expect(try await store.integerForTesting("PRAGMA synchronous") == expected)
+            #expect(try await store.integerForTesting("PRAGMA foreign_keys") == 1)
+            _ = try await store.upsertRegistration(.sample(id: "r"), ifVersion: nil)
+            #expect(try await store.registrationCount() == 1)
+        }
+    }
+}
