@@ -1,0 +1,81 @@
+import Foundation
+public import NIOSSL
+
+/// How ``APNsProvider`` reaches Apple Push Notification service and signs in to it.
+public struct APNsConfiguration: Sendable {
+    /// Apple's two push environments. A device token belongs to one of them.
+    public enum Environment: String, Sendable, Hashable, CaseIterable {
+        case production
+        case sandbox
+
+        /// The base URL of the environment's HTTP/2 API.
+        public var endpoint: String {
+            switch self {
+            case .production: "https://api.push.apple.com"
+            case .sandbox: "https://api.sandbox.push.apple.com"
+            }
+        }
+    }
+
+    /// Base URL that requests go to: the environment's by default; set it to reach a proxy
+    /// or an emulator.
+    public var endpoint: String
+    /// The team that owns the key (the JWT `iss`).
+    public var teamID: String
+    /// The key's id (the JWT `kid`).
+    public var keyID: String
+    /// Contents of the `.p8` file: a PEM P-256 private key.
+    public var privateKeyPEM: String
+    /// Default `apns-topic` (usually the app's bundle id), used when a notification has none.
+    public var topic: String
+    /// Certificates to trust for the TLS connection; `nil` uses the system roots.
+    public var trustRoots: [NIOSSLCertificate]? = nil
+    /// Number of HTTP/2 connections that sends are spread over, round-robin.
+    public var connections: Int = 4
+    /// Time allowed for one send, from queueing to the end of the response.
+    /// A refused connection is retried until then (at most 10 s per connection attempt), so an
+    /// unreachable service fails a send with ``DeliveryOutcome/pnsUnreachable`` after this long.
+    public var timeout: Duration = .seconds(30)
+    /// How long a provider token is reused. Apple rejects tokens older than 60 minutes and
+    /// refuses new ones more often than every 20, so this must lie in 20...60 minutes.
+    public var tokenLifetime: Duration = .seconds(50 * 60)
+
+    public init(
+        environment: Environment = .production,
+        teamID: String,
+        keyID: String,
+        privateKeyPEM: String,
+        topic: String
+    ) {
+        self.endpoint = environment.endpoint
+        self.teamID = teamID
+        self.keyID = keyID
+        self.privateKeyPEM = privateKeyPEM
+        self.topic = topic
+    }
+
+    /// The range that ``tokenLifetime`` must lie in.
+    public static let tokenLifetimeRange: ClosedRange<Duration> = .seconds(20 * 60) ... .seconds(60 * 60)
+
+    /// Checks the values that do not need a network: lifetime, connections, timeout, endpoint.
+    func validate() throws(PushProviderError) {
+        guard !teamID.isEmpty, !keyID.isEmpty else {
+            throw .invalidConfiguration("APNs team id and key id are required")
+        }
+        guard Self.tokenLifetimeRange.contains(tokenLifetime) else {
+            throw .invalidConfiguration("APNs token lifetime must be between 20 and 60 minutes")
+        }
+        guard connections >= 1 else { throw .invalidConfiguration("APNs connections must be at least 1") }
+        guard timeout > .zero else { throw .invalidConfiguration("APNs timeout must be positive") }
+        try validateBaseURL(endpoint, name: "APNs endpoint")
+    }
+}
+
+/// Throws unless `value` is an absolute http(s) URL with a host.
+func validateBaseURL(_ value: String, name: String) throws(PushProviderError) {
+    guard let url = URL(string: value), let scheme = url.scheme?.lowercased(),
+        scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty
+    else {
+        throw .invalidConfiguration("\(name) '\(value)' is not an http(s) URL")
+    }
+}

@@ -1,0 +1,39 @@
+public import Foundation
+public import NIOSSL
+
+/// How ``FCMProvider`` reaches Firebase Cloud Messaging (HTTP v1) and signs in to it.
+public struct FCMConfiguration: Sendable {
+    /// The service account whose key signs the OAuth2 assertion.
+    public var serviceAccount: FCMServiceAccount
+    /// Base URL of the FCM API; set it to reach a proxy or an emulator.
+    public var endpoint: String = "https://fcm.googleapis.com"
+    /// Overrides the service account's `token_uri`.
+    public var tokenURI: String? = nil
+    /// Certificates to trust for TLS; `nil` uses the system roots.
+    public var trustRoots: [NIOSSLCertificate]? = nil
+    /// Time allowed for one request (a send or a token exchange).
+    /// A refused connection is retried until then (at most 10 s per connection attempt), so an
+    /// unreachable service fails a send with ``DeliveryOutcome/pnsUnreachable`` after this long.
+    public var timeout: Duration = .seconds(30)
+    /// Number of HTTP/2 connections that sends are spread over, round-robin.
+    public var connections: Int = 2
+    /// The wall clock that access-token expiry and JWT `iat` are read from.
+    public var now: @Sendable () -> Date = Date.init
+
+    public init(serviceAccount: FCMServiceAccount) {
+        self.serviceAccount = serviceAccount
+    }
+
+    /// The token endpoint in effect.
+    public var effectiveTokenURI: String { tokenURI ?? serviceAccount.tokenURI }
+
+    func validate() throws(PushProviderError) {
+        guard connections >= 1 else { throw .invalidConfiguration("FCM connections must be at least 1") }
+        guard timeout > .zero else { throw .invalidConfiguration("FCM timeout must be positive") }
+        try validateBaseURL(endpoint, name: "FCM endpoint")
+        try validateBaseURL(effectiveTokenURI, name: "FCM token URI")
+        guard serviceAccount.projectID.utf8.allSatisfy({ $0 > 32 && $0 < 127 && $0 != UInt8(ascii: "/") }) else {
+            throw .invalidConfiguration("FCM project id '\(serviceAccount.projectID)' is not valid")
+        }
+    }
+}
