@@ -21,6 +21,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldTLS", targets: ["HeraldTLS"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldHub", targets: ["HeraldHub"]),
@@ -108,6 +109,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -162,6 +164,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings

@@ -154,7 +154,7 @@ struct Device: AsyncParsableCommand {
             throw ValidationError("the emulator answered \(response.status.code) to \(method) \(url)")
         }
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .millisecondsSince1970
         return try decoder.decode(T.self, from: Data(bytes.readableBytesView))
     }
 }

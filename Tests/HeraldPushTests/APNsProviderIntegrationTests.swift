@@ -210,7 +210,7 @@ func alert(_ text: String, headers: [(name: String, value: String)] = []) throws
         try await APNsHarness.with { harness in
             let device = harness.emulator.registerDevice(topic: APNsHarness.topic)
             try await harness.withProvider { provider in
-                harness.emulator.injectFaults(Fault.throttled.retryAfter(7), count: 1)
+                harness.emulator.injectFaults(Fault.throttled.withRetryAfter(7), count: 1)
                 let throttled = await provider.send(try alert("x"), to: PushTarget(handle: device))
                 #expect(throttled.disposition == .retryable(retryAfter: 7))
                 #expect(throttled.outcome == .throttled)

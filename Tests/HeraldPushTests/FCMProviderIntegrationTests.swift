@@ -193,8 +193,8 @@ func dataMessage(_ fields: [(String, String)]) -> PushNotification {
     }
 
     @Test(arguments: [
-        (Fault.throttled.retryAfter(12), DeliveryOutcome.throttled, 12.0 as Double?, "QUOTA_EXCEEDED"),
-        (Fault.unavailable.retryAfter(3), .pnsUnavailable, 3.0, "UNAVAILABLE"),
+        (Fault.throttled.withRetryAfter(12), DeliveryOutcome.throttled, 12.0 as Double?, "QUOTA_EXCEEDED"),
+        (Fault.unavailable.withRetryAfter(3), .pnsUnavailable, 3.0, "UNAVAILABLE"),
         (Fault.internalError, .pnsServerError, nil, "INTERNAL"),
     ])
     func faultsAreRetryable(_ fault: Fault, outcome: DeliveryOutcome, retryAfter: Double?, code: String) async throws {

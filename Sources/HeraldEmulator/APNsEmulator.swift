@@ -1,0 +1,143 @@
+public import Crypto
+public import Foundation
+public import HeraldTLS
+public import Logging
+public import NIOCore
+public import ServiceLifecycle
+
+/// A local APNs: HTTP/2 over TLS, provider-token (ES256 JWT) authentication, and the status codes
+/// and reasons APNs answers with. It records what each virtual device received and can be told
+/// to fail.
+///
+/// Start it with ``start(configuration:logger:)``; run it in a `ServiceGroup` (``run()`` returns
+/// after graceful shutdown) or call ``shutdown()``. Control it in process or over HTTP on the same
+/// port under `/_emulator/`.
+public final class APNsEmulator: Service, Sendable {
+    /// A key that may sign provider tokens: the public half of an APNs `.p8` key.
+    public struct SigningKey: Sendable {
+        public var keyID: String
+        public var teamID: String
+        public var publicKey: P256.Signing.PublicKey
+
+        public init(keyID: String, teamID: String, publicKey: P256.Signing.PublicKey) {
+            self.keyID = keyID
+            self.teamID = teamID
+            self.publicKey = publicKey
+        }
+    }
+
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        /// 0 picks a free port; read it from ``APNsEmulator/port``.
+        public var port = 0
+        public var identity: TLSIdentity
+        public var signingKeys: [SigningKey]
+        /// Allowed `apns-topic` values (with APNs' `.voip`, `.complication`, … suffixes); empty = any.
+        public var topics: Set<String> = []
+        /// `true`: any well-formed token is a device (benchmarks). `false`: only tokens from
+        /// ``APNsEmulator/registerDevice(topic:)`` are valid, others get 400 BadDeviceToken.
+        public var openDeviceRegistry = false
+        /// Keep received payloads per device (the inbox).
+        public var recordsPayloads = true
+        /// At most this many notifications are kept per device; older ones are dropped.
+        public var inboxLimit = 10_000
+        public var maxConcurrentStreams = 1000
+        /// Provider tokens older than this (seconds) get 403 ExpiredProviderToken.
+        public var providerTokenLifetime: TimeInterval = 3600
+        /// A key presenting a new token sooner than this (seconds) after its previous new token
+        /// gets 429 TooManyProviderTokenUpdates. 0 turns the check off.
+        public var minimumProviderTokenInterval: TimeInterval = 20 * 60
+        /// The event loops to serve on; `nil` uses NIO's shared singleton group.
+        public var eventLoopGroup: (any EventLoopGroup)? = nil
+        public var now: @Sendable () -> Date = Date.init
+
+        public init(identity: TLSIdentity, signingKeys: [SigningKey]) {
+            self.identity = identity
+            self.signingKeys = signingKeys
+        }
+    }
+
+    private let server: EmulatorServer
+    private let responder: APNsResponder
+    private let host: String
+
+    private init(server: EmulatorServer, responder: APNsResponder, host: String) {
+        self.server = server
+        self.responder = responder
+        self.host = host
+    }
+
+    /// Binds and starts serving. `port` is the bound port.
+    public static func start(configuration: Configuration, logger: Logger) async throws -> APNsEmulator {
+        let responder = APNsResponder(configuration: configuration, logger: logger)
+        let server = try await EmulatorServer.start(
+            configuration: .init(
+                host: configuration.host,
+                port: configuration.port,
+                identity: configuration.identity,
+                maxConcurrentStreams: configuration.maxConcurrentStreams,
+                eventLoopGroup: configuration.eventLoopGroup
+            ),
+            responder: responder,
+            logger: logger
+        )
+        return APNsEmulator(server: server, responder: responder, host: configuration.host)
+    }
+
+    /// The bound port.
+    public var port: Int { server.port }
+    /// `https://HOST:PORT`.
+    public var baseURL: String { EmulatorURL.base(host: host, port: port) }
+
+    /// Serves until graceful shutdown or cancellation, then closes (in-flight requests are answered).
+    public func run() async throws {
+        await server.run()
+    }
+
+    /// Stops accepting connections, lets open ones finish, and returns when all are closed.
+    public func shutdown() async throws {
+        await server.shutdown()
+    }
+
+    // MARK: - Control
+
+    /// A new random 32-byte token (64 lowercase hex) for a device of the app `topic`.
+    public func registerDevice(topic: String) -> String {
+        responder.registerDevice(topic: topic)
+    }
+
+    /// What the device received, oldest first.
+    public func notifications(for token: String) -> [ReceivedNotification] {
+        responder.notifications(for: token)
+    }
+
+    /// Later sends to `token` get 410 Unregistered with this moment as `timestamp`.
+    public func unregister(token: String) {
+        _ = responder.controlUnregister(token: token)
+    }
+
+    /// The next `count` requests that pass validation are answered with `fault`.
+    public func injectFaults(_ fault: Fault, count: Int) {
+        responder.injectFaults(fault, count: count)
+    }
+
+    /// Drops faults not yet used.
+    public func clearFaults() {
+        responder.clearFaults()
+    }
+
+    /// Total notifications accepted (200s).
+    public var acceptedCount: Int { responder.acceptedCount }
+}
+
+enum EmulatorURL {
+    static func base(host: String, port: Int) -> String {
+        let reachable: String
+        switch host {
+        case "0.0.0.0", "": reachable = "127.0.0.1"
+        case "::": reachable = "[::1]"
+        default: reachable = host.contains(":") ? "[\(host)]" : host
+        }
+        return "https://\(reachable):\(port)"
+    }
+}

@@ -1,0 +1,199 @@
+import HeraldTLS
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+import Synchronization
+
+/// The HTTP/2-over-TLS server that every emulator runs on: TLS with ALPN `h2` and `http/1.1`,
+/// HTTP/2 handled frame by frame, HTTP/1.1 through NIO's server pipeline, graceful shutdown
+/// (GOAWAY, serve what was started, close).
+final class EmulatorServer: Sendable {
+    struct Configuration: Sendable {
+        var host: String
+        var port: Int
+        var identity: TLSIdentity
+        var maxConcurrentStreams: Int
+        /// Larger request bodies are refused with 413 before they are read whole.
+        var maxBodySize: Int = 1 << 20
+        /// How long connections get to finish their requests on shutdown before they are closed.
+        var shutdownGracePeriod: TimeAmount = .seconds(5)
+        var eventLoopGroup: (any EventLoopGroup)?
+    }
+
+    private struct Lifecycle {
+        var connections: [ObjectIdentifier: any Channel] = [:]
+        var shuttingDown = false
+        var closed = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let serverChannel: any Channel
+    private let tracker: ConnectionTracker
+    private let gracePeriod: TimeAmount
+    private let logger: Logger
+    /// The bound port.
+    let port: Int
+
+    private init(serverChannel: any Channel, tracker: ConnectionTracker, gracePeriod: TimeAmount, logger: Logger) {
+        self.serverChannel = serverChannel
+        self.tracker = tracker
+        self.gracePeriod = gracePeriod
+        self.logger = logger
+        self.port = serverChannel.localAddress?.port ?? 0
+    }
+
+    /// Binds and starts serving with `responder`.
+    static func start<Responder: EmulatorResponder>(
+        configuration: Configuration,
+        responder: Responder,
+        logger: Logger
+    ) async throws -> EmulatorServer {
+        let sslContext = try NIOSSLContext(configuration: configuration.identity.makeServerConfiguration())
+        let tracker = ConnectionTracker()
+        var settings = HTTP2Settings()
+        settings.append(HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams))
+        settings.append(HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024))
+        settings.append(HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20))
+        let connectionConfiguration = {
+            var connection = NIOHTTP2Handler.ConnectionConfiguration()
+            connection.initialSettings = settings
+            return connection
+        }()
+        let streamWindow = 1 << 20
+        let maxBodySize = configuration.maxBodySize
+        let group = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
+
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                guard tracker.register(channel) else {
+                    return channel.close()
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                }.flatMap {
+                    channel.configureHTTP2SecureUpgrade(
+                        h2ChannelConfigurator: { channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                let sync = channel.pipeline.syncOperations
+                                try sync.addHandler(
+                                    NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration)
+                                )
+                                try sync.addHandler(
+                                    HTTP2EmulatorHandler(
+                                        responder: responder,
+                                        maxBodySize: maxBodySize,
+                                        streamWindow: streamWindow
+                                    )
+                                )
+                            }
+                        },
+                        http1ChannelConfigurator: { channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                let sync = channel.pipeline.syncOperations
+                                try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                                try sync.addHandler(HTTP1EmulatorHandler(responder: responder, maxBodySize: maxBodySize))
+                            }
+                        }
+                    )
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+
+        let server = EmulatorServer(
+            serverChannel: channel,
+            tracker: tracker,
+            gracePeriod: configuration.shutdownGracePeriod,
+            logger: logger
+        )
+        logger.debug("emulator listening", metadata: ["herald.emulator.port": "\(server.port)"])
+        return server
+    }
+
+    /// Stops accepting, asks every connection to finish (HTTP/2 GOAWAY, HTTP/1 close when idle),
+    /// and closes whatever is still open after the grace period. Idempotent; returns at once.
+    func beginShutdown() {
+        let connections: [any Channel]? = tracker.lifecycle.withLock { state in
+            guard !state.shuttingDown else { return nil }
+            state.shuttingDown = true
+            return Array(state.connections.values)
+        }
+        guard let connections else { return }
+        logger.debug("emulator shutting down", metadata: ["herald.emulator.port": "\(port)"])
+
+        serverChannel.close(promise: nil)
+        let grace = gracePeriod
+        for connection in connections {
+            connection.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            connection.eventLoop.scheduleTask(in: grace) { connection.close(promise: nil) }
+        }
+        let futures = [serverChannel.closeFuture] + connections.map(\.closeFuture)
+        EventLoopFuture.andAllComplete(futures, on: serverChannel.eventLoop).whenComplete { _ in
+            let waiters = self.tracker.lifecycle.withLock { state in
+                state.closed = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Suspends until ``beginShutdown()`` has finished closing everything.
+    func waitUntilClosed() async {
+        await withCheckedContinuation { continuation in
+            let closed = tracker.lifecycle.withLock { state in
+                if state.closed { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if closed { continuation.resume() }
+        }
+    }
+
+    func shutdown() async {
+        beginShutdown()
+        await waitUntilClosed()
+    }
+
+    /// Serves until graceful shutdown (ServiceLifecycle) or cancellation, then shuts down.
+    func run() async {
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await waitUntilClosed()
+            } onGracefulShutdown: {
+                self.beginShutdown()
+            }
+        } onCancel: {
+            self.beginShutdown()
+        }
+    }
+
+    /// Keeps the set of open connections, so that shutdown can reach them.
+    private final class ConnectionTracker: Sendable {
+        let lifecycle = Mutex(Lifecycle())
+
+        /// Adds `channel`, or returns `false` if the server is already shutting down.
+        func register(_ channel: any Channel) -> Bool {
+            let id = ObjectIdentifier(channel)
+            let accepted = lifecycle.withLock { state in
+                guard !state.shuttingDown else { return false }
+                state.connections[id] = channel
+                return true
+            }
+            if accepted {
+                channel.closeFuture.whenComplete { _ in
+                    _ = self.lifecycle.withLock { $0.connections.removeValue(forKey: id) }
+                }
+            }
+            return accepted
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writing files that hold secrets: created with a restrictive mode from the start (no window in
+/// which another user could read them) and moved into place atomically.
+package enum SecureFile {
+    /// Writes `contents` to `path` with permissions `mode` (0600 for keys), replacing any file there.
+    package static func write(_ contents: String, to path: String, mode: Int = 0o600) throws {
+        let mode = mode_t(mode)
+        let temporary = path + ".tmp-\(UInt32.random(in: 0 ... .max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw HeraldTLSError(code: .fileSystem, message: "cannot create \(temporary): errno \(errno)")
+        }
+        var ok = fchmod(fd, mode) == 0
+        let bytes = Array(contents.utf8)
+        var written = 0
+        while ok && written < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                posixWrite(fd, raw.baseAddress! + written, raw.count - written)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                ok = false
+            } else {
+                written += n
+            }
+        }
+        ok = (fsync(fd) == 0) && ok
+        close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw HeraldTLSError(code: .fileSystem, message: "cannot write \(path): errno \(code)")
+        }
+    }
+
+    /// Creates `directory` (and its parents) if it does not exist.
+    package static func ensureDirectory(_ directory: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw HeraldTLSError(code: .fileSystem, message: "\(directory) exists and is not a directory")
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw HeraldTLSError(code: .fileSystem, message: "cannot create directory \(directory)")
+        }
+    }
+
+    /// The UTF-8 contents of `path`, or `nil` if there is no such file.
+    package static func read(_ path: String) throws -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
+            throw HeraldTLSError(code: .fileSystem, message: "cannot read \(path)")
+        }
+        return text
+    }
+}
+
+@inline(__always)
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Darwin)
+    return Darwin.write(fd, buffer, count)
+    #elseif canImport(Musl)
+    return Musl.write(fd, buffer, count)
+    #else
+    return Glibc.write(fd, buffer, count)
+    #endif
+}
