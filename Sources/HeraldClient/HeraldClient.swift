@@ -125,11 +125,11 @@ public final class HeraldClient: Sendable {
 
     /// Notifies every device of `user` (on one platform, or all) with "From <me>: <message>".
     @discardableResult
-    public func notify(user: String, message: String, platform: Platform? = nil) async throws -> NotificationOutcome {
+    public func notify(user: String, message: String, platform: Platform? = nil) async throws -> NotificationSummary {
         var query = [URLQueryItem(name: "to_tag", value: user)]
         if let platform { query.append(URLQueryItem(name: "pns", value: platform.rawValue)) }
         let data = try await send("POST", "api/notifications", query: query, json: .string(message))
-        return try Self.decoder.decode(NotificationOutcome.self, from: data)
+        return try Self.decoder.decode(NotificationSummary.self, from: data)
     }
 
     // MARK: HTTP
@@ -181,18 +181,6 @@ public final class HeraldClient: Sendable {
         }
         return data
     }
-}
-
-/// A notification's outcome as the server reports it.
-public struct NotificationOutcome: Sendable, Hashable, Codable {
-    public var id: String
-    public var state: String
-    public var tagExpression: String?
-    public var platforms: [String]
-    public var targets: Int
-    public var success: Int
-    public var failure: Int
-    public var outcomes: OutcomeCounts
 }
 
 /// An error answer from Herald: the HTTP status and Herald's code and message.

@@ -166,6 +166,9 @@ public struct AppBackendController: Sendable {
             platforms = [try Platform(parsing: pns)]
         } else {
             platforms = Platform.allCases.filter { hub.configuredPlatforms.contains($0) }
+            guard !platforms.isEmpty else {
+                throw HeraldError.unavailable("no push service is configured on this server")
+            }
         }
         let body = try await request.decodeJSONBody(context: context)
         let content: NotificationContent
@@ -189,7 +192,7 @@ public struct AppBackendController: Sendable {
             metadata: ["herald.notification.id": "\(record.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]
         )
         let outcome = try await hub.waitForCompletion(id: record.id, timeout: configuration.notifyWait) ?? record
-        return try .json(NotificationView(outcome), status: outcome.state == .abandoned ? .serviceUnavailable : .ok)
+        return try .json(NotificationSummary(outcome), status: outcome.state == .abandoned ? .serviceUnavailable : .ok)
     }
 }
 
@@ -207,36 +210,5 @@ struct RegistrationView: Encodable {
         tags = r.tags
         version = r.version
         updatedAt = r.updatedAt
-    }
-}
-
-/// A notification's outcome: its id, state and counts per platform and outcome.
-public struct NotificationView: Codable, Sendable {
-    public var id: String
-    public var state: String
-    public var tagExpression: String?
-    public var platforms: [String]
-    /// Devices tried (every outcome except skipped duplicates).
-    public var targets: Int
-    public var success: Int
-    public var failure: Int
-    public var outcomes: OutcomeCounts
-    public var enqueuedAt: Date
-    public var startedAt: Date?
-    public var endedAt: Date?
-
-    public init(_ r: NotificationRecord) {
-        id = r.id
-        state = r.state.rawValue
-        tagExpression = r.tagExpression
-        platforms = r.payloads.map(\.platform.rawValue)
-        let skipped = r.counts.total(.skipped)
-        targets = r.counts.total - skipped
-        success = r.counts.total(.success)
-        failure = targets - success
-        outcomes = r.counts
-        enqueuedAt = r.enqueuedAt
-        startedAt = r.startedAt
-        endedAt = r.endedAt
     }
 }

@@ -73,7 +73,7 @@ struct Send: AsyncParsableCommand {
                 hinted = true
             }
         }
-        let view = NotificationView(current)
+        let view = NotificationSummary(current)
         print("state    \(view.state)")
         print("devices  \(view.targets) (\(view.success) delivered, \(view.failure) failed)")
         for (platform, counts) in current.counts.counts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

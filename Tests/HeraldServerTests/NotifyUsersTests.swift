@@ -46,7 +46,7 @@ import FoundationNetworking
                 }
                 let (status, data) = try await call("POST", "/api/notifications?pns=apns&to_tag=alice", user: "bob", body: #""Hello from the tutorial""#)
                 #expect(status == 200)
-                let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: data)
+                let outcome = try JSONDecoder.iso.decode(NotificationSummary.self, from: data)
                 #expect(outcome.state == "Completed")
                 #expect(outcome.success == 1)
                 let received = herald.apns.notifications(for: aliceToken)
@@ -130,7 +130,7 @@ import FoundationNetworking
                 herald.apns.unregister(token: token)
                 try await client.execute(uri: "/api/notifications?pns=apns&to_tag=bob", method: .post, headers: alice, body: .json(#""ping""#)) { response in
                     #expect(response.status == .ok)
-                    let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: Data(response.body.readableBytesView))
+                    let outcome = try JSONDecoder.iso.decode(NotificationSummary.self, from: Data(response.body.readableBytesView))
                     #expect(outcome.outcomes.counts[.apns]?[.expiredChannel] == 1)
                     #expect(outcome.success == 0)
                 }
@@ -147,7 +147,7 @@ import FoundationNetworking
                 _ = try await client.register(alice, handle: token)
                 herald.apns.injectFaults(.throttled, count: 2)
                 try await client.execute(uri: "/api/notifications?pns=apns&to_tag=alice", method: .post, headers: alice, body: .json(#""retry me""#)) { response in
-                    let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: Data(response.body.readableBytesView))
+                    let outcome = try JSONDecoder.iso.decode(NotificationSummary.self, from: Data(response.body.readableBytesView))
                     #expect(outcome.success == 1)
                 }
                 #expect(herald.apns.notifications(for: token).count == 1)
@@ -161,7 +161,7 @@ import FoundationNetworking
                 let alice = try await client.signUp("alice")
                 try await client.execute(uri: "/api/notifications?pns=fcm&to_tag=nobody", method: .post, headers: alice, body: .json(#""hello?""#)) { response in
                     #expect(response.status == .ok)
-                    let outcome = try JSONDecoder.iso.decode(NotificationOutcome.self, from: Data(response.body.readableBytesView))
+                    let outcome = try JSONDecoder.iso.decode(NotificationSummary.self, from: Data(response.body.readableBytesView))
                     #expect(outcome.state == "NoTargetFound")
                 }
             }
