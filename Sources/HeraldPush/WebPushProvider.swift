@@ -1,0 +1,222 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+public import HeraldCore
+import HeraldTLS
+public import Logging
+import NIOCore
+import NIOHTTP1
+public import ServiceLifecycle
+
+/// Sends notifications to browsers through their push services (Web Push: RFC 8030, with
+/// VAPID, RFC 8292, and message encryption, RFC 8291).
+///
+/// Each send is a `POST` to the subscription's endpoint (the target's handle) with the
+/// notification's bytes encrypted for that subscription (`aes128gcm`, a fresh ECDH key and
+/// salt per message), `TTL` (the notification's, else ``WebPushConfiguration/defaultTTL``),
+/// `Urgency` and `Topic` when the notification has them, and a VAPID token per push service
+/// origin, reused until shortly before it expires.
+///
+/// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
+public final class WebPushProvider: PushProvider, Service {
+    public let platform: Platform = .webpush
+    public let configuration: WebPushConfiguration
+
+    private let logger: Logger
+    let vapid: WebPushVAPID
+    private let pool: HTTPClientPool
+    private let timeout: TimeAmount
+    private let allowedHosts: Set<String>?
+
+    /// - Throws: ``PushProviderError`` when the configuration or the VAPID key is invalid.
+    public init(configuration: WebPushConfiguration, logger: Logger) throws {
+        try configuration.validate()
+        let key = try WebPushVAPID.privateKey(from: configuration.vapidPrivateKey)
+        self.configuration = configuration
+        self.logger = logger
+        self.vapid = WebPushVAPID(
+            key: key,
+            subject: configuration.subject,
+            lifetime: Double(configuration.tokenLifetime.components.seconds),
+            now: configuration.now
+        )
+        self.timeout = TimeAmount(configuration.timeout)
+        self.allowedHosts = configuration.allowedEndpointHosts.map { Set($0.map { $0.lowercased() }) }
+        self.pool = HTTPClientPool(
+            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout)
+    }
+
+    /// The VAPID public key, uncompressed and base64url: the `applicationServerKey` that the
+    /// web app passes to `pushManager.subscribe`.
+    public var applicationServerKey: String { vapid.publicKey }
+
+    public func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
+        guard case .bytes(let plaintext) = notification.body else {
+            return .rejectedLocally(.invalidNotificationFormat, reason: "Web Push notifications need a byte body")
+        }
+        guard plaintext.readableBytes <= PayloadLimits.webPushPlaintext else {
+            return .rejectedLocally(
+                .invalidNotificationSize,
+                reason: "the plaintext is \(plaintext.readableBytes) bytes; Web Push allows \(PayloadLimits.webPushPlaintext)")
+        }
+        guard let endpoint = WebPushEndpoint(target.handle) else {
+            return .rejectedLocally(.badChannel, reason: "the endpoint is not an https URL")
+        }
+        if let allowedHosts, !endpoint.isAllowed(by: allowedHosts) {
+            return .rejectedLocally(.badChannel, reason: "the endpoint's host is not an allowed push service")
+        }
+        guard let keys = target.webPushKeys else {
+            return .rejectedLocally(.badChannel, reason: "the subscription has no p256dh and auth keys")
+        }
+        let userAgentKey: P256.KeyAgreement.PublicKey
+        let authSecret: Data
+        do throws(WebPushCryptoError) {
+            (userAgentKey, authSecret) = try Self.subscriptionKeys(keys)
+        } catch {
+            return .rejectedLocally(.badChannel, reason: error.message)
+        }
+        let headers: HTTPHeaders
+        switch Self.pushHeaders(for: notification, defaultTTL: configuration.defaultTTL) {
+        case .success(let value): headers = value
+        case .failure(let failure): return .rejectedLocally(.invalidNotificationFormat, reason: failure.message)
+        }
+        guard !pool.isShutDown else { return .unreachable(reason: "provider shut down") }
+
+        let authorization: String
+        do {
+            authorization = try vapid.authorization(origin: endpoint.origin)
+        } catch {
+            logger.error("VAPID token could not be signed")
+            return .rejectedLocally(.invalidCredentials, reason: "VAPID signing failed")
+        }
+        let body: [UInt8]
+        do throws(WebPushCryptoError) {
+            body = try WebPushCrypto.encrypt(Array(plaintext.readableBytesView), userAgentPublicKey: userAgentKey, authSecret: authSecret)
+        } catch {
+            return .rejectedLocally(.invalidNotificationFormat, reason: error.message)
+        }
+
+        var request = HTTPClientRequest(url: endpoint.url)
+        request.method = .POST
+        request.headers = headers
+        request.headers.add(name: "authorization", value: authorization)
+        request.body = .bytes(ByteBuffer(bytes: body))
+
+        let response: HTTPClientResponse
+        do {
+            response = try await pool.next().execute(request, timeout: timeout)
+        } catch {
+            logger.debug(
+                "Web Push send failed without a response",
+                metadata: ["webpush.origin": "\(endpoint.origin)", "error": "\(String(describing: error))"])
+            return .unreachable()
+        }
+        let status = Int(response.status.code)
+        if (200...202).contains(status) {
+            do { for try await _ in response.body {} } catch {}
+            return PushResult(disposition: .delivered, outcome: .success, status: status)
+        }
+        let reason = await Self.reason(of: response)
+        let retryAfter = response.headers.first(name: "retry-after").flatMap {
+            RetryAfter.parse($0, now: configuration.now())
+        }
+        let result = Self.classify(status: status, reason: reason, retryAfter: retryAfter)
+        if result.outcome == .invalidCredentials {
+            logger.warning(
+                "Web Push service refused the VAPID credentials",
+                metadata: ["webpush.origin": "\(endpoint.origin)", "webpush.status": "\(status)", "webpush.reason": "\(reason ?? "")"])
+        } else {
+            logger.debug(
+                "Web Push send not delivered",
+                metadata: ["webpush.origin": "\(endpoint.origin)", "webpush.status": "\(status)", "webpush.reason": "\(reason ?? "")"])
+        }
+        return result
+    }
+
+    /// The subscription's `p256dh` (a 65-byte P-256 point) and `auth` (16 bytes), decoded.
+    static func subscriptionKeys(_ keys: WebPushKeys) throws(WebPushCryptoError) -> (P256.KeyAgreement.PublicKey, Data) {
+        guard let p256dh = JSONWebToken.base64URLDecode(keys.p256dh) else {
+            throw WebPushCryptoError(code: .invalidKey, message: "p256dh is not base64url")
+        }
+        let publicKey = try WebPushCrypto.publicKey(p256dh, name: "p256dh")
+        guard let auth = JSONWebToken.base64URLDecode(keys.auth), auth.count == WebPushCrypto.authSecretSize else {
+            throw WebPushCryptoError(code: .invalidKey, message: "auth is not a base64url 16-byte secret")
+        }
+        return (publicKey, auth)
+    }
+
+    struct HeaderFailure: Error {
+        var message: String
+    }
+
+    static let urgencies: Set<String> = ["very-low", "low", "normal", "high"]
+
+    /// `TTL`, `Urgency` and `Topic` from the notification (checked as RFC 8030 defines them),
+    /// and the content headers.
+    static func pushHeaders(for notification: PushNotification, defaultTTL: Int) -> Result<HTTPHeaders, HeaderFailure> {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(6)
+        if let ttl = notification.header("ttl") {
+            let trimmed = ttl.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), trimmed.utf8.count <= 10 else {
+                return .failure(HeaderFailure(message: "TTL must be a number of seconds"))
+            }
+            headers.add(name: "ttl", value: trimmed)
+        } else {
+            headers.add(name: "ttl", value: String(defaultTTL))
+        }
+        if let urgency = notification.header("urgency") {
+            let lowered = urgency.trimmingCharacters(in: .whitespaces).lowercased()
+            guard urgencies.contains(lowered) else {
+                return .failure(HeaderFailure(message: "Urgency must be very-low, low, normal or high"))
+            }
+            headers.add(name: "urgency", value: lowered)
+        }
+        if let topic = notification.header("topic") {
+            guard isValidTopic(topic) else {
+                return .failure(HeaderFailure(message: "Topic must be at most 32 characters of the base64url alphabet"))
+            }
+            headers.add(name: "topic", value: topic)
+        }
+        headers.add(name: "content-encoding", value: "aes128gcm")
+        headers.add(name: "content-type", value: "application/octet-stream")
+        return .success(headers)
+    }
+
+    /// RFC 8030 §5.4: at most 32 characters of `[A-Za-z0-9_-]`.
+    static func isValidTopic(_ topic: String) -> Bool {
+        let utf8 = topic.utf8
+        return !utf8.isEmpty && utf8.count <= 32
+            && utf8.allSatisfy { byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
+    }
+
+    /// A reason from an error body: `reason` (Apple, the Herald emulator), else `error`
+    /// (Mozilla's autopush), else `nil`. Only the first 200 characters are kept.
+    static func reason(of response: HTTPClientResponse) async -> String? {
+        guard let bytes = try? await response.body.collect(upTo: 64 * 1024) else { return nil }
+        struct ErrorBody: Decodable {
+            var reason: String?
+            var error: String?
+        }
+        guard let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(bytes.readableBytesView)),
+            let reason = decoded.reason ?? decoded.error
+        else { return nil }
+        return String(reason.prefix(200))
+    }
+
+    /// Waits for graceful shutdown, then closes the connections.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
+    }
+
+    /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.
+    public func shutdown() async throws {
+        try await pool.shutdown()
+    }
+}
