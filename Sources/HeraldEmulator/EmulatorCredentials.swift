@@ -184,3 +184,32 @@ public struct EmulatorCredentials: Sendable {
         return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
     }
 }
+
+extension EmulatorCredentials {
+    /// A WNS package SID (`ms-app://s-1-15-2-…`) for the WNS emulator, derived from the FCM key so
+    /// that it stays the same as long as the credentials directory does.
+    public var wnsPackageSID: String {
+        let digest = wnsDerived("herald.emulator.wns.package-sid")
+        let parts = stride(from: 0, to: 28, by: 4).map { offset in
+            digest[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+        return "ms-app://s-1-15-2-" + parts.map(String.init).joined(separator: "-")
+    }
+
+    /// The client secret that goes with ``wnsPackageSID``: 32 base64 characters, derived from the
+    /// FCM key like the SID.
+    public var wnsClientSecret: String {
+        Data(wnsDerived("herald.emulator.wns.client-secret").prefix(24)).base64EncodedString()
+    }
+
+    /// What the WNS emulator needs to issue access tokens for ``wnsPackageSID``.
+    public var wnsApp: WNSEmulator.App {
+        WNSEmulator.App(clientID: wnsPackageSID, clientSecret: wnsClientSecret)
+    }
+
+    /// HMAC-SHA256 of `label` under a key derived from the FCM private key.
+    private func wnsDerived(_ label: String) -> [UInt8] {
+        let key = SymmetricKey(data: SHA256.hash(data: fcmPrivateKey.derRepresentation))
+        return Array(HMAC<SHA256>.authenticationCode(for: Data(label.utf8), using: key))
+    }
+}

@@ -1,0 +1,209 @@
+import AsyncHTTPClient
+import Foundation
+public import HeraldCore
+public import Logging
+import NIOCore
+import NIOHTTP1
+public import ServiceLifecycle
+
+/// Sends notifications through Windows Push Notification Services.
+///
+/// Each send is a `POST` to the device's channel URI (the target's handle, an `https` URL;
+/// Microsoft's hosts are `*.notify.windows.com`, but any https host is accepted so that
+/// proxies and emulators work) with `Authorization: Bearer <access token>`, `X-WNS-Type`
+/// from the notification's headers (default `wns/toast`) and the matching `Content-Type`.
+/// `X-WNS-TTL`, `X-WNS-Tag`, `X-WNS-Group`, `X-WNS-Cache-Policy` and
+/// `X-WNS-RequestForStatus` are passed through when the notification has them.
+///
+/// The access token comes from the OAuth2 client credentials grant and is cached until
+/// shortly before it expires; a 401 refreshes it and repeats the send once.
+///
+/// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
+public final class WNSProvider: PushProvider, Service {
+    /// Notification headers sent on as they are (matched case-insensitively).
+    public static let passThroughHeaders = [
+        "X-WNS-TTL", "X-WNS-Tag", "X-WNS-Group", "X-WNS-Cache-Policy", "X-WNS-RequestForStatus",
+    ]
+
+    public let platform: Platform = .wns
+    public let configuration: WNSConfiguration
+
+    private let logger: Logger
+    private let pool: HTTPClientPool
+    private let tokens: WNSAccessTokenSource
+    private let timeout: TimeAmount
+
+    /// - Throws: ``PushProviderError`` when the configuration is invalid.
+    public init(configuration: WNSConfiguration, logger: Logger) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.logger = logger
+        self.timeout = TimeAmount(configuration.timeout)
+        let pool = HTTPClientPool(
+            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout)
+        self.pool = pool
+        self.tokens = WNSAccessTokenSource(
+            request: WNSAccessTokenRequest(
+                clientID: configuration.clientID,
+                clientSecret: configuration.clientSecret,
+                scope: configuration.scope,
+                tokenURI: configuration.tokenURI,
+                pool: pool,
+                timeout: TimeAmount(configuration.timeout),
+                logger: logger
+            ),
+            now: configuration.now
+        )
+    }
+
+    /// How many OAuth2 token exchanges this provider has started.
+    public var tokenExchangeCount: Int { tokens.exchangeCount }
+
+    public func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
+        guard Self.isChannelURI(target.handle) else {
+            return .rejectedLocally(.badChannel, reason: "the channel URI is not an https URL")
+        }
+        let prepared: Prepared
+        switch Self.prepare(notification) {
+        case .success(let value): prepared = value
+        case .failure(let rejection): return rejection.result
+        }
+        guard !pool.isShutDown else { return .unreachable(reason: "provider shut down") }
+
+        var attempt = 0
+        while true {
+            attempt += 1
+            let accessToken: WNSAccessTokenSource.AccessToken
+            do {
+                accessToken = try await tokens.token()
+            } catch {
+                if error.transient { return .unreachable(reason: error.oauthError ?? "token endpoint unreachable") }
+                return .rejectedLocally(.invalidCredentials, reason: error.oauthError ?? "token request refused")
+            }
+
+            var request = HTTPClientRequest(url: target.handle)
+            request.method = .POST
+            request.headers = prepared.headers
+            request.headers.add(name: "authorization", value: accessToken.authorization)
+            request.body = .bytes(prepared.body)
+
+            let response: HTTPClientResponse
+            do {
+                response = try await pool.next().execute(request, timeout: timeout)
+            } catch {
+                logger.debug(
+                    "WNS send failed without a response",
+                    metadata: ["herald.device": "\(Self.redacted(target.handle))", "error": "\(String(describing: error))"])
+                return .unreachable()
+            }
+            // The answer is in the headers; drain the body (WNS sends none worth reading).
+            do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
+
+            let status = Int(response.status.code)
+            let wnsStatus = response.headers.first(name: "x-wns-status").map { WNSStatus($0.lowercased()) }
+            if status == 401, attempt == 1 {
+                // The access token was refused (expired or revoked early): get a new one and
+                // repeat this send once.
+                tokens.invalidate(accessToken)
+                logger.debug("WNS access token refused; refreshing")
+                continue
+            }
+            let retryAfter = response.headers.first(name: "retry-after").flatMap {
+                RetryAfter.parse($0, now: configuration.now())
+            }
+            let result = Self.classify(
+                status: status,
+                wnsStatus: wnsStatus,
+                errorDescription: response.headers.first(name: "x-wns-error-description"),
+                retryAfter: retryAfter
+            )
+            if result.disposition != .delivered {
+                let metadata: Logger.Metadata = [
+                    "herald.device": "\(Self.redacted(target.handle))", "wns.status": "\(status)",
+                    "wns.notification_status": "\(wnsStatus?.rawValue ?? "")",
+                    "wns.device_connection_status": "\(response.headers.first(name: "x-wns-deviceconnectionstatus") ?? "")",
+                    "wns.msg_id": "\(response.headers.first(name: "x-wns-msg-id") ?? "")",
+                ]
+                if result.outcome == .invalidCredentials {
+                    logger.warning("WNS refused the credentials", metadata: metadata)
+                } else {
+                    logger.debug("WNS send not delivered", metadata: metadata)
+                }
+            }
+            return result
+        }
+    }
+
+    /// Headers and body of a send, built once before any attempt.
+    struct Prepared {
+        var headers: HTTPHeaders
+        var body: ByteBuffer
+    }
+
+    struct Rejection: Error {
+        var result: PushResult
+    }
+
+    /// Checks the notification and builds the request's headers (all but `Authorization`):
+    /// a known `X-WNS-Type`, a byte body of at most 5000 bytes, header values without
+    /// control characters.
+    static func prepare(_ notification: PushNotification) -> Result<Prepared, Rejection> {
+        let type = notification.header("X-WNS-Type").map(WNSNotificationType.init(header:)) ?? .toast
+        guard type.isKnown else {
+            return .failure(Rejection(result: .rejectedLocally(.invalidNotificationFormat, reason: "unknown X-WNS-Type")))
+        }
+        guard case .bytes(let body) = notification.body else {
+            return .failure(
+                Rejection(result: .rejectedLocally(.invalidNotificationFormat, reason: "a WNS body is bytes, not an FCM message")))
+        }
+        guard body.readableBytes <= PayloadLimits.wns else {
+            return .failure(
+                Rejection(
+                    result: .rejectedLocally(
+                        .invalidNotificationSize, reason: "the body is \(body.readableBytes) bytes; WNS accepts at most 5000")))
+        }
+        var headers: HTTPHeaders = [
+            "X-WNS-Type": type.rawValue,
+            "content-type": type.contentType,
+        ]
+        for name in passThroughHeaders {
+            guard let value = notification.header(name) else { continue }
+            guard isValidHeaderValue(value) else {
+                return .failure(
+                    Rejection(result: .rejectedLocally(.invalidNotificationFormat, reason: "\(name) holds a control character")))
+            }
+            headers.add(name: name, value: value)
+        }
+        return .success(Prepared(headers: headers, body: body))
+    }
+
+    /// An absolute `https` URL with a host.
+    static func isChannelURI(_ handle: String) -> Bool {
+        guard let url = URL(string: handle), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty
+        else { return false }
+        return true
+    }
+
+    /// Visible ASCII, spaces and tabs, and UTF-8 beyond ASCII; no CR, LF or other controls.
+    static func isValidHeaderValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// `https://host/…`: where the channel lives, without the part that identifies the device.
+    static func redacted(_ channel: String) -> String {
+        guard let url = URL(string: channel), let scheme = url.scheme, let host = url.host else { return "…" }
+        return scheme + "://" + host + "/…"
+    }
+
+    /// Waits for graceful shutdown, then closes the connections.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
+    }
+
+    /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.
+    public func shutdown() async throws {
+        tokens.cancel()
+        try await pool.shutdown()
+    }
+}
