@@ -1,3 +1,5 @@
+public import Foundation
+
 /// How the HTTP server behaves. Defaults are safe for production.
 public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -18,6 +20,40 @@ public struct ServerConfiguration: Sendable {
     /// so simulated devices can find them; `nil` with real push services.
     public var emulators: EmulatorDirectory?
 
+    // MARK: Secure push and rich push
+
+    /// The key that seals secure-push payloads at rest (AES-GCM). `nil` turns secure push
+    /// off: its routes answer 503. The `herald` binary keeps it in
+    /// `<data-dir>/keys/secure-payload.key` (``SecurePayloadKey/loadOrCreate(path:)``).
+    public var secureKey: SecurePayloadKey?
+    /// How long a secure payload can be fetched after it was sent.
+    public var secureRetention: Duration = .seconds(7 * 24 * 3600)
+    /// The directory that holds rich content, one file per upload. `nil` turns rich push
+    /// off: its routes answer 503.
+    public var richDirectory: String?
+    /// The largest rich content accepted, in bytes; larger uploads get 413.
+    public var richMaxBytes: Int = 10 * 1024 * 1024
+    /// How long rich content can be fetched after it was uploaded.
+    public var richRetention: Duration = .seconds(7 * 24 * 3600)
+    /// The media types rich content may have (without parameters, lowercase); others get 415.
+    public var richMediaTypes: Set<String> = ServerConfiguration.defaultRichMediaTypes
+    /// The URL devices reach this server at, such as `https://push.example.com`: the base of
+    /// the `richUrl` of alert-style rich notifications. `nil` uses the request's `Host`,
+    /// which is fine for development; set it in production.
+    public var publicURL: String?
+    /// How often expired secure payloads and rich content are deleted.
+    public var contentSweepInterval: Duration = .seconds(600)
+    /// The clock that dates and expires secure payloads and rich content; injectable for tests.
+    public var now: @Sendable () -> Date = { Date() }
+
+    /// Images, sounds, video, text, links and JSON.
+    public static let defaultRichMediaTypes: Set<String> = [
+        "image/png", "image/jpeg", "image/gif", "image/webp",
+        "audio/mpeg", "audio/aac", "audio/x-caf",
+        "video/mp4",
+        "text/plain", "text/uri-list", "application/json",
+    ]
+
     public init() {}
 }
 
@@ -26,12 +62,19 @@ public struct EmulatorDirectory: Sendable, Codable, Hashable {
     public var apns: String?
     public var apnsTopic: String?
     public var fcm: String?
+    public var webpush: String?
+    public var wns: String?
+    /// The VAPID public key web apps pass to `pushManager.subscribe` as `applicationServerKey`.
+    public var vapidPublicKey: String?
     public var caCertificatePEM: String
 
-    public init(apns: String?, apnsTopic: String?, fcm: String?, caCertificatePEM: String) {
+    public init(apns: String?, apnsTopic: String?, fcm: String?, webpush: String? = nil, wns: String? = nil, vapidPublicKey: String? = nil, caCertificatePEM: String) {
         self.apns = apns
         self.apnsTopic = apnsTopic
         self.fcm = fcm
+        self.webpush = webpush
+        self.wns = wns
+        self.vapidPublicKey = vapidPublicKey
         self.caCertificatePEM = caCertificatePEM
     }
 }

@@ -30,7 +30,7 @@ struct Device: AsyncParsableCommand {
     @Flag(name: .customLong("sign-up"), help: "Create the account first if it does not exist.")
     var signUp = false
 
-    @Option(help: "apns or fcm.")
+    @Option(help: "apns, fcm, wns or webpush.")
     var platform: String = "apns"
 
     @Option(help: "Comma-separated tags to register with (besides username:<user>, which the server adds).")
@@ -50,9 +50,6 @@ struct Device: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        guard platform == .apns || platform == .fcm else {
-            throw ValidationError("the built-in emulators simulate apns and fcm devices")
-        }
         let directory = try await fetchEmulatorDirectory(base)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(directory.caCertificatePEM.utf8)))
@@ -61,14 +58,41 @@ struct Device: AsyncParsableCommand {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         defer { _ = http.shutdown() as EventLoopFuture<Void> }
 
-        guard let emulator = platform == .apns ? directory.apns : directory.fcm else {
+        let emulatorURL: String? = switch platform {
+        case .apns: directory.apns
+        case .fcm: directory.fcm
+        case .webpush: directory.webpush
+        case .wns: directory.wns
+        }
+        guard let emulator = emulatorURL else {
             throw ValidationError("the server has no \(platform) emulator (it is configured with real \(platform) credentials)")
         }
-        var body: [String: String] = [:]
-        if platform == .apns, let topic = directory.apnsTopic { body["topic"] = topic }
-        struct TokenResponse: Decodable { var token: String }
-        let token = try await request(http, "POST", "\(emulator)/_emulator/devices", body: body, as: TokenResponse.self).token
-        print("device   \(platform) token \(token.prefix(16))… from the emulator at \(emulator)")
+        // The handle the device registers, the keys of a Web Push subscription, and the id
+        // under which the emulator keeps what the device received.
+        let handle: String
+        var keys: WebPushKeys?
+        let inbox: String
+        if platform == .webpush {
+            var body: [String: String] = [:]
+            if let vapid = directory.vapidPublicKey { body["applicationServerKey"] = vapid }
+            let subscription = try await request(http, "POST", "\(emulator)/_emulator/subscriptions", body: body, as: WebPushSubscription.self)
+            handle = subscription.endpoint
+            keys = subscription.keys
+            inbox = subscription.id
+            print("device   browser subscription \(subscription.endpoint) from the Web Push emulator")
+        } else if platform == .wns {
+            struct ChannelResponse: Decodable { var channel: String }
+            handle = try await request(http, "POST", "\(emulator)/_emulator/channels", body: [:], as: ChannelResponse.self).channel
+            inbox = handle
+            print("device   WNS channel \(handle.prefix(48))… from the emulator")
+        } else {
+            var body: [String: String] = [:]
+            if platform == .apns, let topic = directory.apnsTopic { body["topic"] = topic }
+            struct TokenResponse: Decodable { var token: String }
+            handle = try await request(http, "POST", "\(emulator)/_emulator/devices", body: body, as: TokenResponse.self).token
+            inbox = handle
+            print("device   \(platform) token \(handle.prefix(16))… from the emulator at \(emulator)")
+        }
 
         let client = HeraldClient(baseURL: base)
         if signUp {
@@ -81,7 +105,7 @@ struct Device: AsyncParsableCommand {
         }
         try await client.signIn(username: user, password: password)
         let tagList = tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        let id = try await client.register(handle: token, platform: platform, tags: tagList)
+        let id = try await client.register(handle: handle, platform: platform, tags: tagList, webPushKeys: keys)
         print("signed in as \(client.username ?? user); registration \(id)")
         print("waiting for notifications (Ctrl-C to stop)…")
 
@@ -90,7 +114,7 @@ struct Device: AsyncParsableCommand {
         let formatter = ISO8601DateFormatter()
         while true {
             let received = try await request(
-                http, "GET", "\(emulator)/_emulator/devices/\(token)/notifications", body: nil, as: [ReceivedNotification].self
+                http, "GET", "\(emulator)/_emulator/devices/\(inbox.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? inbox)/notifications", body: nil, as: [ReceivedNotification].self
             )
             for notification in received.dropFirst(seen) {
                 print("[\(formatter.string(from: notification.receivedAt))] \(Self.render(notification.payload, platform: platform))")
@@ -120,8 +144,14 @@ struct Device: AsyncParsableCommand {
             if case .string(let body) = message?["notification"]?["body"] { return "notification: \(body)" }
             if case .string(let body) = message?["data"]?["message"] { return "data message: \(body)" }
             return "data message"
-        default:
+        case .webpush:
+            if case .string(let body) = value["body"] {
+                if case .string(let title) = value["title"] { return "notification: \(title) — \(body)" }
+                return "notification: \(body)"
+            }
             return payload
+        case .wns:
+            return "toast: \(payload)"
         }
     }
 

@@ -37,11 +37,32 @@ struct HeraldConfiguration: Sendable {
     }
     var fcm = FCM()
 
+    struct WNS: Sendable {
+        var packageSID: String?
+        var clientSecret: String?
+        var tokenURI: String?
+        var caFile: String?
+        var isConfigured: Bool { packageSID != nil || clientSecret != nil }
+    }
+    var wns = WNS()
+
+    struct WebPush: Sendable {
+        /// The VAPID contact (`mailto:` or `https:`); setting it turns on delivery to real push services.
+        var subject: String?
+        var vapidKeyFile: String?
+        var caFile: String?
+        var allowedHosts: Set<String>?
+        var isConfigured: Bool { subject != nil }
+    }
+    var webPush = WebPush()
+
     /// `auto`: start the built-in emulators for platforms without credentials;
     /// `off`: leave those platforms unconfigured.
     var emulators = "auto"
     var emulatorAPNsPort = 0
     var emulatorFCMPort = 0
+    var emulatorWebPushPort = 0
+    var emulatorWNSPort = 0
     var emulatorTopic = "com.example.herald-demo"
 
     /// Every setting: its variable, its description, and how to apply a value.
@@ -79,12 +100,27 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_FCM_ENDPOINT", help: "FCM base URL (default https://fcm.googleapis.com)") { $0.fcm.endpoint = $1 },
         .init(variable: "HERALD_FCM_TOKEN_URI", help: "OAuth token URL, overriding the service account's token_uri") { $0.fcm.tokenURI = $1 },
         .init(variable: "HERALD_FCM_CA_FILE", help: "PEM file of the CAs trusted for FCM and its token URL (default: the system's)") { $0.fcm.caFile = $1 },
+        .init(variable: "HERALD_WNS_PACKAGE_SID", help: "WNS package SID (client id) of the Windows app") { $0.wns.packageSID = $1 },
+        .init(variable: "HERALD_WNS_CLIENT_SECRET", help: "WNS client secret") { $0.wns.clientSecret = $1 },
+        .init(variable: "HERALD_WNS_TOKEN_URI", help: "WNS OAuth token URL (default https://login.live.com/accesstoken.srf)") { $0.wns.tokenURI = $1 },
+        .init(variable: "HERALD_WNS_CA_FILE", help: "PEM file of the CAs trusted for WNS (default: the system's)") { $0.wns.caFile = $1 },
+        .init(variable: "HERALD_WEBPUSH_SUBJECT", help: "VAPID contact (mailto: or https:); turns on Web Push to real push services") {
+            guard $1.hasPrefix("mailto:") || $1.hasPrefix("https:") else { throw ConfigurationError("HERALD_WEBPUSH_SUBJECT must start with mailto: or https:") }
+            $0.webPush.subject = $1
+        },
+        .init(variable: "HERALD_WEBPUSH_VAPID_KEY_FILE", help: "VAPID private key (PEM); created if missing (default <data-dir>/keys/vapid-private.pem)") { $0.webPush.vapidKeyFile = $1 },
+        .init(variable: "HERALD_WEBPUSH_CA_FILE", help: "PEM file of the CAs trusted for push services (default: the system's)") { $0.webPush.caFile = $1 },
+        .init(variable: "HERALD_WEBPUSH_ALLOWED_HOSTS", help: "comma-separated push-service hosts subscriptions may point at (default: the major browsers' services)") {
+            $0.webPush.allowedHosts = Set($1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
+        },
         .init(variable: "HERALD_EMULATORS", help: "auto: built-in emulators for platforms without credentials; off: none (default auto)") {
             guard ["auto", "off"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_EMULATORS must be auto or off") }
             $0.emulators = $1.lowercased()
         },
         .init(variable: "HERALD_EMULATOR_APNS_PORT", help: "port of the built-in APNs emulator (default: any free port)") { $0.emulatorAPNsPort = try int($1, "HERALD_EMULATOR_APNS_PORT", 0...65535) },
         .init(variable: "HERALD_EMULATOR_FCM_PORT", help: "port of the built-in FCM emulator (default: any free port)") { $0.emulatorFCMPort = try int($1, "HERALD_EMULATOR_FCM_PORT", 0...65535) },
+        .init(variable: "HERALD_EMULATOR_WEBPUSH_PORT", help: "port of the built-in Web Push service emulator (default: any free port)") { $0.emulatorWebPushPort = try int($1, "HERALD_EMULATOR_WEBPUSH_PORT", 0...65535) },
+        .init(variable: "HERALD_EMULATOR_WNS_PORT", help: "port of the built-in WNS emulator (default: any free port)") { $0.emulatorWNSPort = try int($1, "HERALD_EMULATOR_WNS_PORT", 0...65535) },
         .init(variable: "HERALD_EMULATOR_TOPIC", help: "bundle id the APNs emulator's devices belong to (default com.example.herald-demo)") { $0.emulatorTopic = $1 },
     ]
 

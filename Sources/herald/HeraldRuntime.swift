@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldCore
 import HeraldEmulator
@@ -18,6 +19,8 @@ struct HeraldRuntime {
     let providers: [any PushProvider]
     var apnsEmulator: APNsEmulator?
     var fcmEmulator: FCMEmulator?
+    var webPushEmulator: WebPushEmulator?
+    var wnsEmulator: WNSEmulator?
     var emulatorDirectory: EmulatorDirectory?
     /// One line per platform saying how it is delivered, for the start-up banner.
     var platformLines: [String] = []
@@ -27,6 +30,8 @@ struct HeraldRuntime {
         var services: [any Service] = []
         if let apnsEmulator { services.append(apnsEmulator) }
         if let fcmEmulator { services.append(fcmEmulator) }
+        if let webPushEmulator { services.append(webPushEmulator) }
+        if let wnsEmulator { services.append(wnsEmulator) }
         return services
     }
 
@@ -49,7 +54,9 @@ struct HeraldRuntime {
         let wantsEmulators = configuration.emulators == "auto"
         var authority: CertificateAuthority?
         var credentials: EmulatorCredentials?
-        if wantsEmulators, !configuration.apns.isConfigured || !configuration.fcm.isConfigured {
+        if wantsEmulators, !configuration.apns.isConfigured || !configuration.fcm.isConfigured || !configuration.webPush.isConfigured
+            || !configuration.wns.isConfigured
+        {
             authority = try CertificateAuthority.loadOrCreate(directory: "\(dataDirectory)/emulator")
             credentials = try EmulatorCredentials.loadOrCreate(directory: "\(dataDirectory)/emulator")
         }
@@ -122,14 +129,73 @@ struct HeraldRuntime {
         } else {
             lines.append("fcm     not configured: FCM devices can register, sends count as PnsNotConfigured")
         }
-        lines.append("wns     not available yet in this version")
-        lines.append("webpush not available yet in this version")
+        // WNS
+        var wnsEmulator: WNSEmulator?
+        if configuration.wns.isConfigured {
+            guard let sid = configuration.wns.packageSID, let secret = configuration.wns.clientSecret else {
+                throw ConfigurationError("WNS needs HERALD_WNS_PACKAGE_SID and HERALD_WNS_CLIENT_SECRET together")
+            }
+            var wns = WNSConfiguration(packageSID: sid, clientSecret: secret)
+            if let tokenURI = configuration.wns.tokenURI { wns.tokenURI = tokenURI }
+            if let caFile = configuration.wns.caFile { wns.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
+            providers.append(try WNSProvider(configuration: wns, logger: logger))
+            lines.append("wns     \(wns.tokenURI) (package \(sid.prefix(24)))")
+        } else if let authority, let credentials {
+            var emulatorConfiguration = WNSEmulator.Configuration(
+                identity: try authority.issueServerIdentity(hosts: ["localhost", "127.0.0.1"]),
+                apps: [credentials.wnsApp]
+            )
+            emulatorConfiguration.port = configuration.emulatorWNSPort
+            emulatorConfiguration.recordsPayloads = recordsPayloads
+            let emulator = try await WNSEmulator.start(configuration: emulatorConfiguration, logger: logger)
+            var wns = WNSConfiguration(packageSID: credentials.wnsPackageSID, clientSecret: credentials.wnsClientSecret)
+            wns.tokenURI = emulator.tokenURI
+            wns.trustRoots = [try authority.sslCertificate]
+            providers.append(try WNSProvider(configuration: wns, logger: logger))
+            wnsEmulator = emulator
+            lines.append("wns     built-in emulator at \(emulator.baseURL) (no WNS credentials configured)")
+        } else {
+            lines.append("wns     not configured: set HERALD_WNS_PACKAGE_SID and HERALD_WNS_CLIENT_SECRET")
+        }
 
-        if let authority, apnsEmulator != nil || fcmEmulator != nil {
+        // Web Push: Herald's own VAPID key; real push services once a contact is configured.
+        var webPushEmulator: WebPushEmulator?
+        var vapidPublicKey: String?
+        let vapidKey = try loadOrCreateVAPIDKey(configuration.webPush.vapidKeyFile ?? "\(dataDirectory)/keys/vapid-private.pem")
+        if let subject = configuration.webPush.subject {
+            var webPush = WebPushConfiguration(vapidPrivateKey: vapidKey, subject: subject)
+            if let caFile = configuration.webPush.caFile { webPush.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
+            webPush.allowedEndpointHosts = configuration.webPush.allowedHosts ?? WebPushConfiguration.knownPushServiceHosts
+            let provider = try WebPushProvider(configuration: webPush, logger: logger)
+            providers.append(provider)
+            vapidPublicKey = provider.applicationServerKey
+            lines.append("webpush push services of \(webPush.allowedEndpointHosts?.count ?? 0) known hosts (VAPID key \(provider.applicationServerKey.prefix(12))…)")
+        } else if let authority {
+            var emulatorConfiguration = WebPushEmulator.Configuration(
+                identity: try authority.issueServerIdentity(hosts: ["localhost", "127.0.0.1"])
+            )
+            emulatorConfiguration.port = configuration.emulatorWebPushPort
+            emulatorConfiguration.recordsPayloads = recordsPayloads
+            let emulator = try await WebPushEmulator.start(configuration: emulatorConfiguration, logger: logger)
+            var webPush = WebPushConfiguration(vapidPrivateKey: vapidKey, subject: "mailto:push@localhost")
+            webPush.trustRoots = [try authority.sslCertificate]
+            let provider = try WebPushProvider(configuration: webPush, logger: logger)
+            providers.append(provider)
+            vapidPublicKey = provider.applicationServerKey
+            webPushEmulator = emulator
+            lines.append("webpush built-in emulator at \(emulator.baseURL) (HERALD_WEBPUSH_SUBJECT not set)")
+        } else {
+            lines.append("webpush not configured: set HERALD_WEBPUSH_SUBJECT")
+        }
+
+        if let authority, apnsEmulator != nil || fcmEmulator != nil || webPushEmulator != nil || wnsEmulator != nil {
             directory = EmulatorDirectory(
                 apns: apnsEmulator?.baseURL,
                 apnsTopic: apnsEmulator == nil ? nil : configuration.emulatorTopic,
                 fcm: fcmEmulator?.baseURL,
+                webpush: webPushEmulator?.baseURL,
+                wns: wnsEmulator?.baseURL,
+                vapidPublicKey: vapidPublicKey,
                 caCertificatePEM: authority.certificatePEM
             )
         }
@@ -141,9 +207,24 @@ struct HeraldRuntime {
             providers: providers,
             apnsEmulator: apnsEmulator,
             fcmEmulator: fcmEmulator,
+            webPushEmulator: webPushEmulator,
+            wnsEmulator: wnsEmulator,
             emulatorDirectory: directory,
             platformLines: lines
         )
+    }
+
+    /// Herald's VAPID key: read from `path`, or created there (PKCS#8 PEM, mode 0600).
+    static func loadOrCreateVAPIDKey(_ path: String) throws -> String {
+        if let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) {
+            return pem
+        }
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true
+        )
+        let pem = P256.Signing.PrivateKey().pemRepresentation
+        try SecureFile.write(pem, to: path)
+        return pem
     }
 
     static func makeAPNsProvider(_ settings: HeraldConfiguration.APNs, logger: Logger) throws -> APNsProvider {
@@ -174,6 +255,8 @@ struct HeraldRuntime {
         for provider in providers { try? await provider.shutdown() }
         try? await apnsEmulator?.shutdown()
         try? await fcmEmulator?.shutdown()
+        try? await webPushEmulator?.shutdown()
+        try? await wnsEmulator?.shutdown()
         try? await store.close()
     }
 }
