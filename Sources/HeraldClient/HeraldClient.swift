@@ -151,21 +151,34 @@ public final class HeraldClient: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private func send(
+    func send(
         _ method: String,
         _ path: String,
         query: [URLQueryItem] = [],
         json: JSONValue?,
         authenticated: Bool = true
     ) async throws -> Data {
-        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
-        if !query.isEmpty { components.queryItems = query }
-        var request = URLRequest(url: components.url!)
-        request.httpMethod = method
+        var request = makeRequest(method, path, query: query)
         if let json {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = try JSONEncoder().encode(json)
         }
+        return try await perform(request, authenticated: authenticated).data
+    }
+
+    /// A request to `path` under ``baseURL``.
+    func makeRequest(_ method: String, _ path: String, query: [URLQueryItem] = []) -> URLRequest {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+        if !query.isEmpty { components.queryItems = query }
+        var request = URLRequest(url: components.url!)
+        request.httpMethod = method
+        return request
+    }
+
+    /// Sends `request` (with the bearer token if `authenticated`); throws ``HeraldClientError``
+    /// for an answer that is not 2xx.
+    func perform(_ request: URLRequest, authenticated: Bool = true) async throws -> (data: Data, response: HTTPURLResponse) {
+        var request = request
         if authenticated {
             guard let token = try credentials.load().token else {
                 throw HeraldClientError(status: 401, code: "unauthorized", message: "not signed in")
@@ -179,7 +192,7 @@ public final class HeraldClient: Sendable {
         guard (200..<300).contains(http.statusCode) else {
             throw HeraldClientError(status: http.statusCode, body: data)
         }
-        return data
+        return (data, http)
     }
 }
 

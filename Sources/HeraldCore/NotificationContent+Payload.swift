@@ -84,7 +84,7 @@ extension NotificationContent {
         return try Self.encodeJSON(FCMMessage(android: .init(priority: "high"), data: fcmData))
     }
 
-    private static func isReservedByFCM(_ key: String) -> Bool {
+    static func isReservedByFCM(_ key: String) -> Bool {
         key == "from" || key == "message_type" || key.hasPrefix("google") || key.hasPrefix("gcm")
     }
 
@@ -116,7 +116,7 @@ extension NotificationContent {
 
     // MARK: Encoding
 
-    private static func encodeJSON(_ value: some Encodable) throws(HeraldError) -> Data {
+    static func encodeJSON(_ value: some Encodable) throws(HeraldError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {

@@ -157,19 +157,7 @@ public struct AppBackendController: Sendable {
 
     @Sendable func notifyUser(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        guard let toTag = request.uri.queryParameters.get("to_tag"), !toTag.isEmpty else {
-            throw HeraldError.badRequest("to_tag is required: the user name to notify")
-        }
-        let recipient = try Accounts.normalizedUsername(toTag)
-        let platforms: [Platform]
-        if let pns = request.uri.queryParameters.get("pns"), !pns.isEmpty {
-            platforms = [try Platform(parsing: pns)]
-        } else {
-            platforms = Platform.allCases.filter { hub.configuredPlatforms.contains($0) }
-            guard !platforms.isEmpty else {
-                throw HeraldError.unavailable("no push service is configured on this server")
-            }
-        }
+        let target = try NotifyTarget(request: request, hub: hub)
         let body = try await request.decodeJSONBody(context: context)
         let content: NotificationContent
         switch body {
@@ -185,14 +173,9 @@ public struct AppBackendController: Sendable {
         default:
             throw HeraldError.badRequest("send the message as a JSON string")
         }
-        let payloads = try platforms.map { try content.payload(for: $0) }
-        let record = try await hub.enqueue(tagExpression: "username:\(recipient)", payloads: payloads)
-        context.logger.info(
-            "Notification accepted",
-            metadata: ["herald.notification.id": "\(record.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]
-        )
-        let outcome = try await hub.waitForCompletion(id: record.id, timeout: configuration.notifyWait) ?? record
-        return try .json(NotificationSummary(outcome), status: outcome.state == .abandoned ? .serviceUnavailable : .ok)
+        let payloads = try target.platforms.map { try content.payload(for: $0) }
+        let (outcome, status) = try await target.send(payloads, hub: hub, wait: configuration.notifyWait, logger: context.logger)
+        return try .json(NotificationSummary(outcome), status: status)
     }
 }
 

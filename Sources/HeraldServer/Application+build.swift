@@ -19,12 +19,15 @@ public func buildRouter(hub: Hub, configuration: ServerConfiguration) -> Router<
     let accounts = Accounts(store: hub.store, configuration: configuration)
     let api = router.group("api")
     AccountsController(accounts: accounts).addRoutes(to: api)
-    AppBackendController(hub: hub, configuration: configuration)
-        .addRoutes(to: api.group().add(middleware: UserAuthenticator(accounts: accounts)))
+    let authenticated = api.group().add(middleware: UserAuthenticator(accounts: accounts))
+    AppBackendController(hub: hub, configuration: configuration).addRoutes(to: authenticated)
+    SecurePushController(hub: hub, configuration: configuration).addRoutes(to: authenticated)
+    RichPushController(hub: hub, configuration: configuration).addRoutes(to: authenticated)
     return router
 }
 
-/// Builds the Herald application: the HTTP server and the delivery worker.
+/// Builds the Herald application: the HTTP server, the delivery worker and the sweeper of
+/// expired secure and rich content.
 public func buildApplication(
     hub: Hub,
     configuration: ServerConfiguration,
@@ -35,7 +38,8 @@ public func buildApplication(
     Application(
         router: buildRouter(hub: hub, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
-        services: [DeliveryWorker(hub: hub)] + services,
+        services: [DeliveryWorker(hub: hub), ContentSweeper(store: hub.store, configuration: configuration, logger: logger)]
+            + services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )

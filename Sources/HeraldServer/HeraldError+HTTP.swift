@@ -12,7 +12,11 @@ extension HeraldError: HTTPResponseError {
             headers[.wwwAuthenticate] = #"Bearer realm="herald", Basic realm="herald""#
         }
         let body = ErrorBody(error: .init(code: code.description, message: message))
-        let data = try JSONEncoder().encode(body)
+        // Sorted keys: equal errors are equal bytes (a 404 for someone else's content is
+        // indistinguishable from a 404 for no content).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(body)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 

@@ -1,12 +1,13 @@
 public import Foundation
 public import HeraldCore
 
-/// Where Herald keeps its state: registrations, accounts, sessions and notifications.
+/// Where Herald keeps its state: registrations, accounts, sessions, notifications, and the
+/// secure and rich content devices fetch.
 ///
 /// One protocol, two real implementations: ``SQLiteStore`` (the embedded default, one file
 /// in the data directory) and a PostgreSQL store for several nodes. Every method is a
 /// single transaction; nothing is cached in memory that a restart would lose.
-public protocol HeraldStore: RegistrationStore, AccountStore, NotificationStore {
+public protocol HeraldStore: RegistrationStore, AccountStore, NotificationStore, ContentStore {
     /// Closes connections. Calls after this throw.
     func close() async throws
 }

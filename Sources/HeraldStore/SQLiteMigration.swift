@@ -113,7 +113,47 @@ struct SQLiteMigration: Sendable {
                 """,
                 "CREATE INDEX notifications_state ON notifications (state, enqueued_at)",
             ]
-        )
+        ),
+        SQLiteMigration(
+            version: 2,
+            name: "secure messages and rich content",
+            statements: [
+                // Secure-push payloads, sealed by the server before they get here. A read
+                // bumps read_count in the same statement that returns the row.
+                """
+                CREATE TABLE secure_messages (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    recipient TEXT NOT NULL,
+                    sender TEXT NOT NULL,
+                    sealed BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    read_count INTEGER NOT NULL DEFAULT 0,
+                    first_read_at INTEGER
+                )
+                """,
+                "CREATE INDEX secure_messages_expires_at ON secure_messages (expires_at)",
+                // Rich content: the bytes are a file named after the id; this is who may read it.
+                """
+                CREATE TABLE rich_content (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    owner TEXT NOT NULL,
+                    media_type TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX rich_content_expires_at ON rich_content (expires_at)",
+                """
+                CREATE TABLE rich_recipients (
+                    content_id TEXT NOT NULL REFERENCES rich_content (id) ON DELETE CASCADE,
+                    username TEXT NOT NULL,
+                    PRIMARY KEY (content_id, username)
+                ) WITHOUT ROWID
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -39,10 +39,8 @@ struct Demo: AsyncParsableCommand {
         guard let apns = runtime.apnsEmulator, let fcm = runtime.fcmEmulator else {
             throw ValidationError("the demo needs the built-in emulators")
         }
-        var server = ServerConfiguration()
+        var server = try runtime.serverConfiguration()
         server.port = 0
-        server.bcryptCost = 8
-        server.emulators = runtime.emulatorDirectory
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
             hub: runtime.hub,

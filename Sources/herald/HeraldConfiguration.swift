@@ -14,6 +14,9 @@ struct HeraldConfiguration: Sendable {
     var allowSignUp = true
     var tokenLifetimeSeconds = 7 * 24 * 3600
     var bcryptCost = 12
+    var publicURL: String?
+    var secureRetentionSeconds = 7 * 24 * 3600
+    var richMaxBytes = 10 * 1024 * 1024
 
     struct APNs: Sendable {
         var keyFile: String?
@@ -85,6 +88,9 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_ALLOW_SIGNUP", help: "whether POST /api/accounts creates accounts (default true)") { $0.allowSignUp = try bool($1, "HERALD_ALLOW_SIGNUP") },
         .init(variable: "HERALD_TOKEN_LIFETIME", help: "bearer token lifetime in seconds (default 604800)") { $0.tokenLifetimeSeconds = try int($1, "HERALD_TOKEN_LIFETIME", 60...31_536_000) },
         .init(variable: "HERALD_BCRYPT_COST", help: "bcrypt cost of stored passwords (default 12)") { $0.bcryptCost = try int($1, "HERALD_BCRYPT_COST", 4...31) },
+        .init(variable: "HERALD_PUBLIC_URL", help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)") { $0.publicURL = $1 },
+        .init(variable: "HERALD_SECURE_RETENTION", help: "seconds a secure payload or rich content is kept (default 604800)") { $0.secureRetentionSeconds = try int($1, "HERALD_SECURE_RETENTION", 60...31_536_000) },
+        .init(variable: "HERALD_RICH_MAX_BYTES", help: "largest rich-content upload in bytes (default 10485760)") { $0.richMaxBytes = try int($1, "HERALD_RICH_MAX_BYTES", 1...1_073_741_824) },
         .init(variable: "HERALD_APNS_KEY_FILE", help: "APNs token-auth key (.p8 file)") { $0.apns.keyFile = $1 },
         .init(variable: "HERALD_APNS_KEY_ID", help: "APNs key id (10 characters)") { $0.apns.keyID = $1 },
         .init(variable: "HERALD_APNS_TEAM_ID", help: "Apple developer team id") { $0.apns.teamID = $1 },

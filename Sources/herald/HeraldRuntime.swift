@@ -214,6 +214,26 @@ struct HeraldRuntime {
         )
     }
 
+    /// The HTTP server's configuration: the settings, the emulators, and the secure-payload
+    /// key and rich-content directory in the data directory.
+    func serverConfiguration() throws -> ServerConfiguration {
+        var server = ServerConfiguration()
+        server.host = configuration.host
+        server.port = configuration.port
+        server.insecureDemoAuth = configuration.insecureDemoAuth
+        server.allowSignUp = configuration.allowSignUp
+        server.tokenLifetime = .seconds(configuration.tokenLifetimeSeconds)
+        server.bcryptCost = UInt8(configuration.bcryptCost)
+        server.emulators = emulatorDirectory
+        server.secureKey = try SecurePayloadKey.loadOrCreate(path: "\(configuration.dataDirectory)/keys/secure-payload.key")
+        server.secureRetention = .seconds(configuration.secureRetentionSeconds)
+        server.richRetention = .seconds(configuration.secureRetentionSeconds)
+        server.richDirectory = "\(configuration.dataDirectory)/rich"
+        server.richMaxBytes = configuration.richMaxBytes
+        server.publicURL = configuration.publicURL
+        return server
+    }
+
     /// Herald's VAPID key: read from `path`, or created there (PKCS#8 PEM, mode 0600).
     static func loadOrCreateVAPIDKey(_ path: String) throws -> String {
         if let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) {

@@ -32,19 +32,13 @@ struct Serve: AsyncParsableCommand {
         let logger = makeLogger("herald", level: configuration.logLevel)
 
         let runtime = try await HeraldRuntime.start(configuration, logger: logger)
-        var server = ServerConfiguration()
-        server.host = configuration.host
-        server.port = configuration.port
-        server.insecureDemoAuth = configuration.insecureDemoAuth
-        server.allowSignUp = configuration.allowSignUp
-        server.tokenLifetime = .seconds(configuration.tokenLifetimeSeconds)
-        server.bcryptCost = UInt8(configuration.bcryptCost)
-        server.emulators = runtime.emulatorDirectory
+        let server = try runtime.serverConfiguration()
 
         let registrations = try await runtime.store.registrationCount()
         var banner = [
             "Herald is listening on http://\(configuration.host):\(configuration.port)",
             "  data     \(configuration.dataDirectory) (SQLite, \(registrations) registrations)",
+            "  secure   payloads sealed with the key \(server.secureKey?.fingerprint ?? "-") (keys/secure-payload.key: back it up apart from the data)",
         ]
         banner += runtime.platformLines.map { "  \($0)" }
         if configuration.insecureDemoAuth {

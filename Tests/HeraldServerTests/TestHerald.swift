@@ -10,10 +10,12 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import Synchronization
 
 /// A complete Herald for tests: a SQLite file in a temporary directory, APNs and FCM
 /// emulators over real sockets, real providers, a hub with fast retries, and the app built
-/// by the same function as the binary.
+/// by the same function as the binary. Secure push has a key and rich push a directory in
+/// the temporary directory; their expiry follows ``clock``.
 struct TestHerald {
     static let topic = "com.example.tests"
     let directory: String
@@ -23,6 +25,8 @@ struct TestHerald {
     let fcm: FCMEmulator
     let providers: [any PushProvider]
     var server: ServerConfiguration
+    /// The clock of secure and rich content expiry (``ServerConfiguration/now``).
+    let clock: ServerTestClock
 
     static func withHerald<T>(
         configure: (inout ServerConfiguration) -> Void = { _ in },
@@ -81,9 +85,14 @@ struct TestHerald {
         var server = ServerConfiguration()
         server.port = 0
         server.bcryptCost = 4
+        server.secureKey = try SecurePayloadKey.loadOrCreate(path: directory + "/keys/secure-payload.key")
+        server.richDirectory = directory + "/rich"
+        let clock = ServerTestClock()
+        server.now = { clock.now }
         configure(&server)
         let herald = TestHerald(
-            directory: directory, store: store, hub: hub, apns: apns, fcm: fcm, providers: providers, server: server
+            directory: directory, store: store, hub: hub, apns: apns, fcm: fcm, providers: providers, server: server,
+            clock: clock
         )
         do {
             let result = try await body(herald)
@@ -158,6 +167,17 @@ extension TestClientProtocol {
 }
 
 struct TokenBody: Decodable { var token: String }
+
+/// The real time plus an offset that tests move forward.
+final class ServerTestClock: Sendable {
+    private let offset = Mutex<TimeInterval>(0)
+
+    var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+    func advance(by duration: Duration) {
+        offset.withLock { $0 += Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18 }
+    }
+}
 
 struct TestFailure: Error, CustomStringConvertible {
     var description: String

@@ -1,0 +1,69 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import Hummingbird
+import Logging
+
+/// Whom a notify route sends to and on which platforms: its `to_tag` (a user name) and
+/// optional `pns` query parameters. Shared by `POST /api/notifications` and the secure and
+/// rich routes.
+struct NotifyTarget {
+    /// The lowercased user name whose devices are notified.
+    var recipient: String
+    /// `pns` if given, else every platform the hub has a provider for.
+    var platforms: [Platform]
+
+    init(request: Request, hub: Hub) throws {
+        guard let toTag = request.uri.queryParameters.get("to_tag"), !toTag.isEmpty else {
+            throw HeraldError.badRequest("to_tag is required: the user name to notify")
+        }
+        recipient = try Accounts.normalizedUsername(toTag)
+        if let pns = request.uri.queryParameters.get("pns"), !pns.isEmpty {
+            platforms = [try Platform(parsing: pns)]
+        } else {
+            platforms = Platform.allCases.filter { hub.configuredPlatforms.contains($0) }
+            guard !platforms.isEmpty else {
+                throw HeraldError.unavailable("no push service is configured on this server")
+            }
+        }
+    }
+
+    /// Enqueues `payloads` for the recipient's devices and waits up to `wait` for delivery to
+    /// end. Returns the notification as it is then, and the status to answer with (503 if it
+    /// was abandoned).
+    func send(
+        _ payloads: [PlatformPayload],
+        hub: Hub,
+        wait: Duration,
+        logger: Logger
+    ) async throws -> (NotificationRecord, HTTPResponse.Status) {
+        let record = try await hub.enqueue(tagExpression: "username:\(recipient)", payloads: payloads)
+        logger.info(
+            "Notification accepted",
+            metadata: ["herald.notification.id": "\(record.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]
+        )
+        let outcome = try await hub.waitForCompletion(id: record.id, timeout: wait) ?? record
+        return (outcome, outcome.state == .abandoned ? .serviceUnavailable : .ok)
+    }
+}
+
+/// A ``NotificationSummary`` with the id of the content it announces beside its own keys:
+/// `{…, "secureId": "…"}` or `{…, "richId": "…"}`.
+struct ContentNotificationView: Encodable {
+    var summary: NotificationSummary
+    var key: String
+    var contentID: String
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try summary.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(contentID, forKey: Key(stringValue: key))
+    }
+}

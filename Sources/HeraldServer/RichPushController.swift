@@ -1,0 +1,181 @@
+import Foundation
+public import HeraldCore
+public import HeraldHub
+import HeraldStore
+public import Hummingbird
+import Logging
+
+/// Rich push: content (an image, a sound, a link…) that the device fetches by id.
+///
+/// - `POST /api/rich` with the content as the body and its media type as `Content-Type` →
+///   `201 {"id", "type", "size"}` (``RichUpload``). Only ``ServerConfiguration/richMediaTypes``
+///   are accepted (415 otherwise); more than ``ServerConfiguration/richMaxBytes`` gets 413,
+///   checked while the body streams to a file.
+/// - `POST /api/notifications/rich?to_tag=<user>[&pns=…][&style=silent|alert]` with
+///   `{"richId", "message"}` → the uploader (only) sends it; the recipient may then read it.
+///   Answers like `POST /api/notifications`, plus `"richId"`. See ``RichNotification`` for
+///   the payloads.
+/// - `GET /api/rich/{id}` → the bytes, streamed from the file, with their `Content-Type`, to
+///   the uploader and the users it was sent to; 404 to everyone else.
+///
+/// Without ``ServerConfiguration/richDirectory`` these answer 503.
+public struct RichPushController: Sendable {
+    let hub: Hub
+    let configuration: ServerConfiguration
+
+    public init(hub: Hub, configuration: ServerConfiguration) {
+        self.hub = hub
+        self.configuration = configuration
+    }
+
+    public func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.post("rich", use: upload)
+        group.get("rich/{id}", use: fetch)
+        group.post("notifications/rich", use: send)
+    }
+
+    private func files() throws -> RichContentFiles {
+        guard let directory = configuration.richDirectory else {
+            throw HeraldError.unavailable("rich push is not enabled on this server: it has no directory for content")
+        }
+        return RichContentFiles(directory: directory)
+    }
+
+    private static let notFound = HeraldError.notFound("no such rich content")
+
+    // MARK: Upload
+
+    @Sendable func upload(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let files = try files()
+        guard let contentType = request.headers[.contentType] else {
+            throw HeraldError(code: .unsupportedMediaType, message: "send the content's media type as Content-Type")
+        }
+        let mediaType = Self.mediaType(contentType)
+        guard configuration.richMediaTypes.contains(mediaType) else {
+            throw HeraldError(
+                code: .unsupportedMediaType,
+                message: "rich content of type '\(mediaType)' is not accepted; use one of \(configuration.richMediaTypes.sorted().joined(separator: ", "))"
+            )
+        }
+        let limit = configuration.richMaxBytes
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw HeraldError.payloadTooLarge("the content is larger than the \(limit) bytes this server accepts")
+        }
+        let id = ContentID.make()
+        let size = try await files.store(request.body, id: id, limit: limit)
+        let now = configuration.now()
+        let content = RichContent(
+            id: id,
+            owner: user,
+            mediaType: mediaType,
+            size: size,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(configuration.richRetention.timeInterval)
+        )
+        do {
+            try await hub.store.saveRichContent(content)
+        } catch {
+            try? await files.remove(ids: [id])
+            throw error
+        }
+        context.logger.debug("Rich content stored", metadata: ["herald.rich.id": "\(id)", "herald.rich.size": "\(size)"])
+        return try .json(RichUpload(id: id, type: mediaType, size: size), status: .created)
+    }
+
+    /// `image/PNG; charset=…` → `image/png`.
+    static func mediaType(_ contentType: String) -> String {
+        let base = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return base.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
+    // MARK: Fetch
+
+    @Sendable func fetch(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let files = try files()
+        let id = try context.parameters.require("id")
+        guard ContentID.isWellFormed(id),
+            let content = try await hub.store.readableRichContent(id: id, username: user, now: configuration.now())
+        else { throw Self.notFound }
+        let body: ResponseBody
+        do {
+            body = try await FileIO().loadFile(path: files.path(for: id), context: context)
+        } catch {
+            context.logger.warning("Rich content has no file", metadata: ["herald.rich.id": "\(id)"])
+            throw Self.notFound
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: content.mediaType,
+                .cacheControl: "private, no-store",
+                .xContentTypeOptions: "nosniff",
+                .contentSecurityPolicy: "default-src 'none'; sandbox",
+            ],
+            body: body
+        )
+    }
+
+    // MARK: Send
+
+    @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        _ = try files()
+        let target = try NotifyTarget(request: request, hub: hub)
+        let style = try request.uri.queryParameters.get("style").map { try RichNotificationStyle(parsing: $0) } ?? .silent
+        let body = try await request.decodeJSONBody(context: context)
+        guard let richID = body.member("richId")?.stringValue, let message = body.member("message")?.stringValue else {
+            throw HeraldError.badRequest(#"send {"richId": "<id from POST /api/rich>", "message": "…"}"#)
+        }
+        // Only the uploader may send it; to anyone else it does not exist.
+        guard ContentID.isWellFormed(richID),
+            let content = try await hub.store.richContent(id: richID, now: configuration.now()),
+            content.owner == user
+        else { throw Self.notFound }
+
+        let rich = RichNotification(
+            id: richID,
+            type: content.mediaType,
+            message: message,
+            url: style == .alert ? contentURL(id: richID, request: request) : nil,
+            style: style
+        )
+        let payloads = try target.platforms.map { try rich.payload(for: $0) }
+        try await hub.store.addRichRecipient(id: richID, username: target.recipient)
+        let (outcome, status) = try await target.send(payloads, hub: hub, wait: configuration.notifyWait, logger: context.logger)
+        return try .json(
+            ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.richID, contentID: richID),
+            status: status
+        )
+    }
+
+    /// The absolute URL of the content: ``ServerConfiguration/publicURL`` if set, else built
+    /// from the request's `Host` (when it is a plain host name or address), else from the
+    /// configured host and port.
+    func contentURL(id: String, request: Request) -> String {
+        var base: String
+        if let publicURL = configuration.publicURL, !publicURL.isEmpty {
+            base = publicURL
+        } else if let authority = request.head.authority, Self.isPlainAuthority(authority) {
+            base = "http://" + authority
+        } else {
+            base = "http://\(configuration.host):\(configuration.port)"
+        }
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + "/api/rich/" + id
+    }
+
+    /// A host name or address with an optional port, nothing else.
+    static func isPlainAuthority(_ authority: String) -> Bool {
+        (1...255).contains(authority.utf8.count) && authority.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"),
+                UInt8(ascii: "["), UInt8(ascii: "]"):
+                true
+            default: false
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+public import HeraldCore
+public import HeraldHub
+import HeraldStore
+public import Hummingbird
+import Logging
+
+/// Secure push: content that must not travel through a push service.
+///
+/// - `POST /api/notifications/secure?to_tag=<user>[&pns=…]` with any JSON value → seals it
+///   (AES-GCM, ``ServerConfiguration/secureKey``) and stores it for
+///   ``ServerConfiguration/secureRetention``, then sends an id-only silent notification
+///   (``SilentNotification/secure(id:)``) to every device of the user. Answers like
+///   `POST /api/notifications`, plus `"secureId"`.
+/// - `GET /api/notifications/{id}` → `{"Id", "Payload", "Read"}` (``SecurePayload``) to the
+///   addressed user only, and marks it read. Anyone else, an unknown and an expired id all
+///   get the same 404.
+///
+/// Without a key, both answer 503. Payloads and keys are never logged.
+public struct SecurePushController: Sendable {
+    let hub: Hub
+    let configuration: ServerConfiguration
+
+    public init(hub: Hub, configuration: ServerConfiguration) {
+        self.hub = hub
+        self.configuration = configuration
+    }
+
+    public func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.post("notifications/secure", use: send)
+        group.get("notifications/{id}", use: fetch)
+    }
+
+    private func key() throws -> SecurePayloadKey {
+        guard let key = configuration.secureKey else {
+            throw HeraldError.unavailable("secure push is not enabled on this server: it has no key to seal payloads with")
+        }
+        return key
+    }
+
+    @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let key = try key()
+        let target = try NotifyTarget(request: request, hub: hub)
+        let payload = try await request.decodeJSONBody(context: context)
+        let id = ContentID.make()
+        let notifications = try target.platforms.map { try SilentNotification.secure(id: id).payload(for: $0) }
+
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let sealed = try key.seal(try encoder.encode(payload), id: id, recipient: target.recipient)
+        let now = configuration.now()
+        try await hub.store.saveSecureMessage(
+            SecureMessage(
+                id: id,
+                recipient: target.recipient,
+                sender: user,
+                sealed: sealed,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(configuration.secureRetention.timeInterval)
+            )
+        )
+        let (outcome, status) = try await target.send(notifications, hub: hub, wait: configuration.notifyWait, logger: context.logger)
+        return try .json(
+            ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.secureID, contentID: id),
+            status: status
+        )
+    }
+
+    @Sendable func fetch(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let key = try key()
+        let id = try context.parameters.require("id")
+        let notFound = HeraldError.notFound("no such notification")
+        guard ContentID.isWellFormed(id),
+            let message = try await hub.store.readSecureMessage(id: id, recipient: user, now: configuration.now())
+        else { throw notFound }
+        let payload: JSONValue
+        do {
+            let plaintext = try key.unseal(message.sealed, id: message.id, recipient: message.recipient)
+            payload = try JSONDecoder().decode(JSONValue.self, from: plaintext)
+        } catch {
+            // A changed key, or bytes changed in the database. The id is safe to log.
+            context.logger.error("A stored secure payload cannot be opened with the server's key", metadata: ["herald.secure.id": "\(id)"])
+            throw HeraldError(code: .internalError, message: "the secure payload cannot be opened with this server's key")
+        }
+        return try .json(
+            SecurePayload(id: id, payload: payload, read: message.readCount > 0),
+            headers: [.cacheControl: "no-store"]
+        )
+    }
+}
+
+extension Duration {
+    /// This duration in seconds, as `Date` arithmetic takes it.
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) * 1e-18
+    }
+}

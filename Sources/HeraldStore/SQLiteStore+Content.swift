@@ -1,0 +1,153 @@
+public import Foundation
+import HeraldCore
+import NIOCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    // MARK: Secure messages
+
+    private static let secureColumns = """
+        id, recipient, sender, sealed, created_at, expires_at, read_count, first_read_at
+        """
+
+    public func saveSecureMessage(_ message: SecureMessage) async throws {
+        let binds: [SQLiteData] = [
+            .text(message.id), .text(message.recipient), .text(message.sender), .blob(ByteBuffer(bytes: message.sealed)),
+            SQLiteData(message.createdAt), SQLiteData(message.expiresAt), .integer(message.readCount),
+            SQLiteData(message.firstReadAt),
+        ]
+        let inserted = try await write { connection in
+            try await !connection.query(
+                """
+                INSERT INTO secure_messages (\(Self.secureColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """,
+                binds
+            ).isEmpty
+        }
+        guard inserted else { throw HeraldError.conflict("a secure message with this id exists") }
+    }
+
+    public func readSecureMessage(id: String, recipient: String, now: Date) async throws -> SecureMessage? {
+        let rows = try await write { connection in
+            try await connection.query(
+                """
+                UPDATE secure_messages SET read_count = read_count + 1, first_read_at = coalesce(first_read_at, ?1)
+                WHERE id = ?2 AND recipient = ?3 AND expires_at > ?1
+                RETURNING \(Self.secureColumns)
+                """,
+                [.integer(now.storeMilliseconds), .text(id), .text(recipient)]
+            )
+        }
+        guard let row = rows.first else { return nil }
+        // The row as it was before this read.
+        let readCount = try row.int("read_count") - 1
+        guard case .blob(let sealed) = row.column("sealed") else {
+            throw SQLiteStoreError(code: .corruptData, message: "the stored column 'sealed' is missing or has the wrong type")
+        }
+        return SecureMessage(
+            id: try row.string("id"),
+            recipient: try row.string("recipient"),
+            sender: try row.string("sender"),
+            sealed: Data(sealed.readableBytesView),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at"),
+            readCount: readCount,
+            firstReadAt: readCount == 0 ? nil : try row.optionalDate("first_read_at")
+        )
+    }
+
+    @discardableResult
+    public func purgeExpiredSecureMessages(now: Date) async throws -> Int {
+        let rows = try await write { connection in
+            try await connection.query(
+                "DELETE FROM secure_messages WHERE expires_at <= ? RETURNING id",
+                [.integer(now.storeMilliseconds)]
+            )
+        }
+        return rows.count
+    }
+
+    // MARK: Rich content
+
+    private static let richColumns = "id, owner, media_type, size, created_at, expires_at"
+
+    private static func richContent(_ row: SQLiteRow) throws(SQLiteStoreError) -> RichContent {
+        RichContent(
+            id: try row.string("id"),
+            owner: try row.string("owner"),
+            mediaType: try row.string("media_type"),
+            size: try row.int("size"),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at")
+        )
+    }
+
+    public func saveRichContent(_ content: RichContent) async throws {
+        let binds: [SQLiteData] = [
+            .text(content.id), .text(content.owner), .text(content.mediaType), .integer(content.size),
+            SQLiteData(content.createdAt), SQLiteData(content.expiresAt),
+        ]
+        let inserted = try await write { connection in
+            try await !connection.query(
+                """
+                INSERT INTO rich_content (\(Self.richColumns)) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """,
+                binds
+            ).isEmpty
+        }
+        guard inserted else { throw HeraldError.conflict("rich content with this id exists") }
+    }
+
+    public func richContent(id: String, now: Date) async throws -> RichContent? {
+        let rows = try await read { connection in
+            try await connection.query(
+                "SELECT \(Self.richColumns) FROM rich_content WHERE id = ? AND expires_at > ?",
+                [.text(id), .integer(now.storeMilliseconds)]
+            )
+        }
+        return try rows.first.map(Self.richContent)
+    }
+
+    public func addRichRecipient(id: String, username: String) async throws {
+        let added = try await write { connection in
+            guard try await !connection.query("SELECT 1 AS found FROM rich_content WHERE id = ?", [.text(id)]).isEmpty else {
+                return false
+            }
+            _ = try await connection.query(
+                "INSERT INTO rich_recipients (content_id, username) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [.text(id), .text(username)]
+            )
+            return true
+        }
+        guard added else { throw HeraldError.notFound("no such rich content") }
+    }
+
+    public func readableRichContent(id: String, username: String, now: Date) async throws -> RichContent? {
+        let rows = try await read { connection in
+            try await connection.query(
+                """
+                SELECT \(Self.richColumns) FROM rich_content AS c
+                WHERE c.id = ?1 AND c.expires_at > ?3 AND (
+                    c.owner = ?2
+                    OR EXISTS (SELECT 1 FROM rich_recipients AS r WHERE r.content_id = c.id AND r.username = ?2)
+                )
+                """,
+                [.text(id), .text(username), .integer(now.storeMilliseconds)]
+            )
+        }
+        return try rows.first.map(Self.richContent)
+    }
+
+    public func purgeExpiredRichContent(now: Date) async throws -> [String] {
+        // Recipients go with their content (ON DELETE CASCADE).
+        let rows = try await write { connection in
+            try await connection.query(
+                "DELETE FROM rich_content WHERE expires_at <= ? RETURNING id",
+                [.integer(now.storeMilliseconds)]
+            )
+        }
+        return try rows.map { row throws(SQLiteStoreError) in try row.string("id") }
+    }
+}
