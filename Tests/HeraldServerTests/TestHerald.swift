@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldCore
 import HeraldEmulator
@@ -12,8 +13,8 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// A complete Herald for tests: a SQLite file in a temporary directory, APNs and FCM
-/// emulators over real sockets, real providers, a hub with fast retries, and the app built
+/// A complete Herald for tests: a SQLite file in a temporary directory, APNs, FCM, WNS and
+/// Web Push emulators over real sockets, real providers, a hub with fast retries, and the app built
 /// by the same function as the binary. Secure push has a key and rich push a directory in
 /// the temporary directory; their expiry follows ``clock``.
 struct TestHerald {
@@ -23,6 +24,8 @@ struct TestHerald {
     let hub: Hub
     let apns: APNsEmulator
     let fcm: FCMEmulator
+    let wns: WNSEmulator
+    let webPush: WebPushEmulator
     let providers: [any PushProvider]
     var server: ServerConfiguration
     /// The clock of secure and rich content expiry (``ServerConfiguration/now``).
@@ -73,9 +76,25 @@ struct TestHerald {
         )
         fcmClient.endpoint = fcm.baseURL
         fcmClient.trustRoots = [try authority.sslCertificate]
+        let wns = try await WNSEmulator.start(
+            configuration: .init(identity: try authority.issueServerIdentity(hosts: ["127.0.0.1"]), apps: [credentials.wnsApp]),
+            logger: logger
+        )
+        var wnsClient = WNSConfiguration(packageSID: credentials.wnsPackageSID, clientSecret: credentials.wnsClientSecret)
+        wnsClient.tokenURI = wns.tokenURI
+        wnsClient.trustRoots = [try authority.sslCertificate]
+        let webPush = try await WebPushEmulator.start(
+            configuration: .init(identity: try authority.issueServerIdentity(hosts: ["127.0.0.1"])), logger: logger
+        )
+        var webPushClient = WebPushConfiguration(
+            vapidPrivateKey: P256.Signing.PrivateKey().pemRepresentation, subject: "mailto:tests@example.com"
+        )
+        webPushClient.trustRoots = [try authority.sslCertificate]
         let providers: [any PushProvider] = [
             try APNsProvider(configuration: apnsClient, logger: logger),
             try FCMProvider(configuration: fcmClient, logger: logger),
+            try WNSProvider(configuration: wnsClient, logger: logger),
+            try WebPushProvider(configuration: webPushClient, logger: logger),
         ]
         let store = try await SQLiteStore.open(path: directory + "/herald.sqlite", logger: logger)
         var hubConfiguration = Hub.Configuration()
@@ -91,7 +110,7 @@ struct TestHerald {
         server.now = { clock.now }
         configure(&server)
         let herald = TestHerald(
-            directory: directory, store: store, hub: hub, apns: apns, fcm: fcm, providers: providers, server: server,
+            directory: directory, store: store, hub: hub, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
             clock: clock
         )
         do {
@@ -108,6 +127,8 @@ struct TestHerald {
         for provider in providers { try? await provider.shutdown() }
         try? await apns.shutdown()
         try? await fcm.shutdown()
+        try? await wns.shutdown()
+        try? await webPush.shutdown()
         try? await store.close()
     }
 
