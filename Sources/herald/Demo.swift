@@ -36,7 +36,9 @@ struct Demo: AsyncParsableCommand {
         configuration.bcryptCost = 8
         let logger = makeLogger("herald", level: Logger.Level(rawValue: logLevel) ?? .warning)
         let runtime = try await HeraldRuntime.start(configuration, logger: logger)
-        guard let apns = runtime.apnsEmulator, let fcm = runtime.fcmEmulator else {
+        guard let apns = runtime.apnsEmulator, let fcm = runtime.fcmEmulator, let wns = runtime.wnsEmulator,
+            let webPush = runtime.webPushEmulator
+        else {
             throw ValidationError("the demo needs the built-in emulators")
         }
         var server = try runtime.serverConfiguration()
@@ -56,6 +58,7 @@ struct Demo: AsyncParsableCommand {
             guard let port = await ports.next() else { return }
             let base = URL(string: "http://127.0.0.1:\(port)")!
             try await Self.script(base: base, apns: apns, fcm: fcm, topic: configuration.emulatorTopic)
+            try await Self.secureAndRich(base: base, apns: apns, fcm: fcm, wns: wns, webPush: webPush, topic: configuration.emulatorTopic)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
@@ -134,6 +137,63 @@ struct Demo: AsyncParsableCommand {
         let retry = try await aliceOnIPhone.notify(user: "bob", message: "Welcome back!", platform: .apns)
         line("alice → bob: \(retry.state), \(retry.success) of \(retry.targets) delivered")
         show("bob's iPhone    ", apns.notifications(for: bobNewToken))
+    }
+
+    /// Secure push and rich push, on an iPhone, a browser and a Windows laptop.
+    static func secureAndRich(base: URL, apns: APNsEmulator, fcm: FCMEmulator, wns: WNSEmulator, webPush: WebPushEmulator, topic: String) async throws {
+        func step(_ text: String) { print("\n▸ \(text)") }
+        func line(_ text: String) { print("  \(text)") }
+
+        step("carol signs in on her iPhone, her browser (Web Push) and her Windows laptop (WNS)")
+        let setup = HeraldClient(baseURL: base)
+        try await setup.signUp(username: "carol", password: "carol-demo-password")
+        try await setup.signUp(username: "dave", password: "dave-demo-password")
+        let iPhone = apns.registerDevice(topic: topic)
+        let subscription = webPush.subscribe()
+        let channel = wns.registerChannel()
+        var devices: [(name: String, platform: Platform, client: HeraldClient, inbox: () -> [ReceivedNotification])] = []
+        for (name, platform, handle, keys, inbox) in [
+            ("carol's iPhone ", Platform.apns, iPhone, WebPushKeys?.none, { apns.notifications(for: iPhone) }),
+            ("carol's browser", .webpush, subscription.endpoint, subscription.keys, { webPush.notifications(for: subscription) }),
+            ("carol's laptop ", .wns, channel, nil, { wns.notifications(for: channel) }),
+        ] as [(String, Platform, String, WebPushKeys?, () -> [ReceivedNotification])] {
+            let client = HeraldClient(baseURL: base)
+            try await client.signIn(username: "carol", password: "carol-demo-password")
+            let id = try await client.register(handle: handle, platform: platform, webPushKeys: keys)
+            devices.append((name, platform, client, inbox))
+            line("\(name)  \(platform) registration \(id)")
+        }
+        let dave = HeraldClient(baseURL: base)
+        try await dave.signIn(username: "dave", password: "dave-demo-password")
+
+        step("Secure push: dave sends carol an account PIN; only its id travels through the push services")
+        let secure = try await dave.sendSecure(to: "carol", payload: .object([("pin", .string("8461")), ("account", .string("checking"))]))
+        line("secure message \(secure.secureID): \(secure.notification.success) of \(secure.notification.targets) devices notified")
+        for device in devices {
+            let payload = device.inbox().last?.payload ?? ""
+            let shown = device.platform == .wns ? String(decoding: Data(base64Encoded: payload) ?? Data(), as: UTF8.self) : payload
+            line("\(device.name)  received \(shown)")
+        }
+        let fetched = try await devices[0].client.fetchSecurePayload(id: secure.secureID)
+        line("carol's iPhone fetches it (GET /api/notifications/\(secure.secureID)): \(String(decoding: try JSONEncoder().encode(fetched.payload), as: UTF8.self)), read before: \(fetched.read)")
+        do {
+            _ = try await dave.fetchSecurePayload(id: secure.secureID)
+            line("dave could read it: that would be a bug")
+        } catch let error as HeraldClientError {
+            line("dave asks for the same id: HTTP \(error.status) — only the addressee can read it")
+        }
+
+        step("Rich push: dave shares a picture; the devices get its id, type and a short message, and fetch it")
+        let picture = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 0x2A, count: 4096)
+        let upload = try await dave.uploadRich(picture, type: "image/png")
+        line("uploaded \(upload.id) (\(upload.type), \(upload.size) bytes)")
+        let rich = try await dave.sendRich(to: "carol", richID: upload.id, message: "Our new office!")
+        line("rich notification: \(rich.notification.success) of \(rich.notification.targets) devices notified")
+        let content = try await devices[1].client.fetchRichContent(id: upload.id)
+        line("carol's browser fetches GET /api/rich/\(upload.id): \(content.type), \(content.data.count) bytes")
+        let alert = try await dave.sendRich(to: "carol", richID: upload.id, message: "Our new office!", style: .alert, platform: .apns)
+        line("the alert variant for an iOS notification service extension (\(alert.notification.state)):")
+        line("  \(devices[0].inbox().last?.payload ?? "")")
         print("\nDone. Run `herald serve` to keep a hub running, and `herald device` to simulate devices against it.")
     }
 }

@@ -117,8 +117,9 @@ struct Device: AsyncParsableCommand {
                 http, "GET", "\(emulator)/_emulator/devices/\(inbox.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? inbox)/notifications", body: nil, as: [ReceivedNotification].self
             )
             for notification in received.dropFirst(seen) {
-                print("[\(formatter.string(from: notification.receivedAt))] \(Self.render(notification.payload, platform: platform))")
+                print("[\(formatter.string(from: notification.receivedAt))] \(Self.render(notification, platform: platform))")
                 print("         payload \(notification.payload)")
+                try await Self.fetchContent(of: notification, platform: platform, client: client)
             }
             seen = received.count
             if let count, seen >= count { return }
@@ -127,7 +128,50 @@ struct Device: AsyncParsableCommand {
         }
     }
 
+    /// What the app does with a silent notification: fetch the secure payload or the rich
+    /// content it points at, and show it as the local notification would read.
+    static func fetchContent(of notification: ReceivedNotification, platform: Platform, client: HeraldClient) async throws {
+        guard let incoming = incoming(notification, platform: platform) else { return }
+        do {
+            switch incoming {
+            case .plain:
+                return
+            case .secure(let id):
+                let secure = try await client.fetchSecurePayload(id: id)
+                let text = String(decoding: try JSONEncoder().encode(secure.payload), as: UTF8.self)
+                print("         secure message \(id) fetched over HTTPS: \(text)\(secure.read ? " (already read)" : "")")
+            case .rich(let id, let type, let message, _):
+                let content = try await client.fetchRichContent(id: id)
+                print("         rich notification: \(message ?? "") [\(content.type), \(content.data.count) bytes fetched]")
+                _ = type
+            }
+        } catch let error as HeraldClientError {
+            print("         could not fetch \(incoming.contentID ?? ""): \(error)")
+        }
+    }
+
+    /// The notification as the app's code sees it.
+    static func incoming(_ notification: ReceivedNotification, platform: Platform) -> IncomingNotification? {
+        var body = Data(notification.payload.utf8)
+        if platform == .wns {
+            guard notification.headers["x-wns-type"] == "wns/raw", let raw = Data(base64Encoded: notification.payload) else { return nil }
+            body = raw
+        }
+        return try? IncomingNotification(json: body)
+    }
+
     /// What the notification would read as on the device.
+    static func render(_ notification: ReceivedNotification, platform: Platform) -> String {
+        if let incoming = incoming(notification, platform: platform) {
+            switch incoming {
+            case .secure: return "silent notification: a secure message is waiting"
+            case .rich(_, let type, let message, _): return "silent notification: rich content (\(type)) \(message ?? "")"
+            case .plain: break
+            }
+        }
+        return render(notification.payload, platform: platform)
+    }
+
     static func render(_ payload: String, platform: Platform) -> String {
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)) else { return payload }
         switch platform {
@@ -151,7 +195,8 @@ struct Device: AsyncParsableCommand {
             }
             return payload
         case .wns:
-            return "toast: \(payload)"
+            let texts = payload.components(separatedBy: "<text>").dropFirst().compactMap { $0.components(separatedBy: "</text>").first }
+            return texts.isEmpty ? payload : "toast: " + texts.joined(separator: " — ")
         }
     }
 
