@@ -18,6 +18,11 @@ public final class Accounts: Sendable {
     private let basicCache = Mutex<[String: Date]>([:])
     private static let basicCacheLifetime: TimeInterval = 60
     private static let basicCacheLimit = 10_000
+    /// Bearer sessions seen recently (token hash → user and until when to trust the entry),
+    /// so that a device's burst of requests reads its session once. Sign-out removes the
+    /// entry here; another node sharing the store trusts it for at most `sessionCacheLifetime`.
+    private let sessionCache = Mutex<[String: (username: String, until: Date)]>([:])
+    static let sessionCacheLifetime: TimeInterval = 10
 
     public init(store: any HeraldStore, configuration: ServerConfiguration) {
         self.store = store
@@ -87,11 +92,22 @@ public final class Accounts: Sendable {
 
     /// The user a bearer token belongs to, if it is valid now.
     public func user(forToken token: String) async throws -> String? {
-        try await store.session(tokenHash: Self.sha256Hex(token), now: Date())?.username
+        let hash = Self.sha256Hex(token)
+        let now = Date()
+        if let cached = sessionCache.withLock({ $0[hash] }), cached.until > now { return cached.username }
+        guard let session = try await store.session(tokenHash: hash, now: now) else { return nil }
+        let until = min(session.expiresAt, now.addingTimeInterval(Self.sessionCacheLifetime))
+        sessionCache.withLock { cache in
+            if cache.count >= Self.basicCacheLimit { cache = cache.filter { $0.value.until > now } }
+            if cache.count < Self.basicCacheLimit { cache[hash] = (session.username, until) }
+        }
+        return session.username
     }
 
     public func revoke(token: String) async throws {
-        try await store.deleteSession(tokenHash: Self.sha256Hex(token))
+        let hash = Self.sha256Hex(token)
+        sessionCache.withLock { _ = $0.removeValue(forKey: hash) }
+        try await store.deleteSession(tokenHash: hash)
     }
 
     static func sha256Hex(_ text: String) -> String {

@@ -102,10 +102,13 @@ public struct AppBackendController: Sendable {
         )
         let saved = try await store.upsertRegistration(registration, ifVersion: nil)
         // One device, one registration: whoever signed in last on this device owns it.
-        let others = try await store.registrations(handle: handle, platform: platform).filter { $0.id != id }
-        if !others.isEmpty {
-            try await store.deleteRegistrations(ids: others.map(\.id))
-            context.logger.debug("Replaced other registrations of the same device", metadata: ["herald.count": "\(others.count)"])
+        // An update that keeps its handle was de-duplicated when the handle was set.
+        if existing?.handle != handle || existing?.platform != platform {
+            let others = try await store.registrations(handle: handle, platform: platform).filter { $0.id != id }
+            if !others.isEmpty {
+                try await store.deleteRegistrations(ids: others.map(\.id))
+                context.logger.debug("Replaced other registrations of the same device", metadata: ["herald.count": "\(others.count)"])
+            }
         }
         return try .json(RegistrationView(saved))
     }
