@@ -1,17 +1,17 @@
-import AsyncHTTPClient
 import Crypto
 import Foundation
 public import HeraldCore
 public import Logging
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
 public import ServiceLifecycle
 
 /// Sends notifications through Apple Push Notification service (HTTP/2, token auth).
 ///
 /// Requests are `POST {endpoint}/3/device/{token}` with an ES256 provider token shared by
 /// every provider of the same team and key (``APNsTokenCache``), spread round-robin over
-/// ``APNsConfiguration/connections`` HTTP/2 connections. The notification's body bytes are
+/// ``APNsConfiguration/connections`` HTTP/2 connections (``HTTP2Client``: frames written per
+/// burst and flushed once, no child channel per stream). The notification's body bytes are
 /// sent as they are and every `apns-*` header is passed through; `apns-topic` defaults to
 /// the configured topic and `apns-push-type` to `alert`.
 ///
@@ -25,8 +25,8 @@ public final class APNsProvider: PushProvider, Service {
     /// The provider-token slot of this provider's team and key (shared through the cache).
     let tokenEntry: APNsTokenCache.Entry
     private let tokenLifetime: TimeInterval
-    private let pool: HTTPClientPool
-    private let deviceURLPrefix: String
+    private let client: HTTP2Client
+    private let devicePathPrefix: String
     private let timeout: TimeAmount
 
     /// - Parameters:
@@ -47,12 +47,41 @@ public final class APNsProvider: PushProvider, Service {
         self.logger = logger
         self.tokenEntry = tokenCache.entry(teamID: configuration.teamID, keyID: configuration.keyID)
         self.tokenLifetime = Double(configuration.tokenLifetime.components.seconds)
-        var endpoint = configuration.endpoint
-        while endpoint.hasSuffix("/") { endpoint.removeLast() }
-        self.deviceURLPrefix = endpoint + "/3/device/"
         self.timeout = TimeAmount(configuration.timeout)
-        self.pool = HTTPClientPool(
-            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout)
+        let endpoint = try Endpoint(configuration.endpoint)
+        self.devicePathPrefix = endpoint.path + "/3/device/"
+        var clientConfiguration = HTTP2Client.Configuration(host: endpoint.host, port: endpoint.port)
+        clientConfiguration.usesTLS = endpoint.isTLS
+        clientConfiguration.trustRoots = configuration.trustRoots
+        clientConfiguration.connections = configuration.connections
+        clientConfiguration.connectTimeout = min(.seconds(10), TimeAmount(configuration.timeout))
+        do {
+            self.client = try HTTP2Client(configuration: clientConfiguration)
+        } catch {
+            throw PushProviderError.invalidConfiguration("APNs TLS configuration is not usable: \(error)")
+        }
+    }
+
+    /// Where requests go, from ``APNsConfiguration/endpoint``.
+    private struct Endpoint {
+        var isTLS: Bool
+        var host: String
+        var port: Int
+        /// The endpoint's own path, without a trailing slash ("" for most).
+        var path: String
+
+        init(_ value: String) throws(PushProviderError) {
+            guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), var host = url.host,
+                !host.isEmpty
+            else { throw .invalidConfiguration("APNs endpoint '\(value)' is not an http(s) URL") }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            self.isTLS = scheme == "https"
+            self.host = host
+            self.port = url.port ?? (isTLS ? 443 : 80)
+            var path = url.path
+            while path.hasSuffix("/") { path.removeLast() }
+            self.path = path
+        }
     }
 
     public func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
@@ -62,7 +91,7 @@ public final class APNsProvider: PushProvider, Service {
         guard Self.isWellFormedDeviceToken(target.handle) else {
             return .rejectedLocally(.badChannel, reason: APNsReason.badDeviceToken.rawValue)
         }
-        guard !pool.isShutDown else { return .unreachable(reason: "provider shut down") }
+        guard !client.isShutDown else { return .unreachable(reason: "provider shut down") }
 
         let providerToken: APNsProviderToken
         do {
@@ -72,45 +101,40 @@ public final class APNsProvider: PushProvider, Service {
             return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
         }
 
-        var request = HTTPClientRequest(url: deviceURLPrefix + target.handle)
-        request.method = .POST
-        request.headers = headers(for: notification, authorization: providerToken.authorization)
-        request.body = .bytes(body)
-
-        let response: HTTPClientResponse
+        let response: HTTP2Client.Response
         do {
-            response = try await pool.next().execute(request, timeout: timeout)
+            response = try await client.send(
+                path: devicePathPrefix + target.handle,
+                headers: headers(for: notification, authorization: providerToken.authorization),
+                body: body,
+                deadline: .now() + timeout
+            )
         } catch {
             logger.debug(
                 "APNs send failed without a response",
-                metadata: ["herald.device": "\(redacted(target.handle))", "error": "\(String(describing: error))"])
+                metadata: ["herald.device": "\(redacted(target.handle))", "error": "\(error)"])
             return .unreachable()
         }
 
-        let status = Int(response.status.code)
-        if status == 200 {
-            // No body on success; drain the (empty) stream without any JSON work.
-            do { for try await _ in response.body {} } catch {}
-            return .delivered
-        }
-        return await failure(response, status: status, providerToken: providerToken, handle: target.handle)
+        if response.status == 200 { return .delivered }
+        return failure(response, providerToken: providerToken, handle: target.handle)
     }
 
     private func failure(
-        _ response: HTTPClientResponse,
-        status: Int,
+        _ response: HTTP2Client.Response,
         providerToken: APNsProviderToken,
         handle: String
-    ) async -> PushResult {
+    ) -> PushResult {
         struct ErrorBody: Decodable { var reason: String? }
+        let status = response.status
         var reason: APNsReason?
-        if let bytes = try? await response.body.collect(upTo: 64 * 1024),
+        if let bytes = response.body,
             let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(bytes.readableBytesView)),
             let raw = decoded.reason
         {
             reason = APNsReason(raw)
         }
-        let retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: tokenEntry.now()) }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: tokenEntry.now()) }
         if status == 403, reason == .expiredProviderToken {
             let refreshed = tokenEntry.expired(providerToken)
             logger.debug("APNs provider token expired", metadata: ["apns.refreshed": "\(refreshed)"])
@@ -132,9 +156,9 @@ public final class APNsProvider: PushProvider, Service {
     }
 
     /// Request headers: authorization, topic, push type and every `apns-*` header of the
-    /// notification (names are lowercased on the wire by HTTP/2).
-    private func headers(for notification: PushNotification, authorization: String) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+    /// notification, names lowercased as HTTP/2 requires.
+    private func headers(for notification: PushNotification, authorization: String) -> HPACKHeaders {
+        var headers = HPACKHeaders()
         headers.reserveCapacity(notification.headers.count + 3)
         headers.add(name: "authorization", value: authorization)
         var hasTopic = false
@@ -145,7 +169,8 @@ public final class APNsProvider: PushProvider, Service {
             } else if header.name.utf8.count == 14, header.name.hasCaseInsensitivePrefix("apns-push-type") {
                 hasPushType = true
             }
-            headers.add(name: header.name, value: header.value)
+            let isLowercase = !header.name.utf8.contains { $0 >= 65 && $0 <= 90 }
+            headers.add(name: isLowercase ? header.name : header.name.lowercased(), value: header.value)
         }
         if !hasTopic { headers.add(name: "apns-topic", value: configuration.topic) }
         if !hasPushType { headers.add(name: "apns-push-type", value: "alert") }
@@ -165,9 +190,10 @@ public final class APNsProvider: PushProvider, Service {
         try await shutdown()
     }
 
-    /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.
+    /// Closes the connections once the sends in flight are answered (or reach their timeout).
+    /// Later sends report ``DeliveryOutcome/pnsUnreachable``.
     public func shutdown() async throws {
-        try await pool.shutdown()
+        await client.shutdown()
     }
 }
 

@@ -1,0 +1,206 @@
+import NIOCore
+import NIOHPACK
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A lean HTTP/2 client for one origin: a fixed number of connections, requests spread over
+/// them round-robin, streams handled frame by frame.
+///
+/// Built for push-service fan-out, where AsyncHTTPClient's per-stream child channels and
+/// separately flushed writes cost more than the requests themselves:
+///
+/// - Requests from any thread are queued per connection and handed to its event loop in
+///   bursts; each burst's frames (HEADERS, DATA with END_STREAM) are written and flushed once.
+/// - There is no child channel per stream: ``HTTP2ClientHandler`` sits right after
+///   `NIOHTTP2Handler`, allocates stream ids and completes one continuation per stream.
+///   `NIOHTTP2Handler` holds back streams beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS
+///   until others close, and answers PING and SETTINGS.
+/// - Connections open on first use (TLS with ALPN `h2`, SNI and hostname verification) and are
+///   replaced after a GOAWAY or a loss. A connection that cannot be set up fails its requests at
+///   once, and further requests fail at once during a short, growing backoff.
+/// - A GOAWAY fails the streams the server did not process (retryable, ``HTTP2ClientError/Code/goAway``);
+///   the streams it did process finish on the old connection.
+///
+/// The client never retries: every failure is an ``HTTP2ClientError`` for the caller to classify.
+/// Cancelling the sending task fails the request with ``HTTP2ClientError/Code/cancelled`` and
+/// resets its stream (a cancellation that races with the request's hand-over to the event loop
+/// may be missed; the deadline still bounds it).
+/// Call ``shutdown()`` when done.
+final class HTTP2Client: Sendable {
+    struct Configuration: Sendable {
+        /// Host name or IP address to connect to; also the `:authority` and the TLS server name.
+        var host: String
+        var port: Int
+        /// TLS (ALPN `h2`, the host name for SNI and verification); `false` speaks cleartext
+        /// HTTP/2 with prior knowledge.
+        var usesTLS = true
+        /// Certificates to trust; `nil` uses the system roots.
+        var trustRoots: [NIOSSLCertificate]? = nil
+        /// Number of connections that requests are spread over, round-robin.
+        var connections: Int = 1
+        /// Time allowed to set a connection up: TCP connect, and again TLS plus the server's SETTINGS.
+        var connectTimeout: TimeAmount = .seconds(10)
+        /// The wait after a failed connection attempt, doubling with each consecutive failure
+        /// up to ``maximumReconnectBackoff``. Requests during the wait fail at once.
+        var initialReconnectBackoff: TimeAmount = .milliseconds(100)
+        var maximumReconnectBackoff: TimeAmount = .seconds(5)
+        /// Streams opened on one connection before it is replaced; at most 2³⁰, what the client's
+        /// stream id space holds.
+        var maxStreamsPerConnection: Int = 1 << 30
+        /// Larger response bodies reset the stream and fail the request with ``HTTP2ClientError/Code/invalidResponse``.
+        var maxResponseBodySize: Int = 16 * 1024
+        /// How often deadlines are checked while requests are in flight.
+        var timeoutResolution: TimeAmount = .milliseconds(50)
+        /// The event loops connections run on; `nil` uses NIO's shared singleton group.
+        var eventLoopGroup: (any EventLoopGroup)? = nil
+
+        init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// A request; ``HTTP2Client`` adds the pseudo-header fields.
+    struct Request: Sendable {
+        var method: String
+        var path: String
+        /// Regular header fields, names in lowercase.
+        var headers: HPACKHeaders
+        var body: ByteBuffer?
+
+        init(method: String = "POST", path: String, headers: HPACKHeaders = [:], body: ByteBuffer? = nil) {
+            self.method = method
+            self.path = path
+            self.headers = headers
+            self.body = body
+        }
+
+        init(method: String = "POST", path: String, headers: [(String, String)], body: ByteBuffer? = nil) {
+            self.init(method: method, path: path, headers: HPACKHeaders(headers), body: body)
+        }
+    }
+
+    struct Response: Sendable {
+        var status: Int
+        /// The response header fields, `:status` included.
+        var headers: HPACKHeaders
+        /// The body, `nil` if there was none.
+        var body: ByteBuffer?
+
+        /// The first value of a header field; `name` in lowercase.
+        func header(_ name: String) -> String? { headers.first(name: name) }
+    }
+
+    let configuration: Configuration
+    private let slots: [HTTP2ClientConnection]
+    private let counter = Atomic<Int>(0)
+    private let isShutdown = Atomic<Bool>(false)
+    private let scheme: String
+    private let authority: String
+
+    /// - Throws: NIOSSL's error when the trust roots cannot be turned into a TLS context.
+    init(configuration: Configuration) throws {
+        var configuration = configuration
+        configuration.connections = max(1, configuration.connections)
+        configuration.maxStreamsPerConnection = min(max(1, configuration.maxStreamsPerConnection), 1 << 30)
+        self.configuration = configuration
+        let shared: HTTP2ClientConnection.Shared
+        if configuration.usesTLS {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let trustRoots = configuration.trustRoots { tls.trustRoots = .certificates(trustRoots) }
+            tls.applicationProtocols = ["h2"]
+            let context = try NIOSSLContext(configuration: tls)
+            // SNI carries host names only; for an IP address NIOSSL verifies the certificate
+            // against the connected address instead.
+            let serverName = Self.isIPAddress(configuration.host) ? nil : configuration.host
+            shared = .init(configuration: configuration, sslContext: context, serverHostname: serverName)
+            scheme = "https"
+        } else {
+            shared = .init(configuration: configuration, sslContext: nil, serverHostname: nil)
+            scheme = "http"
+        }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        let defaultPort = configuration.usesTLS ? 443 : 80
+        authority = configuration.port == defaultPort ? host : "\(host):\(configuration.port)"
+        let group = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
+        slots = (0..<configuration.connections).map { _ in
+            HTTP2ClientConnection(eventLoop: group.next(), shared: shared)
+        }
+    }
+
+    /// Sends `request` and waits for the whole response or until `deadline`.
+    func send(_ request: Request, deadline: NIODeadline) async throws(HTTP2ClientError) -> Response {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(request.headers.count + 4)
+        headers.add(name: ":method", value: request.method)
+        headers.add(name: ":scheme", value: scheme)
+        headers.add(name: ":authority", value: authority)
+        headers.add(name: ":path", value: request.path)
+        headers.add(contentsOf: request.headers)
+        let (slot, id) = nextSlot()
+        let body = request.body
+        guard !Task.isCancelled else { throw HTTP2ClientError(.cancelled, "the request was cancelled") }
+        let result = await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in
+                slot.enqueue(
+                    HTTP2PendingRequest(
+                        id: id, headers: headers, body: body, deadline: deadline, continuation: continuation))
+            }
+        } onCancel: {
+            slot.cancel(requestID: id)
+        }
+        return try result.get()
+    }
+
+    /// Sends a request with `headers` (lowercase names) and `body`.
+    func send(
+        method: String = "POST",
+        path: String,
+        headers: HPACKHeaders,
+        body: ByteBuffer?,
+        deadline: NIODeadline
+    ) async throws(HTTP2ClientError) -> Response {
+        try await send(Request(method: method, path: path, headers: headers, body: body), deadline: deadline)
+    }
+
+    /// The next slot, round-robin, and an id for the request (unique within this client).
+    private func nextSlot() -> (HTTP2ClientConnection, Int) {
+        let n = counter.wrappingAdd(1, ordering: .relaxed).oldValue
+        return (slots[Int(UInt(bitPattern: n) % UInt(slots.count))], n)
+    }
+
+    var isShutDown: Bool { isShutdown.load(ordering: .acquiring) }
+
+    /// Connections opened so far (set up far enough to carry requests), over all slots.
+    var connectionsOpened: Int { slots.reduce(0) { $0 + $1.connectionsOpened } }
+
+    /// Stops taking requests, lets the streams in flight finish (each within its deadline),
+    /// closes every connection and returns when they are closed. Requests still waiting for
+    /// a connection fail with ``HTTP2ClientError/Code/shutDown``. Later calls return at once.
+    func shutdown() async {
+        guard !isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        for slot in slots {
+            try? await slot.shutdown().get()
+        }
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        (try? SocketAddress(ipAddress: host, port: 0)) != nil
+    }
+}
+
+/// A request on its way to a stream, and the continuation its caller waits on.
+struct HTTP2PendingRequest: Sendable {
+    /// Identifies the request for cancellation.
+    var id: Int
+    /// The complete header block, pseudo-header fields first.
+    var headers: HPACKHeaders
+    var body: ByteBuffer?
+    var deadline: NIODeadline
+    var continuation: UnsafeContinuation<Result<HTTP2Client.Response, HTTP2ClientError>, Never>
+
+    func fail(_ error: HTTP2ClientError) {
+        continuation.resume(returning: .failure(error))
+    }
+}

@@ -1,0 +1,408 @@
+import Crypto
+import Foundation
+import HeraldCore
+import HeraldEmulator
+import HeraldTLS
+import Logging
+import NIOCore
+import Testing
+
+@testable import HeraldPush
+
+/// What the HTTP/2 client tests need around an ``APNsHarness``: client configurations for the
+/// emulator (directly or through a relay) and signed APNs requests.
+struct HTTP2Fixture {
+    let harness: APNsHarness
+    let authorization: String
+
+    init(_ harness: APNsHarness) throws {
+        self.harness = harness
+        self.authorization = try APNsProviderToken.sign(
+            teamID: harness.teamID, keyID: harness.keyID, key: harness.key, issuedAt: harness.clientClock.now, generation: 1
+        ).authorization
+    }
+
+    func configuration(port: Int? = nil, connections: Int = 1) throws -> HTTP2Client.Configuration {
+        var configuration = HTTP2Client.Configuration(host: "127.0.0.1", port: port ?? harness.emulator.port)
+        configuration.trustRoots = [try harness.authority.sslCertificate]
+        configuration.connections = connections
+        return configuration
+    }
+
+    func request(_ device: String, text: String = "hi") -> HTTP2Client.Request {
+        HTTP2Client.Request(
+            path: "/3/device/" + device,
+            headers: [("authorization", authorization), ("apns-topic", APNsHarness.topic), ("apns-push-type", "alert")],
+            body: ByteBuffer(string: #"{"aps":{"alert":"\#(text)"}}"#)
+        )
+    }
+
+    static let device = String(repeating: "0123456789abcdef", count: 4)
+
+    /// Runs `body` against an emulator that accepts any well-formed device token.
+    static func with(
+        _ configure: (inout APNsEmulator.Configuration) -> Void = { _ in },
+        _ body: (HTTP2Fixture) async throws -> Void
+    ) async throws {
+        try await APNsHarness.with({
+            $0.openDeviceRegistry = true
+            $0.recordsPayloads = false
+            configure(&$0)
+        }) { harness in
+            try await body(try HTTP2Fixture(harness))
+        }
+    }
+}
+
+extension HTTP2Client {
+    /// Sends `request` with a generous deadline; the error, if any, as a value.
+    func result(_ request: Request, timeout: TimeAmount = .seconds(30)) async -> Result<Response, HTTP2ClientError> {
+        do {
+            return .success(try await send(request, deadline: .now() + timeout))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Sends `count` copies of `request` at once; the results in completion order.
+    func results(_ request: Request, count: Int) async -> [Result<Response, HTTP2ClientError>] {
+        await withTaskGroup(of: Result<Response, HTTP2ClientError>.self) { group in
+            for _ in 0..<count { group.addTask { await self.result(request) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+}
+
+extension Result<HTTP2Client.Response, HTTP2ClientError> {
+    var status: Int? { (try? get())?.status }
+    var errorCode: HTTP2ClientError.Code? {
+        if case .failure(let error) = self { return error.code }
+        return nil
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct HTTP2ClientTests {
+    @Test func manyConcurrentSendsShareFewConnections() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let client = try HTTP2Client(configuration: try fixture.configuration(connections: 2))
+            // Moderate on purpose: debug builds of NIOHTTP2 slow down badly with 1000 open streams
+            // per connection, and the event loops are shared with the other suites.
+            let results = await client.results(fixture.request(HTTP2Fixture.device), count: 600)
+            #expect(results.count == 600)
+            #expect(results.allSatisfy { $0.status == 200 })
+            #expect(fixture.harness.emulator.acceptedCount == 600)
+            // Lazily opened, one per slot, never more.
+            #expect(client.connectionsOpened == 2)
+            await client.shutdown()
+        }
+    }
+
+    @Test func responsesCarryStatusHeadersAndBody() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let client = try HTTP2Client(configuration: try fixture.configuration())
+            let ok = try await client.result(fixture.request(HTTP2Fixture.device)).get()
+            #expect(ok.status == 200)
+            #expect(ok.header("apns-id")?.count == 36)
+            #expect(ok.body == nil)
+
+            fixture.harness.emulator.injectFaults(Fault.throttled.withRetryAfter(7), count: 1)
+            let throttled = try await client.result(fixture.request(HTTP2Fixture.device)).get()
+            #expect(throttled.status == 429)
+            #expect(throttled.header("retry-after") == "7")
+            let body = try #require(throttled.body)
+            #expect(String(buffer: body).contains(#""reason":"TooManyRequests""#))
+
+            let notFound = try await client.result(HTTP2Client.Request(method: "GET", path: "/nowhere")).get()
+            #expect(notFound.status == 404)
+            await client.shutdown()
+        }
+    }
+
+    @Test func streamLimitBelowTheConcurrencyQueuesRatherThanFails() async throws {
+        try await HTTP2Fixture.with({ $0.maxConcurrentStreams = 3 }) { fixture in
+            let client = try HTTP2Client(configuration: try fixture.configuration(connections: 1))
+            let results = await client.results(fixture.request(HTTP2Fixture.device), count: 500)
+            #expect(results.allSatisfy { $0.status == 200 })
+            #expect(fixture.harness.emulator.acceptedCount == 500)
+            #expect(client.connectionsOpened == 1)
+            await client.shutdown()
+        }
+    }
+
+    @Test func usedUpStreamIDsMoveSendsToAFreshConnection() async throws {
+        try await HTTP2Fixture.with { fixture in
+            var configuration = try fixture.configuration(connections: 1)
+            configuration.maxStreamsPerConnection = 10
+            let client = try HTTP2Client(configuration: configuration)
+            for _ in 0..<25 {
+                let first = await client.result(fixture.request(HTTP2Fixture.device))
+                #expect(first.status == 200, "\(first)")
+            }
+            #expect(client.connectionsOpened == 3)
+            // A burst larger than what is left on a connection spills over to the next ones.
+            let results = await client.results(fixture.request(HTTP2Fixture.device), count: 100)
+            #expect(results.allSatisfy { $0.status == 200 })
+            #expect(fixture.harness.emulator.acceptedCount == 125)
+            await client.shutdown()
+        }
+    }
+
+    @Test func serverShutdownMidRunLosesNothingAndLaterSendsReconnect() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let harness = fixture.harness
+            var configuration = try fixture.configuration(connections: 2)
+            configuration.initialReconnectBackoff = .milliseconds(20)
+            configuration.maximumReconnectBackoff = .milliseconds(20)
+            let client = try HTTP2Client(configuration: configuration)
+            let first = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(first.status == 200, "\(first)")
+
+            // Sends keep coming while the emulator says GOAWAY and closes.
+            let results = try await withThrowingTaskGroup(of: [Result<HTTP2Client.Response, HTTP2ClientError>].self) { group in
+                for _ in 0..<40 {
+                    group.addTask {
+                        var results: [Result<HTTP2Client.Response, HTTP2ClientError>] = []
+                        for _ in 0..<30 { results.append(await client.result(fixture.request(HTTP2Fixture.device))) }
+                        return results
+                    }
+                }
+                while harness.emulator.acceptedCount < 200 { try await Task.sleep(for: .milliseconds(5)) }
+                try await harness.emulator.shutdown()
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(results.count == 1200)
+            let delivered = results.filter { $0.status == 200 }.count
+            // Every stream the server processed was answered; everything else failed retryably.
+            #expect(delivered + 1 == harness.emulator.acceptedCount)
+            #expect(delivered < 1200)
+            for result in results where result.status != 200 {
+                #expect([.goAway, .connectFailed, .connectionClosed, .streamReset].contains(result.errorCode))
+            }
+
+            // The same service comes back on the same port: sends reconnect and succeed.
+            var restarted = APNsEmulator.Configuration(
+                identity: try harness.authority.issueServerIdentity(hosts: ["127.0.0.1"]),
+                signingKeys: [.init(keyID: harness.keyID, teamID: harness.teamID, publicKey: harness.key.publicKey)]
+            )
+            restarted.port = harness.emulator.port
+            restarted.openDeviceRegistry = true
+            let emulator = try await APNsEmulator.start(configuration: restarted, logger: Logger(label: "apns-emulator"))
+            var status: Int?
+            for _ in 0..<500 where status != 200 {
+                status = await client.result(fixture.request(HTTP2Fixture.device)).status
+                if status != 200 { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(status == 200)
+            let again = await client.results(fixture.request(HTTP2Fixture.device), count: 100)
+            #expect(again.allSatisfy { $0.status == 200 })
+            #expect(client.connectionsOpened >= 3)
+            await client.shutdown()
+            try await emulator.shutdown()
+        }
+    }
+
+    @Test func goAwayFailsOnlyTheStreamsAboveItsLastStreamIDAndTheConnectionIsReplaced() async throws {
+        // Ten requests get streams 1, 3, … 19; the server processed those up to 9.
+        let server = try await GoAwayServer.start(batch: 10, lastProcessed: 9)
+        var configuration = HTTP2Client.Configuration(host: "127.0.0.1", port: server.port)
+        configuration.usesTLS = false
+        let client = try HTTP2Client(configuration: configuration)
+        let request = HTTP2Client.Request(method: "GET", path: "/")
+        let results = await client.results(request, count: 10)
+        #expect(results.filter { $0.status == 200 }.count == 5)
+        #expect(results.filter { $0.errorCode == .goAway }.count == 5)
+
+        let next = await client.result(request)
+        #expect(next.status == 200, "\(next)")
+        #expect(client.connectionsOpened == 2)
+        await client.shutdown()
+        await server.close()
+    }
+
+    @Test func lostConnectionsFailInFlightSendsRetryablyAndAreReplaced() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
+            let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
+            let first = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(first.status == 200, "\(first)")
+
+            try await relay.hold()
+            async let stuck = client.results(fixture.request(HTTP2Fixture.device), count: 20)
+            while fixture.harness.emulator.acceptedCount < 21 { try await Task.sleep(for: .milliseconds(5)) }
+            await relay.cutAll()
+            let lost = await stuck
+            #expect(lost.allSatisfy { $0.errorCode == .connectionClosed })
+
+            try await relay.release()
+            let replaced = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(replaced.status == 200, "\(replaced)")
+            #expect(client.connectionsOpened == 2)
+            #expect(relay.acceptedCount == 2)
+            await client.shutdown()
+            await relay.close()
+        }
+    }
+
+    @Test func aRefusedConnectionFailsAtOnceAndRetryably() async throws {
+        let port = try await closedPort()
+        var configuration = HTTP2Client.Configuration(host: "127.0.0.1", port: port)
+        configuration.initialReconnectBackoff = .seconds(60)
+        let client = try HTTP2Client(configuration: configuration)
+        let request = HTTP2Client.Request(path: "/3/device/00", headers: [], body: ByteBuffer(string: "{}"))
+        // The deadline is far away: only a refusal that fails at once can pass this suite's time limit.
+        let first = await client.result(request, timeout: .minutes(10))
+        #expect(first.errorCode == .connectFailed)
+        // During the backoff, sends fail without trying again.
+        let second = await client.result(request, timeout: .minutes(10))
+        #expect(second.errorCode == .connectFailed)
+        #expect(client.connectionsOpened == 0)
+        await client.shutdown()
+    }
+
+    @Test func aServerThatNeverAnswersTimesOut() async throws {
+        try await HTTP2Fixture.with { fixture in
+            // Nothing comes back: not even the TLS handshake completes.
+            let silent = try await TCPRelay.start(targetPort: fixture.harness.emulator.port, held: true)
+            let client = try HTTP2Client(configuration: try fixture.configuration(port: silent.port))
+            let result = await client.result(fixture.request(HTTP2Fixture.device), timeout: .milliseconds(200))
+            #expect(result.errorCode == .timeout)
+            await client.shutdown()
+            await silent.close()
+        }
+    }
+
+    @Test func aStreamPastItsDeadlineIsResetAndTheConnectionKeepsWorking() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
+            let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
+            let first = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(first.status == 200, "\(first)")
+
+            try await relay.hold()
+            let late = await client.result(fixture.request(HTTP2Fixture.device), timeout: .milliseconds(200))
+            #expect(late.errorCode == .timeout)
+            try await relay.release()
+
+            // The late answer is dropped; the same connection carries the next sends.
+            let results = await client.results(fixture.request(HTTP2Fixture.device), count: 50)
+            #expect(results.allSatisfy { $0.status == 200 })
+            #expect(client.connectionsOpened == 1)
+            #expect(relay.acceptedCount == 1)
+            await client.shutdown()
+            await relay.close()
+        }
+    }
+
+    @Test func cancellingTheSendingTaskResetsItsStream() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
+            let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
+            let first = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(first.status == 200, "\(first)")
+
+            try await relay.hold()
+            let task = Task { await client.result(fixture.request(HTTP2Fixture.device), timeout: .minutes(10)) }
+            while fixture.harness.emulator.acceptedCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            task.cancel()
+            #expect(await task.value.errorCode == .cancelled)
+            try await relay.release()
+
+            let next = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(next.status == 200, "\(next)")
+            #expect(client.connectionsOpened == 1)
+
+            // A task cancelled before it sends never reaches the server.
+            let cancelled = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await client.result(fixture.request(HTTP2Fixture.device))
+            }
+            #expect(await cancelled.value.errorCode == .cancelled)
+            #expect(fixture.harness.emulator.acceptedCount == 3)
+            await client.shutdown()
+            await relay.close()
+        }
+    }
+
+    @Test func cancellingASendWaitingForItsConnectionFailsIt() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let silent = try await TCPRelay.start(targetPort: fixture.harness.emulator.port, held: true)
+            let client = try HTTP2Client(configuration: try fixture.configuration(port: silent.port))
+            let task = Task { await client.result(fixture.request(HTTP2Fixture.device), timeout: .minutes(10)) }
+            while silent.acceptedCount < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            task.cancel()
+            #expect(await task.value.errorCode == .cancelled)
+            await client.shutdown()
+            await silent.close()
+        }
+    }
+
+    @Test func shutdownLetsStreamsInFlightFinish() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
+            let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
+            let first = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(first.status == 200, "\(first)")
+
+            // Twenty streams are in flight (answered, but the answers are held) when shutdown begins.
+            try await relay.hold()
+            async let inFlight = client.results(fixture.request(HTTP2Fixture.device), count: 20)
+            while fixture.harness.emulator.acceptedCount < 21 { try await Task.sleep(for: .milliseconds(5)) }
+            async let closed: Void = client.shutdown()
+            while !client.isShutDown { try await Task.sleep(for: .milliseconds(1)) }
+            let refused = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(refused.errorCode == .shutDown)
+            try await relay.release()
+            let finished = await inFlight
+            await closed
+            #expect(finished.count == 20)
+            #expect(finished.allSatisfy { $0.status == 200 })
+            await relay.close()
+        }
+    }
+
+    @Test func anUntrustedServerIsNotReached() async throws {
+        try await HTTP2Fixture.with { fixture in
+            var configuration = try fixture.configuration()
+            configuration.trustRoots = [try CertificateAuthority.makeEphemeral().sslCertificate]
+            let client = try HTTP2Client(configuration: configuration)
+            let result = await client.result(fixture.request(HTTP2Fixture.device))
+            #expect(result.errorCode == .connectFailed)
+            #expect(fixture.harness.emulator.acceptedCount == 0)
+            await client.shutdown()
+        }
+    }
+
+    @Test func theServerNameIsVerified() async throws {
+        let authority = try CertificateAuthority.makeEphemeral()
+        let key = P256.Signing.PrivateKey()
+        let emulator = try await APNsEmulator.start(
+            configuration: .init(
+                identity: try authority.issueServerIdentity(hosts: ["push.example.org"]),
+                signingKeys: [.init(keyID: "K", teamID: "T", publicKey: key.publicKey)]),
+            logger: Logger(label: "apns-emulator"))
+        var configuration = HTTP2Client.Configuration(host: "localhost", port: emulator.port)
+        configuration.trustRoots = [try authority.sslCertificate]
+        let client = try HTTP2Client(configuration: configuration)
+        let result = await client.result(HTTP2Client.Request(method: "GET", path: "/"))
+        #expect(result.errorCode == .connectFailed)
+        await client.shutdown()
+        try await emulator.shutdown()
+    }
+
+    @Test func theProviderReportsARefusedConnectionAsUnreachableAtOnce() async throws {
+        try await APNsHarness.with { harness in
+            var configuration = try harness.configuration(connections: 1)
+            configuration.endpoint = "https://127.0.0.1:\(try await closedPort())"
+            // Only a refusal that fails at once can pass this suite's time limit.
+            configuration.timeout = .seconds(600)
+            try await harness.withProvider(configuration) { provider in
+                for _ in 0..<3 {
+                    let result = await provider.send(try alert("x"), to: PushTarget(handle: HTTP2Fixture.device))
+                    #expect(result.disposition == .retryable(retryAfter: nil))
+                    #expect(result.outcome == .pnsUnreachable)
+                    #expect(result.status == nil)
+                }
+            }
+        }
+    }
+}
