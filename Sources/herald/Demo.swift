@@ -117,7 +117,8 @@ struct Demo: AsyncParsableCommand {
                 line("\(name)  nothing")
             }
             for notification in received {
-                line("\(name)  \(notification.payload)")
+                // The FCM emulator records the whole message, token included: shorten the token.
+                line("\(name)  \(notification.payload.replacingOccurrences(of: notification.token, with: notification.token.prefix(12) + "…"))")
             }
         }
         show("alice's iPhone  ", apns.notifications(for: aliceIPhone))

@@ -173,6 +173,16 @@ struct Device: AsyncParsableCommand {
     }
 
     static func render(_ payload: String, platform: Platform) -> String {
+        if platform == .wns {
+            // A toast: its <text> elements, unescaped.
+            let texts = payload.components(separatedBy: "<text>").dropFirst().compactMap { $0.components(separatedBy: "</text>").first }
+            let unescaped = texts.map {
+                $0.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                    .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
+                    .replacingOccurrences(of: "&amp;", with: "&")
+            }
+            return texts.isEmpty ? payload : "toast: " + unescaped.joined(separator: " — ")
+        }
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)) else { return payload }
         switch platform {
         case .apns:
@@ -195,8 +205,7 @@ struct Device: AsyncParsableCommand {
             }
             return payload
         case .wns:
-            let texts = payload.components(separatedBy: "<text>").dropFirst().compactMap { $0.components(separatedBy: "</text>").first }
-            return texts.isEmpty ? payload : "toast: " + texts.joined(separator: " — ")
+            return payload
         }
     }
 
