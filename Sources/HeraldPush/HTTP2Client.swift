@@ -146,6 +146,9 @@ final class HTTP2Client: Sendable {
                 slot.enqueue(
                     HTTP2PendingRequest(
                         id: id, headers: headers, body: body, deadline: deadline, continuation: continuation))
+                // A cancellation that came before the request was enqueued found nothing to
+                // cancel; one that comes after this check runs `onCancel`, which finds it.
+                if Task.isCancelled { slot.cancel(requestID: id) }
             }
         } onCancel: {
             slot.cancel(requestID: id)

@@ -327,7 +327,7 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
         try await HTTP2Fixture.with { fixture in
             let silent = try await TCPRelay.start(targetPort: fixture.harness.emulator.port, held: true)
             let client = try HTTP2Client(configuration: try fixture.configuration(port: silent.port))
-            let task = Task { await client.result(fixture.request(HTTP2Fixture.device), timeout: .minutes(10)) }
+            let task = Task { await client.result(fixture.request(HTTP2Fixture.device), timeout: .seconds(20)) }
             while silent.acceptedCount < 1 { try await Task.sleep(for: .milliseconds(5)) }
             task.cancel()
             #expect(await task.value.errorCode == .cancelled)
