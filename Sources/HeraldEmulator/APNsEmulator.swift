@@ -71,13 +71,7 @@ public final class APNsEmulator: Service, Sendable {
     public static func start(configuration: Configuration, logger: Logger) async throws -> APNsEmulator {
         let responder = APNsResponder(configuration: configuration, logger: logger)
         let server = try await EmulatorServer.start(
-            configuration: .init(
-                host: configuration.host,
-                port: configuration.port,
-                identity: configuration.identity,
-                maxConcurrentStreams: configuration.maxConcurrentStreams,
-                eventLoopGroup: configuration.eventLoopGroup
-            ),
+            configuration: configuration.serverConfiguration,
             responder: responder,
             logger: logger
         )
@@ -141,3 +135,5 @@ enum EmulatorURL {
         return "https://\(reachable):\(port)"
     }
 }
+
+extension APNsEmulator.Configuration: EmulatorServerSettings {}

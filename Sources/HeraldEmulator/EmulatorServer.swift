@@ -197,3 +197,25 @@ final class EmulatorServer: Sendable {
         }
     }
 }
+
+/// The listening settings every emulator's configuration has; the server's configuration
+/// is derived from them in one place.
+protocol EmulatorServerSettings {
+    var host: String { get }
+    var port: Int { get }
+    var identity: TLSIdentity { get }
+    var maxConcurrentStreams: Int { get }
+    var eventLoopGroup: (any EventLoopGroup)? { get }
+}
+
+extension EmulatorServerSettings {
+    var serverConfiguration: EmulatorServer.Configuration {
+        EmulatorServer.Configuration(
+            host: host,
+            port: port,
+            identity: identity,
+            maxConcurrentStreams: maxConcurrentStreams,
+            eventLoopGroup: eventLoopGroup
+        )
+    }
+}

@@ -62,13 +62,7 @@ public final class FCMEmulator: Service, Sendable {
     public static func start(configuration: Configuration, logger: Logger) async throws -> FCMEmulator {
         let responder = FCMResponder(configuration: configuration, logger: logger)
         let server = try await EmulatorServer.start(
-            configuration: .init(
-                host: configuration.host,
-                port: configuration.port,
-                identity: configuration.identity,
-                maxConcurrentStreams: configuration.maxConcurrentStreams,
-                eventLoopGroup: configuration.eventLoopGroup
-            ),
+            configuration: configuration.serverConfiguration,
             responder: responder,
             logger: logger
         )
@@ -125,3 +119,5 @@ public final class FCMEmulator: Service, Sendable {
     /// Total messages accepted (200s).
     public var acceptedCount: Int { responder.acceptedCount }
 }
+
+extension FCMEmulator.Configuration: EmulatorServerSettings {}

@@ -70,13 +70,7 @@ public final class WNSEmulator: Service, Sendable {
     public static func start(configuration: Configuration, logger: Logger) async throws -> WNSEmulator {
         let responder = WNSResponder(configuration: configuration, logger: logger)
         let server = try await EmulatorServer.start(
-            configuration: .init(
-                host: configuration.host,
-                port: configuration.port,
-                identity: configuration.identity,
-                maxConcurrentStreams: configuration.maxConcurrentStreams,
-                eventLoopGroup: configuration.eventLoopGroup
-            ),
+            configuration: configuration.serverConfiguration,
             responder: responder,
             logger: logger
         )
@@ -152,3 +146,5 @@ public final class WNSEmulator: Service, Sendable {
     /// Total requests to the token endpoint, granted or not.
     public var tokenRequestCount: Int { responder.tokenRequestCount }
 }
+
+extension WNSEmulator.Configuration: EmulatorServerSettings {}

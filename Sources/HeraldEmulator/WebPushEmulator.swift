@@ -56,13 +56,7 @@ public final class WebPushEmulator: Service, Sendable {
     public static func start(configuration: Configuration, logger: Logger) async throws -> WebPushEmulator {
         let responder = WebPushResponder(configuration: configuration, logger: logger)
         let server = try await EmulatorServer.start(
-            configuration: .init(
-                host: configuration.host,
-                port: configuration.port,
-                identity: configuration.identity,
-                maxConcurrentStreams: configuration.maxConcurrentStreams,
-                eventLoopGroup: configuration.eventLoopGroup
-            ),
+            configuration: configuration.serverConfiguration,
             responder: responder,
             logger: logger
         )
@@ -135,3 +129,5 @@ public final class WebPushEmulator: Service, Sendable {
     /// Total messages accepted (201s).
     public var acceptedCount: Int { responder.acceptedCount }
 }
+
+extension WebPushEmulator.Configuration: EmulatorServerSettings {}
