@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldEmulator", targets: ["HeraldEmulator"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .library(name: "HeraldRemoteHub", targets: ["HeraldRemoteHub"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -45,8 +46,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
-        // Pure model: no NIO, no networking. Shared by the server and the app SDK.
-        .target(name: "HeraldCore", swiftSettings: swiftSettings),
+        // Pure model: no NIO, no networking. Shared by the server and the app SDK. Crypto
+        // signs and checks the hub API's shared access signatures on both sides.
+        .target(
+            name: "HeraldCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // Certificates and keys: a local certificate authority, PEM loading, trust roots.
         .target(
             name: "HeraldTLS",
@@ -122,26 +128,36 @@ let package = Package(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore",
+                "HeraldTLS",
                 "HeraldStore",
                 "HeraldHub",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
         // The app and backend SDK: Foundation networking only, no server dependencies.
         .target(name: "HeraldClient", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
+        // The app backend on a hub reached through the hub REST API: HeraldServer's DeviceHub
+        // implemented with HeraldClient's NotificationHubClient.
+        .target(
+            name: "HeraldRemoteHub",
+            dependencies: ["HeraldCore", "HeraldServer", "HeraldClient"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub",
-                "HeraldServer", "HeraldEmulator", "HeraldClient",
+                "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldRemoteHub",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -155,10 +171,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HeraldCoreTests",
+            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldStoreTests",
             dependencies: ["HeraldCore", "HeraldStore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeraldHubTests",
+            dependencies: [
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldEmulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -193,7 +222,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldServer",
-                "HeraldEmulator", "HeraldClient",
+                "HeraldEmulator", "HeraldClient", "HeraldRemoteHub",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

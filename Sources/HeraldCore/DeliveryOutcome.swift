@@ -41,4 +41,8 @@ public enum NotificationState: String, Sendable, Hashable, Codable, CaseIterable
     case completed = "Completed"
     case abandoned = "Abandoned"
     case noTargetFound = "NoTargetFound"
+    /// Accepted for later: delivery starts at ``NotificationRecord/scheduledAt``.
+    case scheduled = "Scheduled"
+    /// A scheduled notification that was cancelled before it was due.
+    case cancelled = "Cancelled"
 }

@@ -75,8 +75,18 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
     public var id: String
     /// The tag expression as given; `nil` broadcasts to every registration.
     public var tagExpression: String?
-    /// Rendered payloads; only registrations on these platforms are targeted.
+    /// Rendered payloads; only registrations on these platforms are targeted. Empty for a
+    /// template send.
     public var payloads: [PlatformPayload]
+    /// For a template send, the properties each template registration's body is rendered
+    /// from; `nil` for a native send.
+    public var template: TemplateSend?
+    /// For a direct send, the devices it goes to (no registration is consulted); `nil` for a
+    /// send to tags or to everyone.
+    public var directTargets: [DirectTarget]?
+    /// When delivery may start; `nil` for at once. A notification with a future time is
+    /// ``NotificationState/scheduled`` until then.
+    public var scheduledAt: Date?
     public var state: NotificationState
     public var counts: OutcomeCounts
     /// Registration id after which delivery resumes if it was interrupted.
@@ -89,6 +99,9 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         id: String,
         tagExpression: String?,
         payloads: [PlatformPayload],
+        template: TemplateSend? = nil,
+        directTargets: [DirectTarget]? = nil,
+        scheduledAt: Date? = nil,
         state: NotificationState = .enqueued,
         counts: OutcomeCounts = OutcomeCounts(),
         cursor: String? = nil,
@@ -99,6 +112,9 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         self.id = id
         self.tagExpression = tagExpression
         self.payloads = payloads
+        self.template = template
+        self.directTargets = directTargets
+        self.scheduledAt = scheduledAt
         self.state = state
         self.counts = counts
         self.cursor = cursor
@@ -108,4 +124,30 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
     }
 
     public var platforms: Set<Platform> { Set(payloads.map(\.platform)) }
+}
+
+/// What a template send carries: the properties, and optionally the one template to use.
+public struct TemplateSend: Sendable, Hashable, Codable {
+    /// Property values by name; names match case-insensitively.
+    public var properties: [String: String]
+    /// Only template registrations whose template has this name are reached; `nil` for all.
+    public var templateName: String?
+
+    public init(properties: [String: String], templateName: String? = nil) {
+        self.properties = properties
+        self.templateName = templateName
+    }
+}
+
+/// One device of a direct send: a handle that no registration needs to hold.
+public struct DirectTarget: Sendable, Hashable, Codable {
+    public var platform: Platform
+    public var handle: String
+    public var webPushKeys: WebPushKeys?
+
+    public init(platform: Platform, handle: String, webPushKeys: WebPushKeys? = nil) {
+        self.platform = platform
+        self.handle = handle
+        self.webPushKeys = webPushKeys
+    }
 }

@@ -28,6 +28,20 @@ public struct Registration: Sendable, Hashable, Codable, Identifiable {
     public var owner: String?
     /// When the registration stops receiving notifications; `nil` for never.
     public var expiresAt: Date?
+    /// For a template registration, the template its notifications are rendered from;
+    /// `nil` for a native registration. Native sends reach native registrations only,
+    /// template sends reach template registrations only.
+    public var template: RegistrationTemplate?
+    /// Values for the template's expressions that belong to this device (the hub API's
+    /// `PushVariables`); a template send's own properties take precedence.
+    public var pushVariables: [String: String]
+    /// The installation this registration was derived from; `nil` for one created directly.
+    /// Such registrations are written only through the installation.
+    public var installationID: String?
+    /// Created through the legacy GCM form of the hub API (`GcmRegistrationDescription`, format
+    /// `gcm`); delivered through FCM v1 like any FCM registration, and reported back in the form
+    /// it was created in.
+    public var legacyGCM: Bool
     /// Increases by one on every change; the ETag.
     public var version: Int
     public var createdAt: Date
@@ -41,6 +55,10 @@ public struct Registration: Sendable, Hashable, Codable, Identifiable {
         tags: [String] = [],
         owner: String? = nil,
         expiresAt: Date? = nil,
+        template: RegistrationTemplate? = nil,
+        pushVariables: [String: String] = [:],
+        installationID: String? = nil,
+        legacyGCM: Bool = false,
         version: Int = 1,
         createdAt: Date = Date(),
         updatedAt: Date = Date()
@@ -52,9 +70,44 @@ public struct Registration: Sendable, Hashable, Codable, Identifiable {
         self.tags = Array(Set(tags)).sorted()
         self.owner = owner
         self.expiresAt = expiresAt
+        self.template = template
+        self.pushVariables = pushVariables
+        self.installationID = installationID
+        self.legacyGCM = legacyGCM
         self.version = version
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// The template of a template registration: a body with expressions that is rendered
+/// per device from a template send's properties.
+public struct RegistrationTemplate: Sendable, Hashable, Codable {
+    /// The template's name, to pick it at send time; `nil` for an unnamed template.
+    public var name: String?
+    /// The body: JSON (APNs, FCM, Web Push, WNS raw) or XML (WNS toast, tile, badge) with
+    /// expressions such as `$(message)` in its values.
+    public var body: String
+    /// Push-service headers sent with it (`X-WNS-Type`, `apns-push-type`, …); values may hold
+    /// expressions too.
+    public var headers: [PlatformPayload.Header]
+    /// The APNs expiry (an expression or a date), as given.
+    public var expiry: String?
+    /// The APNs priority (`10` or `5`), as given.
+    public var priority: String?
+
+    public init(
+        name: String? = nil,
+        body: String,
+        headers: [PlatformPayload.Header] = [],
+        expiry: String? = nil,
+        priority: String? = nil
+    ) {
+        self.name = name
+        self.body = body
+        self.headers = headers
+        self.expiry = expiry
+        self.priority = priority
     }
 }
 

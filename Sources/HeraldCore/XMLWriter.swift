@@ -36,13 +36,61 @@ package struct XMLWriter: Sendable {
         attributes: [(name: String, value: String)] = []
     ) throws(InvalidCharacter) {
         output += "<" + name
+        try writeAttributes(attributes)
+        output += ">"
+        open.append(name)
+    }
+
+    /// `<name attr="value"/>`: an element with no content, closed at once.
+    package mutating func empty(
+        _ name: String,
+        attributes: [(name: String, value: String)] = []
+    ) throws(InvalidCharacter) {
+        output += "<" + name
+        try writeAttributes(attributes)
+        output += "/>"
+    }
+
+    /// Character data in CDATA sections, so that markup in it (a template body) reads as written.
+    ///
+    /// A `]]>` inside is split over two sections, and a carriage return, which a parser would
+    /// turn into a line feed, goes between sections as `&#13;`: a parser reads back exactly
+    /// `text`. Empty text writes nothing.
+    package mutating func cdata(_ text: String) throws(InvalidCharacter) {
+        var inSection = false
+        var trailingBrackets = 0
+        for scalar in text.unicodeScalars {
+            if scalar == "\r" {
+                if inSection { output += "]]>" }
+                inSection = false
+                trailingBrackets = 0
+                output += "&#13;"
+                continue
+            }
+            if scalar.value < 0x20, scalar != "\t", scalar != "\n" { throw InvalidCharacter(scalar: scalar) }
+            if scalar.value == 0xFFFE || scalar.value == 0xFFFF { throw InvalidCharacter(scalar: scalar) }
+            if !inSection {
+                output += "<![CDATA["
+                inSection = true
+            }
+            if scalar == ">", trailingBrackets >= 2 {
+                // `]]` is already out; end the section before `>` and carry on in a new one.
+                output += "]]><![CDATA[>"
+                trailingBrackets = 0
+                continue
+            }
+            trailingBrackets = scalar == "]" ? trailingBrackets + 1 : 0
+            output.unicodeScalars.append(scalar)
+        }
+        if inSection { output += "]]>" }
+    }
+
+    private mutating func writeAttributes(_ attributes: [(name: String, value: String)]) throws(InvalidCharacter) {
         for attribute in attributes {
             output += " " + attribute.name + "=\""
             try Self.escape(attribute.value, inAttribute: true, into: &output)
             output += "\""
         }
-        output += ">"
-        open.append(name)
     }
 
     /// Closes the innermost open element.

@@ -4,6 +4,11 @@ import Logging
 /// Delivers accepted notifications: claims them from the store one at a time per lane and
 /// hands them to the ``Hub``. Several nodes sharing one store each run a worker; the store's
 /// leases make sure each notification has one owner at a time.
+///
+/// An idle lane waits until a notification is enqueued on this node, until
+/// ``Hub/Configuration/pollInterval`` has passed (work enqueued on other nodes), or until the
+/// earliest scheduled notification falls due (the store's `nextScheduledTime()`, read each
+/// time the lane goes idle), whichever comes first.
 public struct DeliveryWorker: Service {
     let hub: Hub
     /// Notifications delivered at once.

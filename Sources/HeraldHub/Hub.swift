@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import HeraldCore
 public import HeraldPush
 public import HeraldStore
@@ -57,29 +57,68 @@ public final class Hub: Sendable {
 
     // MARK: Accepting
 
-    /// Validates and durably accepts a notification. When this returns, the notification
-    /// survives a crash; a ``DeliveryWorker`` delivers it.
+    /// Validates and durably accepts a native notification. When this returns, the
+    /// notification survives a crash; a ``DeliveryWorker`` delivers it.
+    ///
+    /// Native notifications reach native registrations only (those without a template).
     ///
     /// - Parameters:
     ///   - tagExpression: whom to send to; `nil` broadcasts to every registration.
     ///   - payloads: one rendered payload per platform to deliver on; registrations on other
     ///     platforms are not targeted.
-    public func enqueue(tagExpression: String?, payloads: [PlatformPayload]) async throws -> NotificationRecord {
-        if let tagExpression {
-            do {
-                _ = try TagExpression(parsing: tagExpression)
-            } catch {
-                throw error.heraldError
-            }
-        }
+    ///   - scheduledAt: when delivery may start; a future time stores the notification as
+    ///     ``NotificationState/scheduled`` until then. `nil` (or a past time) delivers at once.
+    public func enqueue(
+        tagExpression: String?,
+        payloads: [PlatformPayload],
+        scheduledAt: Date? = nil
+    ) async throws -> NotificationRecord {
+        try Self.checkTagExpression(tagExpression)
         guard !payloads.isEmpty else { throw HeraldError.badRequest("a notification needs at least one platform payload") }
         guard Set(payloads.map(\.platform)).count == payloads.count else {
             throw HeraldError.badRequest("a notification has at most one payload per platform")
         }
-        let record = NotificationRecord(id: UUID().uuidString.lowercased(), tagExpression: tagExpression, payloads: payloads)
+        _ = try Self.prepareForSending(payloads)
+        let record = NotificationRecord(
+            id: Self.newNotificationID(),
+            tagExpression: tagExpression,
+            payloads: payloads,
+            scheduledAt: scheduledAt,
+            state: Self.initialState(scheduledAt: scheduledAt)
+        )
+        return try await accept(record)
+    }
+
+    /// Cancels a scheduled notification that has not started: `false` if there is no such
+    /// notification; ``HeraldError/conflict(_:)`` if it is no longer scheduled (delivery
+    /// started, or it ended or was cancelled already).
+    public func cancelScheduled(id: String) async throws -> Bool {
+        guard try await store.cancelScheduledNotification(id: id, now: Date()) else { return false }
+        signal.ring(id)
+        return true
+    }
+
+    /// Persists a new notification and wakes a local worker (also for a scheduled one, so that
+    /// it bounds its wait by the new time).
+    func accept(_ record: NotificationRecord) async throws -> NotificationRecord {
         try await store.enqueueNotification(record)
         signal.ring(Self.workerKey, remember: true)
         return record
+    }
+
+    static func newNotificationID() -> String { UUID().uuidString.lowercased() }
+
+    static func initialState(scheduledAt: Date?, now: Date = Date()) -> NotificationState {
+        if let scheduledAt, scheduledAt > now { .scheduled } else { .enqueued }
+    }
+
+    static func checkTagExpression(_ tagExpression: String?) throws {
+        guard let tagExpression else { return }
+        do {
+            _ = try TagExpression(parsing: tagExpression)
+        } catch {
+            throw error.heraldError
+        }
     }
 
     /// Waits until a notification has finished or `timeout` has passed, and returns it as it
@@ -101,45 +140,78 @@ public final class Hub: Sendable {
     // MARK: Delivering
 
     /// Claims and delivers one notification if there is one; `false` if there was none.
-    public func deliverNext() async throws -> Bool {
-        guard let record = try await store.claimNotification(now: Date(), lease: configuration.lease) else {
+    ///
+    /// - Parameter now: the time the claim is made at: a scheduled notification is claimed
+    ///   once its ``NotificationRecord/scheduledAt`` is not later than this.
+    public func deliverNext(now: Date = Date()) async throws -> Bool {
+        guard let record = try await store.claimNotification(now: now, lease: configuration.lease) else {
             return false
         }
         try await deliver(record)
         return true
     }
 
-    /// Waits for work: returns when a notification is enqueued here, or after `pollInterval`.
+    /// Waits for work: returns when a notification is enqueued here, after `pollInterval`, or
+    /// when the earliest scheduled notification falls due, whichever is first.
     func waitForWork() async {
-        await signal.wait(Self.workerKey, timeout: configuration.pollInterval)
+        var timeout = configuration.pollInterval
+        if let next = try? await store.nextScheduledTime() {
+            // Not less than a few milliseconds: a due notification another node holds must not
+            // make this loop spin.
+            let due = Duration.milliseconds(Int64((next.timeIntervalSinceNow * 1000).rounded(.up)))
+            timeout = max(.milliseconds(5), min(timeout, due))
+        }
+        await signal.wait(Self.workerKey, timeout: timeout)
     }
 
     /// Delivers a claimed notification from its cursor to the end and records the outcome.
+    ///
+    /// A native notification goes to the native registrations its tag expression matches, once
+    /// per handle; a template notification to the matching template registrations (of the named
+    /// template, if the send names one), rendered per device, once per handle and template; a
+    /// direct notification to its ``NotificationRecord/directTargets``. A notification not
+    /// handed over within ``Configuration/abandonAfter`` of its acceptance (or of its scheduled
+    /// time) is abandoned.
     @discardableResult
     public func deliver(_ claimed: NotificationRecord) async throws -> NotificationRecord {
         var logger = self.logger
         logger[metadataKey: "herald.notification.id"] = "\(claimed.id)"
-        let now = Date()
-        if now.timeIntervalSince(claimed.enqueuedAt) > configuration.abandonAfter.seconds {
+        let due = max(claimed.enqueuedAt, claimed.scheduledAt ?? claimed.enqueuedAt)
+        if Date().timeIntervalSince(due) > configuration.abandonAfter.seconds {
             logger.warning("Abandoning a notification that was not delivered in time")
             return try await finish(claimed, state: .abandoned, counts: claimed.counts)
         }
-        let expression: TagExpression?
-        let notifications: [Platform: PushNotification]
+        let plan: DeliveryPlan
         do {
-            expression = try claimed.tagExpression.map { try TagExpression(parsing: $0) }
-            notifications = try Self.prepare(claimed.payloads)
+            plan = try DeliveryPlan(claimed)
         } catch {
             logger.error("Abandoning a notification that cannot be delivered", metadata: ["error": "\(error)"])
             return try await finish(claimed, state: .abandoned, counts: claimed.counts)
         }
-        let platforms = Set(notifications.keys)
+        logger.debug("Delivering", metadata: ["herald.resume": "\(claimed.cursor != nil)"])
+        let counts: OutcomeCounts
+        if case .direct(_, let notification, let targets) = plan.mode {
+            counts = try await deliverDirect(claimed, notification: notification, targets: targets, logger: logger)
+        } else {
+            counts = try await deliverToRegistrations(claimed, plan: plan, logger: logger)
+        }
+        return try await finish(claimed, state: counts.total == 0 ? .noTargetFound : .completed, counts: counts)
+    }
+
+    /// Tag and broadcast sends: reads the matching registrations page by page from the cursor.
+    private func deliverToRegistrations(
+        _ claimed: NotificationRecord,
+        plan: DeliveryPlan,
+        logger: Logger
+    ) async throws -> OutcomeCounts {
         let pageSize = configuration.pageSize
         var counts = claimed.counts
         var cursor = claimed.cursor
-        logger.debug("Delivering", metadata: ["herald.resume": "\(cursor != nil)"])
+        var selection = Selection()
 
         let store = self.store
+        let expression = plan.expression
+        let platforms = plan.platforms
         let fetch: @Sendable (String?) async throws -> [Registration] = { after in
             try await store.registrations(matching: expression, platforms: platforms, after: after, limit: pageSize)
         }
@@ -151,8 +223,16 @@ public final class Hub: Sendable {
                 page.count == pageSize ? Task { try await fetch(last) } : nil
             defer { next?.cancel() }
 
-            let (pageCounts, expired) = await send(page: page, notifications: notifications, logger: logger)
-            counts.merge(pageCounts)
+            var expired: [String] = []
+            await fanOut(
+                count: page.count,
+                logger: logger,
+                step: { index in plan.step(for: page[index], providers: providers, selection: &selection) },
+                done: { index, platform, result in
+                    counts.add(result.outcome, platform: platform)
+                    if result.disposition == .channelExpired { expired.append(page[index].id) }
+                }
+            )
             if !expired.isEmpty {
                 try await store.deleteRegistrations(ids: expired)
                 logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
@@ -166,10 +246,10 @@ public final class Hub: Sendable {
             )
             page = try await next?.value ?? []
         }
-        return try await finish(claimed, state: counts.total == 0 ? .noTargetFound : .completed, counts: counts)
+        return counts
     }
 
-    private func finish(_ record: NotificationRecord, state: NotificationState, counts: OutcomeCounts) async throws -> NotificationRecord {
+    func finish(_ record: NotificationRecord, state: NotificationState, counts: OutcomeCounts) async throws -> NotificationRecord {
         let end = Date()
         try await store.finishNotification(id: record.id, state: state, counts: counts, endedAt: end)
         signal.ring(record.id)
@@ -180,51 +260,63 @@ public final class Hub: Sendable {
         return finished
     }
 
-    /// Sends one page with at most `concurrency` sends in flight. Returns the outcome counts
-    /// and the ids of registrations whose channel expired.
-    private func send(
-        page: [Registration],
-        notifications: [Platform: PushNotification],
-        logger: Logger
-    ) async -> (OutcomeCounts, [String]) {
+    /// Sends to `count` devices with at most `concurrency` sends in flight.
+    ///
+    /// `step` says, for each index in order, what that device gets; `done` is told every
+    /// outcome (also those decided without a send, such as duplicates), on this task, in the
+    /// order the sends end.
+    func fanOut(
+        count: Int,
+        logger: Logger,
+        step: (Int) -> DeliveryStep,
+        done: (Int, Platform, PushResult) -> Void
+    ) async {
         let concurrency = max(1, configuration.concurrency)
-        return await withTaskGroup(of: (Platform, String, PushResult).self) { group in
-            var counts = OutcomeCounts()
-            var expired: [String] = []
-            var handles = Set<String>()
+        await withTaskGroup(of: (Int, Platform, PushResult).self) { group in
             var inFlight = 0
-
-            func record(_ result: (Platform, String, PushResult)) {
-                let (platform, id, push) = result
-                counts.add(push.outcome, platform: platform)
-                if push.disposition == .channelExpired { expired.append(id) }
-            }
-
-            for registration in page {
-                let platform = registration.platform
-                guard let notification = notifications[platform] else { continue }
-                guard let provider = providers[platform] else {
-                    counts.add(.noProvider, platform: platform)
+            for index in 0..<count {
+                switch step(index) {
+                case .ignore:
                     continue
+                case .outcome(let platform, let outcome):
+                    done(index, platform, PushResult(disposition: .permanentFailure, outcome: outcome))
+                case .send(let platform, let provider, let target, let delivery):
+                    if inFlight >= concurrency, let finished = await group.next() {
+                        done(finished.0, finished.1, finished.2)
+                        inFlight -= 1
+                    }
+                    group.addTask {
+                        (index, platform, await self.send(delivery, to: target, via: provider, logger: logger))
+                    }
+                    inFlight += 1
                 }
-                // Two registrations of one handle are one device: send once.
-                guard handles.insert(registration.handle).inserted else {
-                    counts.add(.skipped, platform: platform)
-                    continue
-                }
-                if inFlight >= concurrency, let done = await group.next() {
-                    record(done)
-                    inFlight -= 1
-                }
-                let target = PushTarget(handle: registration.handle, webPushKeys: registration.webPushKeys)
-                let id = registration.id
-                group.addTask {
-                    (platform, id, await self.sendWithRetries(notification, to: target, via: provider, logger: logger))
-                }
-                inFlight += 1
             }
-            for await done in group { record(done) }
-            return (counts, expired)
+            for await finished in group { done(finished.0, finished.1, finished.2) }
+        }
+    }
+
+    /// One device: renders its notification if it has a template, then sends.
+    private func send(
+        _ delivery: DeliveryStep.Delivery,
+        to target: PushTarget,
+        via provider: any PushProvider,
+        logger: Logger
+    ) async -> PushResult {
+        switch delivery {
+        case .ready(let notification):
+            return await sendWithRetries(notification, to: target, via: provider, logger: logger)
+        case .template(let rendering):
+            switch rendering.notification() {
+            case .success(let notification):
+                return await sendWithRetries(notification, to: target, via: provider, logger: logger)
+            case .failure(let error):
+                logger.debug(
+                    "A template did not render into a valid notification for a device",
+                    metadata: ["herald.platform": "\(provider.platform)", "herald.error": "\(error.code)"]
+                )
+                let outcome: DeliveryOutcome = error.code == .payloadTooLarge ? .invalidNotificationSize : .invalidNotificationFormat
+                return PushResult(disposition: .permanentFailure, outcome: outcome, reason: "template")
+            }
         }
     }
 
@@ -260,17 +352,29 @@ public final class Hub: Sendable {
     /// Turns stored payloads into provider-ready notifications, once per notification.
     static func prepare(_ payloads: [PlatformPayload]) throws -> [Platform: PushNotification] {
         var prepared: [Platform: PushNotification] = [:]
-        for payload in payloads {
-            let headers = payload.headers.map { (name: $0.name, value: $0.value) }
-            switch payload.platform {
-            case .fcm:
-                let message = try JSONDecoder().decode(JSONValue.self, from: payload.body)
-                prepared[.fcm] = PushNotification(body: .fcmMessage(message), headers: headers)
-            case .apns, .wns, .webpush:
-                prepared[payload.platform] = PushNotification(body: .bytes(ByteBuffer(bytes: payload.body)), headers: headers)
-            }
-        }
+        for payload in payloads { prepared[payload.platform] = try prepare(payload) }
         return prepared
+    }
+
+    /// One payload as a provider-ready notification (an FCM body is parsed into its message).
+    static func prepare(_ payload: PlatformPayload) throws -> PushNotification {
+        let headers = payload.headers.map { (name: $0.name, value: $0.value) }
+        switch payload.platform {
+        case .fcm:
+            let message = try JSONDecoder().decode(JSONValue.self, from: payload.body)
+            return PushNotification(body: .fcmMessage(message), headers: headers)
+        case .apns, .wns, .webpush:
+            return PushNotification(body: .bytes(ByteBuffer(bytes: payload.body)), headers: headers)
+        }
+    }
+
+    /// Prepares payloads for a caller that is accepting them: `400` when one cannot be sent.
+    static func prepareForSending(_ payloads: [PlatformPayload]) throws(HeraldError) -> [Platform: PushNotification] {
+        do {
+            return try prepare(payloads)
+        } catch {
+            throw .badRequest("the fcm payload must be the JSON object of an FCM v1 message")
+        }
     }
 }
 
@@ -278,8 +382,8 @@ extension NotificationState {
     /// Whether delivery has ended (nothing more will change).
     public var isFinal: Bool {
         switch self {
-        case .enqueued, .processing: false
-        case .completed, .abandoned, .noTargetFound: true
+        case .enqueued, .processing, .scheduled: false
+        case .completed, .abandoned, .noTargetFound, .cancelled: true
         }
     }
 }

@@ -1,7 +1,5 @@
 public import Foundation
 public import HeraldCore
-public import HeraldHub
-import HeraldStore
 public import Hummingbird
 import Logging
 
@@ -14,16 +12,14 @@ import Logging
 /// - `DELETE /api/register/{id}`.
 /// - `POST /api/notifications?pns=&to_tag=` with a JSON string → notifies that user's devices.
 public struct AppBackendController: Sendable {
-    let hub: Hub
+    let devices: any DeviceHub
     let configuration: ServerConfiguration
 
     /// Tags a device may not claim: they are set by the backend.
     static let reservedTagPrefixes = ["username:", "from:", "$"]
-    /// How long an issued registration id waits for its first PUT.
-    static let reservationLifetime: Duration = .seconds(24 * 3600)
 
-    public init(hub: Hub, configuration: ServerConfiguration) {
-        self.hub = hub
+    public init(devices: any DeviceHub, configuration: ServerConfiguration) {
+        self.devices = devices
         self.configuration = configuration
     }
 
@@ -38,18 +34,17 @@ public struct AppBackendController: Sendable {
 
     @Sendable func newRegistrationID(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let store = hub.store
         var reused: String?
         if let handle = request.uri.queryParameters.get("handle"), !handle.isEmpty {
             // The handle's platform is not known yet: look it up as sent and as an APNs token is stored.
-            var candidates = try await store.registrations(handle: handle, platform: nil)
+            var candidates = try await devices.registrations(handle: handle)
             let lower = handle.lowercased()
-            if lower != handle { candidates += try await store.registrations(handle: lower, platform: nil) }
-            let mine = candidates.filter { $0.owner == user }.sorted { $0.createdAt < $1.createdAt }
+            if lower != handle { candidates += try await devices.registrations(handle: lower) }
+            let mine = candidates.filter { $0.appUser == user }.sorted { $0.createdAt < $1.createdAt }
             if let first = mine.first {
                 reused = first.id
                 let duplicates = mine.dropFirst().map(\.id)
-                if !duplicates.isEmpty { try await store.deleteRegistrations(ids: Array(duplicates)) }
+                if !duplicates.isEmpty { try await devices.deleteRegistrations(ids: Array(duplicates)) }
             }
         } else if request.uri.queryParameters.get("handle") != nil {
             throw HeraldError.badRequest("the handle query parameter is empty")
@@ -58,8 +53,7 @@ public struct AppBackendController: Sendable {
         if let reused {
             id = reused
         } else {
-            id = RegistrationID.make()
-            try await store.reserveRegistrationID(id, owner: user, ttl: Self.reservationLifetime)
+            id = try await devices.newRegistrationID()
         }
         context.logger.debug("Issued a registration id", metadata: ["herald.reused": "\(reused != nil)"])
         return try .json(id)
@@ -84,13 +78,9 @@ public struct AppBackendController: Sendable {
         let requestedTags = try Self.tags(from: body.member("Tags"))
         let keys = try Self.webPushKeys(from: body, platform: platform)
 
-        let store = hub.store
-        let existing = try await store.registration(id: id)
-        if let existing, existing.owner != user {
+        let existing = try await devices.registration(id: id)
+        if let existing, existing.appUser != user {
             throw HeraldError.forbidden("this registration belongs to another user")
-        }
-        if existing == nil, try await !store.isRegistrationIDValid(id) {
-            throw HeraldError.gone("the registration id is not valid (it expired or was deleted); request a new one with POST /api/register")
         }
         let registration = Registration(
             id: id,
@@ -100,13 +90,13 @@ public struct AppBackendController: Sendable {
             tags: requestedTags + ["username:\(user)"],
             owner: user
         )
-        let saved = try await store.upsertRegistration(registration, ifVersion: nil)
+        let saved = try await devices.saveRegistration(registration)
         // One device, one registration: whoever signed in last on this device owns it.
         // An update that keeps its handle was de-duplicated when the handle was set.
         if existing?.handle != handle || existing?.platform != platform {
-            let others = try await store.registrations(handle: handle, platform: platform).filter { $0.id != id }
+            let others = try await devices.registrations(handle: handle).filter { $0.platform == platform && $0.id != id }
             if !others.isEmpty {
-                try await store.deleteRegistrations(ids: others.map(\.id))
+                try await devices.deleteRegistrations(ids: others.map(\.id))
                 context.logger.debug("Replaced other registrations of the same device", metadata: ["herald.count": "\(others.count)"])
             }
         }
@@ -117,11 +107,11 @@ public struct AppBackendController: Sendable {
         let user = try context.requireUser()
         let id = try context.parameters.require("id")
         guard RegistrationID.isWellFormed(id) else { throw HeraldError.badRequest("malformed registration id") }
-        guard let existing = try await hub.store.registration(id: id) else {
+        guard let existing = try await devices.registration(id: id) else {
             throw HeraldError.notFound("no such registration")
         }
-        guard existing.owner == user else { throw HeraldError.forbidden("this registration belongs to another user") }
-        try await hub.store.deleteRegistration(id: id, ifVersion: nil)
+        guard existing.appUser == user else { throw HeraldError.forbidden("this registration belongs to another user") }
+        try await devices.deleteRegistrations(ids: [id])
         return Response(status: .ok)
     }
 
@@ -160,7 +150,7 @@ public struct AppBackendController: Sendable {
 
     @Sendable func notifyUser(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let target = try NotifyTarget(request: request, hub: hub)
+        let target = try NotifyTarget(request: request, platforms: devices.platforms)
         let body = try await request.decodeJSONBody(context: context)
         let content: NotificationContent
         switch body {
@@ -177,7 +167,7 @@ public struct AppBackendController: Sendable {
             throw HeraldError.badRequest("send the message as a JSON string")
         }
         let payloads = try target.platforms.map { try content.payload(for: $0) }
-        let (outcome, status) = try await target.send(payloads, hub: hub, wait: configuration.notifyWait, logger: context.logger)
+        let (outcome, status) = try await target.send(payloads, devices: devices, wait: configuration.notifyWait, logger: context.logger)
         return try .json(NotificationSummary(outcome), status: status)
     }
 }

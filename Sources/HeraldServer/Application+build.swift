@@ -5,9 +5,24 @@ public import Hummingbird
 public import Logging
 public import ServiceLifecycle
 import NIOCore
+public import NIOSSL
+import HummingbirdTLS
 
 /// Builds the router of every Herald HTTP API. Tests and the `herald` binary use the same one.
-public func buildRouter(hub: Hub, configuration: ServerConfiguration) -> Router<AppRequestContext> {
+///
+/// - Parameters:
+///   - hub: Herald's own hub; its store also keeps the app backend's accounts and content.
+///   - devices: the hub the app backend registers devices with and sends through; `nil`
+///     for `hub` itself.
+///   - hubs: the hubs of the hub REST API (`/{hub}/…`); `nil` leaves that API out.
+///   - scheme: `https` for the TLS listener: the scheme of the URLs the hub API hands out.
+public func buildRouter(
+    hub: Hub,
+    configuration: ServerConfiguration,
+    devices: (any DeviceHub)? = nil,
+    hubs: HubRegistry? = nil,
+    scheme: String = "http"
+) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: RequestLogger())
     router.get("health") { _, _ -> Response in
@@ -16,31 +31,63 @@ public func buildRouter(hub: Hub, configuration: ServerConfiguration) -> Router<
     if let emulators = configuration.emulators {
         router.get("emulators") { _, _ -> Response in try .json(emulators) }
     }
+    let devices = devices ?? LocalDeviceHub(hub: hub)
     let accounts = Accounts(store: hub.store, configuration: configuration)
     let api = router.group("api")
     AccountsController(accounts: accounts).addRoutes(to: api)
     let authenticated = api.group().add(middleware: UserAuthenticator(accounts: accounts))
-    AppBackendController(hub: hub, configuration: configuration).addRoutes(to: authenticated)
-    SecurePushController(hub: hub, configuration: configuration).addRoutes(to: authenticated)
-    RichPushController(hub: hub, configuration: configuration).addRoutes(to: authenticated)
+    AppBackendController(devices: devices, configuration: configuration).addRoutes(to: authenticated)
+    SecurePushController(store: hub.store, devices: devices, configuration: configuration).addRoutes(to: authenticated)
+    RichPushController(store: hub.store, devices: devices, configuration: configuration).addRoutes(to: authenticated)
+    if let hubs {
+        HubAPIController(
+            registry: hubs,
+            scheme: scheme,
+            requestsPerSecond: configuration.hubRequestsPerSecond,
+            now: configuration.now
+        ).addRoutes(to: router)
+    }
     return router
 }
 
-/// Builds the Herald application: the HTTP server, the delivery worker and the sweeper of
-/// expired secure and rich content.
+/// Builds the Herald application: the HTTP server, the delivery worker, the sweeper of
+/// expired secure and rich content, and the hub registry's workers when there is one.
 public func buildApplication(
     hub: Hub,
     configuration: ServerConfiguration,
+    devices: (any DeviceHub)? = nil,
+    hubs: HubRegistry? = nil,
     services: [any Service] = [],
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    Application(
-        router: buildRouter(hub: hub, configuration: configuration),
+    var own: [any Service] = [DeliveryWorker(hub: hub), ContentSweeper(store: hub.store, configuration: configuration, logger: logger)]
+    if let hubs { own.append(hubs) }
+    return Application(
+        router: buildRouter(hub: hub, configuration: configuration, devices: devices, hubs: hubs),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
-        services: [DeliveryWorker(hub: hub), ContentSweeper(store: hub.store, configuration: configuration, logger: logger)]
-            + services,
+        services: own + services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        logger: logger
+    )
+}
+
+/// The same APIs over TLS on `configuration.tlsPort`, as the hub SDKs require (they turn
+/// `sb://` into `https://`). Runs no services of its own: run it beside ``buildApplication``.
+public func buildTLSApplication(
+    hub: Hub,
+    configuration: ServerConfiguration,
+    tls: TLSConfiguration,
+    devices: (any DeviceHub)? = nil,
+    hubs: HubRegistry? = nil,
+    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+    logger: Logger
+) throws -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(hub: hub, configuration: configuration, devices: devices, hubs: hubs, scheme: "https"),
+        server: try .tls(.http1(), tlsConfiguration: tls),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.tlsPort), serverName: "Herald"),
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.tlsPort) },
         logger: logger
     )
 }

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldHub
 import Hummingbird
 import Logging
 
@@ -13,7 +12,7 @@ struct NotifyTarget {
     /// `pns` if given, else every platform the hub has a provider for.
     var platforms: [Platform]
 
-    init(request: Request, hub: Hub) throws {
+    init(request: Request, platforms configured: Set<Platform>) throws {
         guard let toTag = request.uri.queryParameters.get("to_tag"), !toTag.isEmpty else {
             throw HeraldError.badRequest("to_tag is required: the user name to notify")
         }
@@ -21,7 +20,7 @@ struct NotifyTarget {
         if let pns = request.uri.queryParameters.get("pns"), !pns.isEmpty {
             platforms = [try Platform(parsing: pns)]
         } else {
-            platforms = Platform.allCases.filter { hub.configuredPlatforms.contains($0) }
+            platforms = Platform.allCases.filter { configured.contains($0) }
             guard !platforms.isEmpty else {
                 throw HeraldError.unavailable("no push service is configured on this server")
             }
@@ -33,16 +32,15 @@ struct NotifyTarget {
     /// was abandoned).
     func send(
         _ payloads: [PlatformPayload],
-        hub: Hub,
+        devices: any DeviceHub,
         wait: Duration,
         logger: Logger
     ) async throws -> (NotificationRecord, HTTPResponse.Status) {
-        let record = try await hub.enqueue(tagExpression: "username:\(recipient)", payloads: payloads)
+        let outcome = try await devices.send(tagExpression: "username:\(recipient)", payloads: payloads, wait: wait)
         logger.info(
-            "Notification accepted",
-            metadata: ["herald.notification.id": "\(record.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]
+            "Notification sent",
+            metadata: ["herald.notification.id": "\(outcome.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]
         )
-        let outcome = try await hub.waitForCompletion(id: record.id, timeout: wait) ?? record
         return (outcome, outcome.state == .abandoned ? .serviceUnavailable : .ok)
     }
 }

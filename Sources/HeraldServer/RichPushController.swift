@@ -1,7 +1,6 @@
 import Foundation
 public import HeraldCore
-public import HeraldHub
-import HeraldStore
+public import HeraldStore
 public import Hummingbird
 import Logging
 
@@ -20,11 +19,13 @@ import Logging
 ///
 /// Without ``ServerConfiguration/richDirectory`` these answer 503.
 public struct RichPushController: Sendable {
-    let hub: Hub
+    let store: any HeraldStore
+    let devices: any DeviceHub
     let configuration: ServerConfiguration
 
-    public init(hub: Hub, configuration: ServerConfiguration) {
-        self.hub = hub
+    public init(store: any HeraldStore, devices: any DeviceHub, configuration: ServerConfiguration) {
+        self.store = store
+        self.devices = devices
         self.configuration = configuration
     }
 
@@ -74,7 +75,7 @@ public struct RichPushController: Sendable {
             expiresAt: now.addingTimeInterval(configuration.richRetention.timeInterval)
         )
         do {
-            try await hub.store.saveRichContent(content)
+            try await store.saveRichContent(content)
         } catch {
             try? await files.remove(ids: [id])
             throw error
@@ -96,7 +97,7 @@ public struct RichPushController: Sendable {
         let files = try files()
         let id = try context.parameters.require("id")
         guard ContentID.isWellFormed(id),
-            let content = try await hub.store.readableRichContent(id: id, username: user, now: configuration.now())
+            let content = try await store.readableRichContent(id: id, username: user, now: configuration.now())
         else { throw Self.notFound }
         let body: ResponseBody
         do {
@@ -122,7 +123,7 @@ public struct RichPushController: Sendable {
     @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
         _ = try files()
-        let target = try NotifyTarget(request: request, hub: hub)
+        let target = try NotifyTarget(request: request, platforms: devices.platforms)
         let style = try request.uri.queryParameters.get("style").map { try RichNotificationStyle(parsing: $0) } ?? .silent
         let body = try await request.decodeJSONBody(context: context)
         guard let richID = body.member("richId")?.stringValue, let message = body.member("message")?.stringValue else {
@@ -130,7 +131,7 @@ public struct RichPushController: Sendable {
         }
         // Only the uploader may send it; to anyone else it does not exist.
         guard ContentID.isWellFormed(richID),
-            let content = try await hub.store.richContent(id: richID, now: configuration.now()),
+            let content = try await store.richContent(id: richID, now: configuration.now()),
             content.owner == user
         else { throw Self.notFound }
 
@@ -142,8 +143,8 @@ public struct RichPushController: Sendable {
             style: style
         )
         let payloads = try target.platforms.map { try rich.payload(for: $0) }
-        try await hub.store.addRichRecipient(id: richID, username: target.recipient)
-        let (outcome, status) = try await target.send(payloads, hub: hub, wait: configuration.notifyWait, logger: context.logger)
+        try await store.addRichRecipient(id: richID, username: target.recipient)
+        let (outcome, status) = try await target.send(payloads, devices: devices, wait: configuration.notifyWait, logger: context.logger)
         return try .json(
             ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.richID, contentID: richID),
             status: status

@@ -1,7 +1,6 @@
 import Foundation
 public import HeraldCore
-public import HeraldHub
-import HeraldStore
+public import HeraldStore
 public import Hummingbird
 import Logging
 
@@ -18,11 +17,13 @@ import Logging
 ///
 /// Without a key, both answer 503. Payloads and keys are never logged.
 public struct SecurePushController: Sendable {
-    let hub: Hub
+    let store: any HeraldStore
+    let devices: any DeviceHub
     let configuration: ServerConfiguration
 
-    public init(hub: Hub, configuration: ServerConfiguration) {
-        self.hub = hub
+    public init(store: any HeraldStore, devices: any DeviceHub, configuration: ServerConfiguration) {
+        self.store = store
+        self.devices = devices
         self.configuration = configuration
     }
 
@@ -41,7 +42,7 @@ public struct SecurePushController: Sendable {
     @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let key = try key()
-        let target = try NotifyTarget(request: request, hub: hub)
+        let target = try NotifyTarget(request: request, platforms: devices.platforms)
         let payload = try await request.decodeJSONBody(context: context)
         let id = ContentID.make()
         let notifications = try target.platforms.map { try SilentNotification.secure(id: id).payload(for: $0) }
@@ -50,7 +51,7 @@ public struct SecurePushController: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let sealed = try key.seal(try encoder.encode(payload), id: id, recipient: target.recipient)
         let now = configuration.now()
-        try await hub.store.saveSecureMessage(
+        try await store.saveSecureMessage(
             SecureMessage(
                 id: id,
                 recipient: target.recipient,
@@ -60,7 +61,7 @@ public struct SecurePushController: Sendable {
                 expiresAt: now.addingTimeInterval(configuration.secureRetention.timeInterval)
             )
         )
-        let (outcome, status) = try await target.send(notifications, hub: hub, wait: configuration.notifyWait, logger: context.logger)
+        let (outcome, status) = try await target.send(notifications, devices: devices, wait: configuration.notifyWait, logger: context.logger)
         return try .json(
             ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.secureID, contentID: id),
             status: status
@@ -73,7 +74,7 @@ public struct SecurePushController: Sendable {
         let id = try context.parameters.require("id")
         let notFound = HeraldError.notFound("no such notification")
         guard ContentID.isWellFormed(id),
-            let message = try await hub.store.readSecureMessage(id: id, recipient: user, now: configuration.now())
+            let message = try await store.readSecureMessage(id: id, recipient: user, now: configuration.now())
         else { throw notFound }
         let payload: JSONValue
         do {

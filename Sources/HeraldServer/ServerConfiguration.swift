@@ -19,6 +19,10 @@ public struct ServerConfiguration: Sendable {
     /// The push-service emulators running in this process, advertised at `GET /emulators`
     /// so simulated devices can find them; `nil` with real push services.
     public var emulators: EmulatorDirectory?
+    /// The port of the TLS listener (hub SDKs connect over `https`).
+    public var tlsPort: Int = 8443
+    /// Requests per second one hub's API accepts (bursts of twice that); above it, 429.
+    public var hubRequestsPerSecond: Int = 2000
 
     // MARK: Secure push and rich push
 

@@ -7,7 +7,7 @@ public import HeraldCore
 /// One protocol, two real implementations: ``SQLiteStore`` (the embedded default, one file
 /// in the data directory) and a PostgreSQL store for several nodes. Every method is a
 /// single transaction; nothing is cached in memory that a restart would lose.
-public protocol HeraldStore: RegistrationStore, AccountStore, NotificationStore, ContentStore {
+public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore, NotificationStore, ContentStore {
     /// Closes connections. Calls after this throw.
     func close() async throws
 }
@@ -41,7 +41,10 @@ public protocol RegistrationStore: Sendable {
     @discardableResult
     func deleteRegistration(id: String, ifVersion: Int?) async throws -> Bool
 
-    /// Deletes many registrations in one transaction (channel-expired feedback).
+    /// Deletes many registrations in one transaction (channel-expired feedback). For a
+    /// registration derived from an installation, the installation is kept and marked
+    /// `pushChannelExpired`, and all of its registrations are deleted (the channel is the
+    /// installation's); the next PUT of the installation restores them.
     func deleteRegistrations(ids: [String]) async throws
 
     /// One page of the registrations an expression targets, ordered by id, strictly after
@@ -62,6 +65,44 @@ public protocol RegistrationStore: Sendable {
 
     /// Number of registrations, for status pages and benchmarks.
     func registrationCount() async throws -> Int
+
+    /// One page of registrations for the hub API's listings, ordered by id, strictly after
+    /// `cursor`: all of them, those of one handle (`filter.handle`, compared exactly), or
+    /// those carrying one tag (`filter.tag`). Registrations derived from installations are
+    /// not listed (they are read through their installation). Expired ones are listed.
+    func listRegistrations(_ filter: RegistrationFilter, after cursor: String?, limit: Int) async throws -> [Registration]
+}
+
+/// Which registrations a listing returns; both `nil` for all.
+public struct RegistrationFilter: Sendable, Hashable {
+    public var handle: String?
+    public var tag: String?
+
+    public init(handle: String? = nil, tag: String? = nil) {
+        self.handle = handle
+        self.tag = tag
+    }
+}
+
+/// Installations, each stored whole and expanded into registrations in the same transaction.
+public protocol InstallationStore: Sendable {
+    /// Creates or replaces an installation and its derived registrations (see
+    /// ``Installation``'s expansion), in one transaction: registrations of a template that
+    /// is gone are deleted, the others are upserted. Keeps `createdAt` of an existing
+    /// installation, sets `version` to the previous + 1 (1 when new) and `updatedAt` by the
+    /// store's clock. With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the
+    /// stored version equals it. Returns what ``installation(id:)`` then returns.
+    func upsertInstallation(_ installation: Installation, ifVersion: Int?) async throws -> Installation
+
+    func installation(id: String) async throws -> Installation?
+
+    /// Deletes an installation and its registrations; `false` if there was none.
+    @discardableResult
+    func deleteInstallation(id: String) async throws -> Bool
+
+    /// One page of installations ordered by id, strictly after `cursor`: all, or those of
+    /// one user, or those carrying a tag (their own tags, not template tags), or both.
+    func listInstallations(userId: String?, tag: String?, after cursor: String?, limit: Int) async throws -> [Installation]
 }
 
 /// A user of the app backend.
@@ -110,9 +151,9 @@ public protocol NotificationStore: Sendable {
     /// the id is taken.
     func enqueueNotification(_ notification: NotificationRecord) async throws
 
-    /// Claims the oldest notification that is enqueued, or processing with an expired
-    /// lease (its worker died): sets it processing, `startedAt` if unset, and a lease
-    /// until `now + lease`. `nil` if there is none.
+    /// Claims the oldest notification that is enqueued, scheduled with `scheduledAt <= now`,
+    /// or processing with an expired lease (its worker died): sets it processing,
+    /// `startedAt` if unset, and a lease until `now + lease`. `nil` if there is none.
     func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord?
 
     /// Records progress: counts so far and the cursor to resume from; extends the lease.
@@ -124,4 +165,12 @@ public protocol NotificationStore: Sendable {
     func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws
 
     func notification(id: String) async throws -> NotificationRecord?
+
+    /// Cancels a notification that is still ``NotificationState/scheduled``: sets it
+    /// ``NotificationState/cancelled`` with `endedAt = now`. Returns `false` if there is no
+    /// such notification; throws ``HeraldError/conflict(_:)`` if it is no longer scheduled.
+    func cancelScheduledNotification(id: String, now: Date) async throws -> Bool
+
+    /// The earliest `scheduledAt` of a scheduled notification, so a worker knows when to wake.
+    func nextScheduledTime() async throws -> Date?
 }

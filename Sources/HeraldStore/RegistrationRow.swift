@@ -3,11 +3,14 @@ import HeraldCore
 import SQLiteNIO
 
 /// A registration as the `registrations` table holds it: dates in milliseconds, tags
-/// unique, sorted and encoded as a JSON array.
+/// unique, sorted and encoded as a JSON array, the template and push variables as JSON
+/// (`NULL` for none).
 struct RegistrationRow: Sendable {
     /// The registration as it reads back from the store.
     var registration: Registration
     var tagsJSON: String
+    var templateJSON: String?
+    var pushVariablesJSON: String?
 
     /// Normalizes `registration` for storage, with the given timestamps.
     init(_ registration: Registration, createdAt: Date, updatedAt: Date) throws {
@@ -18,7 +21,19 @@ struct RegistrationRow: Sendable {
         normalized.updatedAt = updatedAt.storeRounded
         self.registration = normalized
         self.tagsJSON = String(decoding: try JSONEncoder().encode(normalized.tags), as: UTF8.self)
+        self.templateJSON = try normalized.template.map(Self.json)
+        self.pushVariablesJSON = normalized.pushVariables.isEmpty ? nil : try Self.json(normalized.pushVariables)
     }
+
+    /// Compact JSON with sorted keys, so that the same value is always stored the same way.
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Binds per row of ``upsertSQL(rows:returning:sameInstallationOnly:)``.
+    static let bindsPerRow = 14
 
     /// The columns of ``RegistrationRow/insertColumns``, in order.
     var insertBinds: [SQLiteData] {
@@ -27,7 +42,8 @@ struct RegistrationRow: Sendable {
             .text(r.id), .text(r.platform.rawValue), .text(r.handle),
             SQLiteData(r.webPushKeys?.p256dh), SQLiteData(r.webPushKeys?.auth), SQLiteData(r.owner),
             SQLiteData(r.expiresAt), .integer(r.createdAt.storeMilliseconds), .integer(r.updatedAt.storeMilliseconds),
-            .text(tagsJSON),
+            .text(tagsJSON), SQLiteData(templateJSON), SQLiteData(pushVariablesJSON), SQLiteData(r.installationID),
+            .integer(r.legacyGCM ? 1 : 0),
         ]
     }
 
@@ -38,7 +54,8 @@ struct RegistrationRow: Sendable {
             .text(r.platform.rawValue), .text(r.handle),
             SQLiteData(r.webPushKeys?.p256dh), SQLiteData(r.webPushKeys?.auth), SQLiteData(r.owner),
             SQLiteData(r.expiresAt), .integer(r.updatedAt.storeMilliseconds), .text(tagsJSON),
-            .text(r.id), .integer(ifVersion),
+            SQLiteData(templateJSON), SQLiteData(pushVariablesJSON), SQLiteData(r.installationID),
+            .integer(r.legacyGCM ? 1 : 0), .text(r.id), .integer(ifVersion),
         ]
     }
 
@@ -46,29 +63,35 @@ struct RegistrationRow: Sendable {
 
     /// A multi-row upsert of `count` rows: a new registration gets version 1, an existing one
     /// keeps `created_at` and gets version + 1. With `returning`, yields `id, version,
-    /// created_at` per row.
-    static func upsertSQL(rows count: Int, returning: Bool) -> String {
+    /// created_at` per row. With `sameInstallationOnly`, an existing row is replaced only if it
+    /// belongs to the same installation (`installation_id`), and yields nothing otherwise.
+    static func upsertSQL(rows count: Int, returning: Bool, sameInstallationOnly: Bool = false) -> String {
         var sql = """
             INSERT INTO registrations \
-            (id, platform, handle, p256dh, auth, owner, expires_at, version, created_at, updated_at, tags) VALUES 
+            (id, platform, handle, p256dh, auth, owner, expires_at, version, created_at, updated_at, tags, \
+            template, push_variables, installation_id, legacy_gcm) VALUES 
             """
-        sql.reserveCapacity(sql.utf8.count + count * 26 + 400)
+        sql.reserveCapacity(sql.utf8.count + count * 34 + 600)
         for i in 0..<count {
-            sql += i == 0 ? "(?,?,?,?,?,?,?,1,?,?,?)" : ",(?,?,?,?,?,?,?,1,?,?,?)"
+            sql += i == 0 ? "(?,?,?,?,?,?,?,1,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,1,?,?,?,?,?,?,?)"
         }
         sql += """
              ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle, \
             p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner, \
             expires_at = excluded.expires_at, version = registrations.version + 1, \
-            updated_at = excluded.updated_at, tags = excluded.tags
+            updated_at = excluded.updated_at, tags = excluded.tags, template = excluded.template, \
+            push_variables = excluded.push_variables, installation_id = excluded.installation_id, \
+            legacy_gcm = excluded.legacy_gcm
             """
+        if sameInstallationOnly { sql += " WHERE registrations.installation_id IS excluded.installation_id" }
         if returning { sql += " RETURNING id, version, created_at" }
         return sql
     }
 
     static let updateIfVersionSQL = """
         UPDATE registrations SET platform = ?, handle = ?, p256dh = ?, auth = ?, owner = ?, expires_at = ?, \
-        updated_at = ?, tags = ?, version = version + 1 WHERE id = ? AND version = ? \
+        updated_at = ?, tags = ?, template = ?, push_variables = ?, installation_id = ?, legacy_gcm = ?, \
+        version = version + 1 WHERE id = ? AND version = ? \
         RETURNING id, version, created_at
         """
 
@@ -76,7 +99,8 @@ struct RegistrationRow: Sendable {
     static let selectColumns = """
         r.id AS id, r.platform AS platform, r.handle AS handle, r.p256dh AS p256dh, r.auth AS auth, \
         r.owner AS owner, r.expires_at AS expires_at, r.version AS version, r.created_at AS created_at, \
-        r.updated_at AS updated_at, r.tags AS tags
+        r.updated_at AS updated_at, r.tags AS tags, r.template AS template, r.push_variables AS push_variables, \
+        r.installation_id AS installation_id, r.legacy_gcm AS legacy_gcm
         """
 
     static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> Registration {
@@ -96,6 +120,10 @@ struct RegistrationRow: Sendable {
             webPushKeys: keys,
             owner: try row.optionalString("owner"),
             expiresAt: try row.optionalDate("expires_at"),
+            template: try row.optionalJSON(RegistrationTemplate.self, "template"),
+            pushVariables: try row.optionalJSON([String: String].self, "push_variables") ?? [:],
+            installationID: try row.optionalString("installation_id"),
+            legacyGCM: try row.int("legacy_gcm") != 0,
             version: try row.int("version"),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")

@@ -154,6 +154,78 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 3,
+            name: "hub API: templates, installations, direct and scheduled sends",
+            statements: [
+                // A template registration's template (JSON of RegistrationTemplate; NULL for a
+                // native one), its push variables (a JSON object; NULL when there are none), the
+                // installation it was derived from, and whether it came in the legacy GCM form.
+                "ALTER TABLE registrations ADD COLUMN template TEXT",
+                "ALTER TABLE registrations ADD COLUMN push_variables TEXT",
+                "ALTER TABLE registrations ADD COLUMN installation_id TEXT",
+                "ALTER TABLE registrations ADD COLUMN legacy_gcm INTEGER NOT NULL DEFAULT 0",
+                // Partial: a registration created directly costs no index write.
+                """
+                CREATE INDEX registrations_installation_id ON registrations (installation_id)
+                    WHERE installation_id IS NOT NULL
+                """,
+                // An installation is kept whole as a JSON document; `user_id` and `tags` (the
+                // installation's own tags, a JSON array) are columns so that listings use an
+                // index. Its registrations live in `registrations` with `installation_id` set.
+                """
+                CREATE TABLE installations (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT,
+                    tags TEXT NOT NULL DEFAULT '[]',
+                    document TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX installations_user_id ON installations (user_id, id)
+                    WHERE user_id IS NOT NULL
+                """,
+                // The installations' tag index, kept in step with `tags` by triggers as
+                // `registration_tags` is.
+                """
+                CREATE TABLE installation_tags (
+                    tag TEXT NOT NULL,
+                    installation_id TEXT NOT NULL,
+                    PRIMARY KEY (tag, installation_id)
+                ) WITHOUT ROWID
+                """,
+                """
+                CREATE TRIGGER installations_after_insert AFTER INSERT ON installations BEGIN
+                    INSERT OR IGNORE INTO installation_tags (tag, installation_id)
+                        SELECT value, NEW.id FROM json_each(NEW.tags);
+                END
+                """,
+                """
+                CREATE TRIGGER installations_after_update_tags AFTER UPDATE OF tags ON installations
+                WHEN OLD.tags IS NOT NEW.tags BEGIN
+                    DELETE FROM installation_tags
+                        WHERE tag IN (SELECT value FROM json_each(OLD.tags)) AND installation_id = OLD.id;
+                    INSERT OR IGNORE INTO installation_tags (tag, installation_id)
+                        SELECT value, NEW.id FROM json_each(NEW.tags);
+                END
+                """,
+                """
+                CREATE TRIGGER installations_after_delete AFTER DELETE ON installations BEGIN
+                    DELETE FROM installation_tags
+                        WHERE tag IN (SELECT value FROM json_each(OLD.tags)) AND installation_id = OLD.id;
+                END
+                """,
+                // A template send's properties (JSON of TemplateSend), a direct send's devices
+                // (JSON array of DirectTarget), and when a scheduled send is due.
+                "ALTER TABLE notifications ADD COLUMN template TEXT",
+                "ALTER TABLE notifications ADD COLUMN direct_targets TEXT",
+                "ALTER TABLE notifications ADD COLUMN scheduled_at INTEGER",
+                "CREATE INDEX notifications_scheduled ON notifications (state, scheduled_at)",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -82,6 +82,12 @@ extension SQLiteRow {
         try optionalInt(column).map(Date.init(storeMilliseconds:))
     }
 
+    /// Decodes a JSON column that may be `NULL`.
+    func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(SQLiteStoreError) -> T? {
+        if case .null? = self.column(column) { return nil }
+        return try json(type, column)
+    }
+
     /// Decodes a JSON column.
     func json<T: Decodable>(_ type: T.Type, _ column: String) throws(SQLiteStoreError) -> T {
         let text = try string(column)

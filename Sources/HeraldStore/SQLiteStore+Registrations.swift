@@ -88,20 +88,124 @@ extension SQLiteStore {
         }
     }
 
+    /// Deletes many registrations in one transaction (see the protocol). A registration derived
+    /// from an installation takes the installation's other registrations with it, and the
+    /// installation is marked ``Installation/pushChannelExpired`` (its version bumped,
+    /// `updatedAt` set), so that sends stop reaching the dead channel until the installation
+    /// is written again.
     public func deleteRegistrations(ids: [String]) async throws {
         guard !ids.isEmpty else { return }
+        let now = now().storeMilliseconds
         try await write { connection in
+            var installations: Set<String> = []
             var start = ids.startIndex
             while start < ids.endIndex {
                 let end = min(start + RegistrationRow.maxRowsPerStatement, ids.endIndex)
                 let chunk = ids[start..<end]
-                _ = try await connection.query(
-                    "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(chunk.count)))",
+                let deleted = try await connection.query(
+                    "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(chunk.count))) RETURNING installation_id",
                     chunk.map { .text($0) }
                 )
+                for row in deleted {
+                    if let installationID = row.column("installation_id")?.string { installations.insert(installationID) }
+                }
+                start = end
+            }
+            let expired = installations.sorted()
+            start = expired.startIndex
+            while start < expired.endIndex {
+                let end = min(start + RegistrationRow.maxRowsPerStatement, expired.endIndex)
+                let chunk = expired[start..<end].map { SQLiteData.text($0) }
+                let placeholders = RegistrationQuery.placeholders(chunk.count)
+                _ = try await connection.query(
+                    """
+                    UPDATE installations SET document = json_set(document, '$.pushChannelExpired', json('true')), \
+                    version = version + 1, updated_at = ? WHERE id IN (\(placeholders))
+                    """,
+                    [.integer(now)] + chunk
+                )
+                _ = try await connection.query("DELETE FROM registrations WHERE installation_id IN (\(placeholders))", chunk)
                 start = end
             }
         }
+    }
+
+    /// One page of registrations for the hub API's listings (see the protocol).
+    ///
+    /// Registrations derived from installations are skipped without reading them: their ids
+    /// all start with ``Installation/registrationIDPrefix``, so they form one range of the id
+    /// order, which an unfiltered or by-tag listing reads around (before it, then after it).
+    public func listRegistrations(_ filter: RegistrationFilter, after cursor: String?, limit: Int) async throws -> [Registration] {
+        guard limit > 0 else { return [] }
+        if let handle = filter.handle {
+            // The handle index finds the few registrations of a device; they are sorted by id.
+            var sql = "SELECT \(RegistrationRow.selectColumns) FROM registrations AS r WHERE r.handle = ? AND r.installation_id IS NULL"
+            var binds: [SQLiteData] = [.text(handle)]
+            if let cursor {
+                sql += " AND r.id > ?"
+                binds.append(.text(cursor))
+            }
+            if let tag = filter.tag {
+                sql += " AND " + RegistrationQuery.condition(.tag(tag), binds: &binds)
+            }
+            sql += " ORDER BY r.id LIMIT ?"
+            binds.append(.integer(limit))
+            return try await readRegistrations(sql, binds)
+        }
+
+        let select: String
+        let selectBinds: [SQLiteData]
+        let idColumn: String
+        if let tag = filter.tag {
+            // CROSS JOIN keeps the tag index as the outer loop: rows come in id order, no sort.
+            select = """
+                SELECT \(RegistrationRow.selectColumns) FROM registration_tags AS t \
+                CROSS JOIN registrations AS r ON r.id = t.registration_id WHERE t.tag = ?
+                """
+            selectBinds = [.text(tag)]
+            idColumn = "t.registration_id"
+        } else {
+            select = "SELECT \(RegistrationRow.selectColumns) FROM registrations AS r WHERE 1"
+            selectBinds = []
+            idColumn = "r.id"
+        }
+
+        // The derived registrations' range of ids is [prefix, prefix with its last byte + 1).
+        let rangeStart = Installation.registrationIDPrefix
+        var rangeEndBytes = Array(rangeStart.utf8)
+        rangeEndBytes[rangeEndBytes.count - 1] += 1
+        let rangeEnd = String(decoding: rangeEndBytes, as: UTF8.self)
+        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
+        var result: [Registration] = []
+        // Before the range, unless the cursor is past its start.
+        if cursor.map({ precedes($0, rangeStart) }) ?? true {
+            var sql = select + " AND \(idColumn) < ?"
+            var binds = selectBinds + [.text(rangeStart)]
+            if let cursor {
+                sql += " AND \(idColumn) > ?"
+                binds.append(.text(cursor))
+            }
+            sql += " AND r.installation_id IS NULL ORDER BY \(idColumn) LIMIT ?"
+            binds.append(.integer(limit))
+            result = try await readRegistrations(sql, binds)
+        }
+        // After the range.
+        if result.count < limit {
+            var sql = select
+            var binds = selectBinds
+            if let cursor, !precedes(cursor, rangeEnd) {
+                sql += " AND \(idColumn) > ?"
+                binds.append(.text(cursor))
+            } else {
+                sql += " AND \(idColumn) >= ?"
+                binds.append(.text(rangeEnd))
+            }
+            sql += " AND r.installation_id IS NULL ORDER BY \(idColumn) LIMIT ?"
+            binds.append(.integer(limit - result.count))
+            result += try await readRegistrations(sql, binds)
+        }
+        return result
     }
 
     public func registrations(
@@ -218,7 +322,7 @@ extension SQLiteStore {
         try await write { connection in
             var start = registrations.startIndex
             var binds: [SQLiteData] = []
-            binds.reserveCapacity(RegistrationRow.maxRowsPerStatement * 10)
+            binds.reserveCapacity(RegistrationRow.maxRowsPerStatement * RegistrationRow.bindsPerRow)
             let fullSQL = RegistrationRow.upsertSQL(rows: RegistrationRow.maxRowsPerStatement, returning: false)
             while start < registrations.endIndex {
                 let end = min(start + RegistrationRow.maxRowsPerStatement, registrations.endIndex)

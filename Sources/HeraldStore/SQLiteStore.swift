@@ -246,6 +246,22 @@ public final class SQLiteStore: HeraldStore {
         try await write { connection in _ = try await connection.query(sql) }
     }
 
+    /// Runs SQL statements on the file at `path` (created if missing) with a connection of
+    /// its own, outside any store: no migration, no pragma. For tests that build a file as an
+    /// older Herald left it.
+    package static func executeForTesting(path: String, statements: [String], logger: Logger) async throws {
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: .singleton, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+        )
+        do {
+            for statement in statements { _ = try await connection.query(statement) }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
     /// The first column of the first row of a query on a reader, as an integer. For tests.
     package func integerForTesting(_ sql: String) async throws -> Int? {
         try await read { connection in try await connection.query(sql) }.first?.columns.first?.data.integer

@@ -140,7 +140,7 @@ actor SQLiteWriter {
                         }
                     } else {
                         var binds: [SQLiteData] = []
-                        binds.reserveCapacity(chunk.count * 10)
+                        binds.reserveCapacity(chunk.count * RegistrationRow.bindsPerRow)
                         for request in chunk { binds += request.row.insertBinds }
                         let returned = try await connection.query(RegistrationRow.upsertSQL(rows: chunk.count, returning: true), binds)
                         var byID: [String: SQLiteRow] = [:]

@@ -17,6 +17,14 @@ struct HeraldConfiguration: Sendable {
     var publicURL: String?
     var secureRetentionSeconds = 7 * 24 * 3600
     var richMaxBytes = 10 * 1024 * 1024
+    /// The HTTPS port of the hub REST API (the cloud hub's SDKs speak HTTPS only); 0 turns TLS off.
+    var tlsPort = 8443
+    /// Certificate chain (PEM) served on ``tlsPort``.
+    var tlsCertFile: String?
+    /// Private key (PEM) of ``tlsCertFile``.
+    var tlsKeyFile: String?
+    /// The endpoint printed in hub connection strings, overriding `sb://localhost:<tlsPort>/`.
+    var hubEndpoint: String?
 
     struct APNs: Sendable {
         var keyFile: String?
@@ -61,6 +69,13 @@ struct HeraldConfiguration: Sendable {
 
     /// `auto`: start the built-in emulators for platforms without credentials;
     /// `off`: leave those platforms unconfigured.
+    /// The hub the app backend registers devices with, through the hub REST API; `nil` for
+    /// Herald's own in-process hub.
+    var appHubConnectionString: String?
+    var appHubName: String?
+    /// Requests per second one hub's REST API accepts (bursts of twice that).
+    var hubRequestsPerSecond = 2000
+
     var emulators = "auto"
     var emulatorAPNsPort = 0
     var emulatorFCMPort = 0
@@ -91,6 +106,19 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_PUBLIC_URL", help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)") { $0.publicURL = $1 },
         .init(variable: "HERALD_SECURE_RETENTION", help: "seconds a secure payload or rich content is kept (default 604800)") { $0.secureRetentionSeconds = try int($1, "HERALD_SECURE_RETENTION", 60...31_536_000) },
         .init(variable: "HERALD_RICH_MAX_BYTES", help: "largest rich-content upload in bytes (default 10485760)") { $0.richMaxBytes = try int($1, "HERALD_RICH_MAX_BYTES", 1...1_073_741_824) },
+        .init(variable: "HERALD_TLS_PORT", help: "HTTPS port of the hub REST API (default 8443; 0 turns TLS off)") { $0.tlsPort = try int($1, "HERALD_TLS_PORT", 0...65535) },
+        .init(variable: "HERALD_TLS_CERT_FILE", help: "certificate chain (PEM) served on HERALD_TLS_PORT, with HERALD_TLS_KEY_FILE") { $0.tlsCertFile = $1 },
+        .init(variable: "HERALD_TLS_KEY_FILE", help: "private key (PEM) of HERALD_TLS_CERT_FILE") { $0.tlsKeyFile = $1 },
+        .init(variable: "HERALD_HUB_ENDPOINT", help: "endpoint in hub connection strings, e.g. sb://push.example.com/ (default sb://localhost:<HERALD_TLS_PORT>/)") {
+            $0.hubEndpoint = try hubEndpoint($1)
+        },
+        .init(variable: "HERALD_HUB_RATE_LIMIT", help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After (default 2000)") {
+            $0.hubRequestsPerSecond = try int($1, "HERALD_HUB_RATE_LIMIT", 1...1_000_000)
+        },
+        .init(variable: "HERALD_APP_HUB_CONNECTION_STRING", help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub") {
+            $0.appHubConnectionString = $1
+        },
+        .init(variable: "HERALD_APP_HUB_NAME", help: "the hub name that goes with HERALD_APP_HUB_CONNECTION_STRING") { $0.appHubName = $1 },
         .init(variable: "HERALD_APNS_KEY_FILE", help: "APNs token-auth key (.p8 file)") { $0.apns.keyFile = $1 },
         .init(variable: "HERALD_APNS_KEY_ID", help: "APNs key id (10 characters)") { $0.apns.keyID = $1 },
         .init(variable: "HERALD_APNS_TEAM_ID", help: "Apple developer team id") { $0.apns.teamID = $1 },
@@ -169,6 +197,28 @@ struct HeraldConfiguration: Sendable {
             throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(value)'")
         }
         return n
+    }
+
+    /// Checks an endpoint for connection strings (`sb://`, `https://` or `http://`, a host, an
+    /// optional port) and ends it with `/`, as the cloud hub's endpoints do.
+    static func hubEndpoint(_ value: String) throws -> String {
+        let endpoint = value.trimmingCharacters(in: .whitespaces)
+        let invalid = ConfigurationError("HERALD_HUB_ENDPOINT must be a URL such as sb://push.example.com/ or sb://push.example.com:8443/, not '\(value)'")
+        guard let separator = endpoint.range(of: "://"),
+            ["sb", "https", "http"].contains(endpoint[..<separator.lowerBound].lowercased())
+        else { throw invalid }
+        let authority = endpoint[separator.upperBound...].prefix { $0 != "/" }
+        guard !authority.isEmpty, !endpoint.contains(where: { $0.isWhitespace || $0 == ";" || $0 == "?" || $0 == "#" }) else {
+            throw invalid
+        }
+        return endpoint.hasSuffix("/") ? endpoint : endpoint + "/"
+    }
+
+    /// The endpoint hub connection strings carry: ``hubEndpoint``, or `sb://localhost:<tlsPort>/`;
+    /// `nil` when neither is set (TLS off and no endpoint given).
+    var hubConnectionEndpoint: String? {
+        if let hubEndpoint { return hubEndpoint }
+        return tlsPort == 0 ? nil : "sb://localhost:\(tlsPort)/"
     }
 
     static func bool(_ value: String, _ name: String) throws -> Bool {

@@ -231,6 +231,8 @@ struct HeraldRuntime {
         server.richDirectory = "\(configuration.dataDirectory)/rich"
         server.richMaxBytes = configuration.richMaxBytes
         server.publicURL = configuration.publicURL
+        server.tlsPort = configuration.tlsPort
+        server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
         return server
     }
 

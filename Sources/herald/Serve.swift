@@ -1,10 +1,14 @@
 import ArgumentParser
 import Foundation
+import HeraldClient
+import HeraldRemoteHub
 import HeraldServer
 import HeraldStore
 import Hummingbird
 import Logging
+import NIOSSL
 import ServiceLifecycle
+import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,6 +37,18 @@ struct Serve: AsyncParsableCommand {
 
         let runtime = try await HeraldRuntime.start(configuration, logger: logger)
         let server = try runtime.serverConfiguration()
+        let catalog = HubCatalog(dataDirectory: configuration.dataDirectory)
+        let registry = HubRegistry(catalog: catalog, logger: logger) { definition in
+            try runtime.providers(for: definition, logger: logger)
+        }
+        var devices: (any DeviceHub)?
+        if let connectionString = configuration.appHubConnectionString {
+            guard let name = configuration.appHubName else {
+                throw ConfigurationError("HERALD_APP_HUB_CONNECTION_STRING needs HERALD_APP_HUB_NAME: the hub's name")
+            }
+            let client = try NotificationHubClient(connectionString: connectionString, hubName: name)
+            devices = RemoteDeviceHub(client: client)
+        }
 
         let registrations = try await runtime.store.registrationCount()
         var banner = [
@@ -41,6 +57,23 @@ struct Serve: AsyncParsableCommand {
             "  secure   payloads sealed with the key \(server.secureKey?.fingerprint ?? "-") (keys/secure-payload.key: back it up apart from the data)",
         ]
         banner += runtime.platformLines.map { "  \($0)" }
+        let hubs = (try? catalog.list()) ?? []
+        var tls: (configuration: TLSConfiguration, description: String)?
+        if configuration.tlsPort != 0 {
+            tls = try runtime.tlsIdentity()
+            banner.append("  hub API  https://\(configuration.host):\(configuration.tlsPort)/{hub} and http://\(configuration.host):\(configuration.port)/{hub}")
+            banner.append("  TLS      \(tls?.description ?? "")")
+        } else {
+            banner.append("  hub API  http://\(configuration.host):\(configuration.port)/{hub} (TLS off: hub SDKs need HERALD_TLS_PORT)")
+        }
+        banner.append(
+            hubs.isEmpty
+                ? "  hubs     none yet: herald hub create NAME prints its connection strings"
+                : "  hubs     \(hubs.map(\.name).joined(separator: ", ")) (herald hub keys NAME prints connection strings)"
+        )
+        if let name = configuration.appHubName, devices != nil {
+            banner.append("  devices  the app backend registers devices with hub '\(name)' through the hub API")
+        }
         if configuration.insecureDemoAuth {
             banner.append("  WARNING  --insecure-demo-auth is on: anyone can act as any user (Basic with user name = password)")
         }
@@ -49,9 +82,32 @@ struct Serve: AsyncParsableCommand {
         }
         print(banner.joined(separator: "\n"))
 
-        let app = buildApplication(hub: runtime.hub, configuration: server, services: runtime.services, logger: logger)
+        let app = buildApplication(
+            hub: runtime.hub,
+            configuration: server,
+            devices: devices,
+            hubs: registry,
+            services: runtime.services,
+            logger: logger
+        )
+        var services: [any Service] = [app]
+        if let tls {
+            services.append(
+                try buildTLSApplication(
+                    hub: runtime.hub,
+                    configuration: server,
+                    tls: tls.configuration,
+                    devices: devices,
+                    hubs: registry,
+                    logger: logger
+                )
+            )
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        )
         do {
-            try await app.runService()
+            try await group.run()
         } catch {
             await runtime.shutdown()
             throw error

@@ -1,0 +1,276 @@
+import Crypto
+public import Foundation
+
+/// A shared access signature: the `Authorization` header value the hub API takes,
+/// `SharedAccessSignature sr={resource}&sig={signature}&se={expiry}&skn={key name}`.
+///
+/// The signature is the base64 of HMAC-SHA256 over `sr + "\n" + se`, keyed with the UTF-8
+/// bytes of the policy's key as written in the connection string (not base64-decoded).
+///
+/// The hub SDKs disagree on what they put in `sr` (the request URL or the namespace URL,
+/// `http`, `https` or `sb`, lowercased or not, with or without the query, encoded with
+/// lowercase or uppercase hex, parameters in any order), so verification follows two rules:
+/// the HMAC is computed over the `sr` value exactly as sent (``resource``), and a token is
+/// good for a request when its decoded `sr` is a prefix of the request URL (``covers(url:)``).
+///
+/// ```swift
+/// let header = SharedAccessSignature.make(resource: "https://localhost:8443/myhub", keyName: "DefaultFullSharedAccessSignature",
+///                                         key: key, expiry: Date().addingTimeInterval(3600))
+/// let token = try SharedAccessSignature(parsing: header)
+/// token.isValid(key: key, now: Date())                            // true
+/// token.covers(url: "https://localhost:8443/myhub/messages")      // true
+/// ```
+public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible {
+    /// The `sr` value exactly as sent, still percent-encoded: what the signature covers.
+    public let resource: String
+    /// The `sig` value, percent-decoded: base64 text.
+    public let signature: String
+    /// The `se` value: when the token expires, in seconds since 1970.
+    public let expiry: Int
+    /// The `skn` value, percent-decoded: the access policy the token was signed with.
+    public let keyName: String
+
+    /// `se` as signed (percent-decoded); usually the decimal digits of ``expiry``.
+    private let signedExpiry: String
+    /// The decoded bytes of ``signature``.
+    private let signatureBytes: Data
+
+    /// Parses an `Authorization` header value. The parameters may come in any order, names in
+    /// any case; unknown parameters are ignored. Throws a `401` ``HeraldError`` that says
+    /// what is wrong, never echoing the signature.
+    public init(parsing header: String) throws(HeraldError) {
+        let text = header.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scheme = "SharedAccessSignature"
+        guard text.utf8.count > scheme.utf8.count,
+            text.prefix(scheme.count).lowercased() == scheme.lowercased(),
+            let separator = text.dropFirst(scheme.count).first, separator.isWhitespace
+        else {
+            throw .unauthorized(
+                "the Authorization header is not a shared access signature; expected 'SharedAccessSignature sr=…&sig=…&se=…&skn=…'"
+            )
+        }
+        let parameters = text.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces)
+
+        var values: [String: Substring] = [:]
+        for pair in parameters.split(separator: "&", omittingEmptySubsequences: true) {
+            guard let equals = pair.firstIndex(of: "=") else {
+                throw .unauthorized(
+                    "the shared access signature has a parameter without '=': parameters are name=value pairs joined by '&'"
+                )
+            }
+            let name = pair[..<equals].lowercased()
+            guard values[name] == nil else {
+                throw .unauthorized("the shared access signature gives '\(Self.safeName(name))' more than once")
+            }
+            values[name] = pair[pair.index(after: equals)...]
+        }
+
+        func required(_ name: String, _ meaning: String) throws(HeraldError) -> Substring {
+            guard let value = values[name], !value.isEmpty else {
+                throw .unauthorized("the shared access signature has no '\(name)' (\(meaning))")
+            }
+            return value
+        }
+        let rawResource = try required("sr", "the signed resource URL")
+        let rawSignature = try required("sig", "the signature")
+        let rawExpiry = try required("se", "the expiry, in seconds since 1970")
+        let rawKeyName = try required("skn", "the access policy's name")
+
+        guard Self.percentDecoded(rawResource) != nil else {
+            throw .unauthorized("the shared access signature's 'sr' is not properly percent-encoded")
+        }
+        guard let signature = Self.percentDecoded(rawSignature), let bytes = Self.base64Decoded(signature) else {
+            throw .unauthorized("the shared access signature's 'sig' is not percent-encoded base64")
+        }
+        guard let signedExpiry = Self.percentDecoded(rawExpiry), !signedExpiry.isEmpty,
+            signedExpiry.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let expiry = Int(signedExpiry)
+        else {
+            throw .unauthorized("the shared access signature's 'se' is not a whole number of seconds since 1970")
+        }
+        guard let keyName = Self.percentDecoded(rawKeyName), !keyName.isEmpty else {
+            throw .unauthorized("the shared access signature's 'skn' is not a percent-encoded policy name")
+        }
+
+        self.resource = String(rawResource)
+        self.signature = signature
+        self.expiry = expiry
+        self.keyName = keyName
+        self.signedExpiry = signedExpiry
+        self.signatureBytes = bytes
+    }
+
+    /// A header value that signs `resource` until `expiry`: `sr` is the resource encoded like
+    /// JavaScript's `encodeURIComponent` and lowercased (as the SDKs send it), `sig` and
+    /// `skn` are percent-encoded.
+    public static func make(resource: String, keyName: String, key: String, expiry: Date) -> String {
+        let sr = percentEncoded(resource).lowercased()
+        let se = String(Int(expiry.timeIntervalSince1970.rounded(.down)))
+        let sig = signature(resource: sr, expiry: se, key: key)
+        return "SharedAccessSignature sr=\(sr)&sig=\(percentEncoded(sig))&se=\(se)&skn=\(percentEncoded(keyName))"
+    }
+
+    /// The base64 of HMAC-SHA256 keyed with the UTF-8 bytes of `key`, over `rawSR + "\n" + expiry`.
+    public static func signature(resource rawSR: String, expiry: String, key: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data((rawSR + "\n" + expiry).utf8),
+            using: SymmetricKey(data: Data(key.utf8))
+        )
+        return Data(mac).base64EncodedString()
+    }
+
+    /// Whether the signature was made with `key` (compared in constant time) and the token has
+    /// not expired at `now`.
+    public func isValid(key: String, now: Date) -> Bool {
+        guard !key.isEmpty, now.timeIntervalSince1970 < Double(expiry) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(
+            signatureBytes,
+            authenticating: Data((resource + "\n" + signedExpiry).utf8),
+            using: SymmetricKey(data: Data(key.utf8))
+        )
+    }
+
+    /// Whether the token grants access to `url` (a full request URL): the percent-decoded
+    /// `sr` must name the same host and a path that is `url`'s path or one of its parent
+    /// paths, ending on a `/` boundary (`https://h/hub` covers `https://h/hub/messages`, not
+    /// `https://h/hub2`).
+    ///
+    /// The comparison ignores letter case, the scheme (`https`, `http`, `sb`), the query, a
+    /// trailing `/` and percent-encoding differences in the path. A port is compared only when
+    /// both sides name one, because one SDK drops the port from `sr`.
+    public func covers(url: String) -> Bool {
+        guard let decoded = Self.percentDecoded(resource),
+            let signed = URLParts(decoded), let requested = URLParts(url)
+        else { return false }
+        guard signed.host == requested.host else { return false }
+        if let signedPort = signed.port, let requestedPort = requested.port, signedPort != requestedPort {
+            return false
+        }
+        if signed.path.isEmpty || signed.path == requested.path { return true }
+        return requested.path.hasPrefix(signed.path + "/")
+    }
+
+    /// Names the resource, policy and expiry; never the signature.
+    public var description: String {
+        "SharedAccessSignature(sr: \(resource), skn: \(keyName), se: \(expiry))"
+    }
+}
+
+// MARK: - Encoding helpers
+
+extension SharedAccessSignature {
+    /// The characters `encodeURIComponent` leaves alone.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "~"),
+            UInt8(ascii: "*"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"):
+            true
+        default: false
+        }
+    }
+
+    /// `text` percent-encoded like `encodeURIComponent` (UTF-8, uppercase hex).
+    static func percentEncoded(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0x0f)])
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `text` with `%XX` sequences decoded (either hex case; `+` is kept), or `nil` when a `%`
+    /// is not followed by two hex digits or the result is not UTF-8.
+    static func percentDecoded(_ text: some StringProtocol) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// Standard base64, padding optional.
+    private static func base64Decoded(_ text: String) -> Data? {
+        var padded = text
+        let remainder = padded.utf8.count % 4
+        if remainder == 1 { return nil }
+        if remainder > 0 { padded += String(repeating: "=", count: 4 - remainder) }
+        guard let data = Data(base64Encoded: padded), !data.isEmpty else { return nil }
+        return data
+    }
+
+    /// A parameter name as an error message may show it: printable ASCII, at most 20 characters.
+    private static func safeName(_ name: String) -> String {
+        String(
+            name.unicodeScalars.filter { $0.isASCII && $0.value >= 0x21 && $0.value < 0x7f }.prefix(20).map(
+                Character.init))
+    }
+}
+
+/// The host, port and path of a URL, normalized for ``SharedAccessSignature/covers(url:)``:
+/// host lowercased, path percent-decoded, lowercased and without a trailing `/`.
+private struct URLParts {
+    var host: String
+    var port: String?
+    var path: String
+
+    init?(_ url: String) {
+        var rest = Substring(url.trimmingCharacters(in: .whitespaces))
+        if let range = rest.range(of: "://") {
+            rest = rest[range.upperBound...]
+        }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var pathAndMore = rest[authorityEnd...]
+        if let end = pathAndMore.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            pathAndMore = pathAndMore[..<end]
+        }
+
+        // `[::1]:8443`, `host:8443`, `host`.
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            host = String(authority[...close]).lowercased()
+            let after = authority[authority.index(after: close)...]
+            port = after.hasPrefix(":") ? String(after.dropFirst()) : nil
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon]).lowercased()
+            port = String(authority[authority.index(after: colon)...])
+        } else {
+            host = authority.lowercased()
+            port = nil
+        }
+        if port?.isEmpty == true { port = nil }
+        guard !host.isEmpty else { return nil }
+
+        var path = (SharedAccessSignature.percentDecoded(pathAndMore) ?? String(pathAndMore)).lowercased()
+        while path.hasSuffix("/") { path.removeLast() }
+        self.path = path
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import HeraldCore
+import HeraldPush
+
+/// How one claimed notification is delivered: whom it reaches and what each device gets.
+/// Built once per notification; ``step(for:providers:selection:)`` runs once per device, in
+/// the fan-out loop, so it does nothing costly for native sends.
+struct DeliveryPlan: Sendable {
+    enum Mode: Sendable {
+        /// To native registrations: one notification per platform, shared by every device.
+        case native([Platform: PushNotification])
+        /// To template registrations, rendered per device.
+        case template(TemplateProperties)
+        /// To the given devices; no registration is read.
+        case direct(Platform, PushNotification, [DirectTarget])
+    }
+
+    let expression: TagExpression?
+    /// The platforms to read registrations of; `nil` for all.
+    let platforms: Set<Platform>?
+    let mode: Mode
+
+    /// - Throws: when the stored notification cannot be delivered (a tag expression or a
+    ///   payload that no longer parses, a direct send without its payload).
+    init(_ record: NotificationRecord) throws {
+        expression = try record.tagExpression.map { try TagExpression(parsing: $0) }
+        if let targets = record.directTargets {
+            guard record.payloads.count == 1, let payload = record.payloads.first else {
+                throw HeraldError.badRequest("a direct send has exactly one payload")
+            }
+            platforms = [payload.platform]
+            mode = .direct(payload.platform, try Hub.prepare(payload), targets)
+        } else if let send = record.template {
+            platforms = nil
+            mode = .template(TemplateProperties(send))
+        } else {
+            let notifications = try Hub.prepare(record.payloads)
+            platforms = Set(notifications.keys)
+            mode = .native(notifications)
+        }
+    }
+
+    /// What one registration gets: nothing (not a target of this notification), an outcome
+    /// decided here (no provider, a duplicate), or a send.
+    ///
+    /// Native sends reach native registrations only, once per handle. Template sends reach
+    /// template registrations only (of the named template, when the send names one), once per
+    /// handle and template name: one notification per matching template, as the established
+    /// hub does.
+    func step(
+        for registration: Registration,
+        providers: [Platform: any PushProvider],
+        selection: inout Selection
+    ) -> DeliveryStep {
+        let platform = registration.platform
+        switch mode {
+        case .native(let notifications):
+            guard registration.template == nil, let notification = notifications[platform] else { return .ignore }
+            guard let provider = providers[platform] else { return .outcome(platform, .noProvider) }
+            // Two registrations of one handle are one device: send once.
+            guard selection.handles.insert(registration.handle).inserted else { return .outcome(platform, .skipped) }
+            let target = PushTarget(handle: registration.handle, webPushKeys: registration.webPushKeys)
+            return .send(platform, provider, target, .ready(notification))
+        case .template(let properties):
+            guard let template = registration.template else { return .ignore }
+            if let wanted = properties.templateName, template.name != wanted { return .ignore }
+            guard let provider = providers[platform] else { return .outcome(platform, .noProvider) }
+            let key = registration.handle + "\u{0}" + (template.name ?? "")
+            guard selection.handles.insert(key).inserted else { return .outcome(platform, .skipped) }
+            let rendering = TemplateRendering(
+                compiled: selection.compiled(template.body),
+                template: template,
+                pushVariables: registration.pushVariables,
+                properties: properties,
+                platform: platform,
+                legacyGCM: registration.legacyGCM
+            )
+            let target = PushTarget(handle: registration.handle, webPushKeys: registration.webPushKeys)
+            return .send(platform, provider, target, .template(rendering))
+        case .direct:
+            return .ignore
+        }
+    }
+}
+
+/// What one device gets, decided in the fan-out loop.
+enum DeliveryStep {
+    enum Delivery: Sendable {
+        /// The notification as it is, shared by every device.
+        case ready(PushNotification)
+        /// Rendered from the device's template when it is sent.
+        case template(TemplateRendering)
+    }
+
+    /// Not a target of this notification: not counted.
+    case ignore
+    /// Counted without a send.
+    case outcome(Platform, DeliveryOutcome)
+    case send(Platform, any PushProvider, PushTarget, Delivery)
+}
+
+/// What the fan-out of one notification has seen so far: the devices served (for
+/// de-duplication) and the templates compiled (each distinct body once per notification).
+struct Selection {
+    var handles = Set<String>()
+    private var templates: [String: Result<NotificationTemplate, HeraldError>] = [:]
+
+    mutating func compiled(_ body: String) -> Result<NotificationTemplate, HeraldError> {
+        if let compiled = templates[body] { return compiled }
+        let compiled = Result { () throws(HeraldError) in try NotificationTemplate(body: body) }
+        templates[body] = compiled
+        return compiled
+    }
+}

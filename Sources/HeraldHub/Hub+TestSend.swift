@@ -1,0 +1,102 @@
+import Foundation
+public import HeraldCore
+import HeraldPush
+import HeraldStore
+import Logging
+
+extension Hub {
+    /// Sends a notification at once, not through the queue, to at most `limit` of the
+    /// registrations it targets, and reports each one's outcome: the hub API's test send.
+    ///
+    /// Targets are chosen as for a queued send (native payloads reach native registrations,
+    /// a template send template registrations; one send per handle, or per handle and
+    /// template) in the order of registration ids. Registrations whose channel the push
+    /// service reports dead are removed. The finished notification is stored, so that
+    /// ``notification(id:)`` returns it.
+    ///
+    /// - Parameters:
+    ///   - tagExpression: whom to send to; `nil` for every registration.
+    ///   - payloads: native payloads, one per platform; empty for a template send.
+    ///   - template: the template send's properties; `nil` for a native send.
+    ///   - limit: the most registrations reached (at least 1).
+    public func testSend(
+        tagExpression: String?,
+        payloads: [PlatformPayload],
+        template: TemplateSend?,
+        limit: Int = 10
+    ) async throws -> TestSendResult {
+        try Self.checkTagExpression(tagExpression)
+        if let template {
+            guard payloads.isEmpty else {
+                throw HeraldError.badRequest("a test send is either native (payloads) or a template send, not both")
+            }
+            try Self.check(template)
+        } else {
+            guard !payloads.isEmpty else { throw HeraldError.badRequest("a notification needs at least one platform payload") }
+            guard Set(payloads.map(\.platform)).count == payloads.count else {
+                throw HeraldError.badRequest("a notification has at most one payload per platform")
+            }
+            _ = try Self.prepareForSending(payloads)
+        }
+        let started = Date()
+        var record = NotificationRecord(
+            id: Self.newNotificationID(),
+            tagExpression: tagExpression,
+            payloads: payloads,
+            template: template,
+            state: .processing,
+            enqueuedAt: started,
+            startedAt: started
+        )
+        let plan = try DeliveryPlan(record)
+        var logger = self.logger
+        logger[metadataKey: "herald.notification.id"] = "\(record.id)"
+
+        // Choose the targets: the first `limit` registrations that would get something.
+        let limit = max(1, limit)
+        var chosen: [(registration: Registration, step: DeliveryStep)] = []
+        var selection = Selection()
+        var cursor: String?
+        let pageSize = max(limit, min(configuration.pageSize, 1000))
+        choosing: while true {
+            let page = try await store.registrations(
+                matching: plan.expression, platforms: plan.platforms, after: cursor, limit: pageSize
+            )
+            for registration in page {
+                let step = plan.step(for: registration, providers: providers, selection: &selection)
+                switch step {
+                case .ignore, .outcome(_, .skipped): continue
+                default: chosen.append((registration, step))
+                }
+                if chosen.count == limit { break choosing }
+            }
+            guard page.count == pageSize, let last = page.last else { break }
+            cursor = last.id
+        }
+
+        var outcomes = [DeliveryOutcome?](repeating: nil, count: chosen.count)
+        var counts = OutcomeCounts()
+        var expired: [String] = []
+        await fanOut(
+            count: chosen.count,
+            logger: logger,
+            step: { chosen[$0].step },
+            done: { index, platform, result in
+                outcomes[index] = result.outcome
+                counts.add(result.outcome, platform: platform)
+                if result.disposition == .channelExpired { expired.append(chosen[index].registration.id) }
+            }
+        )
+        if !expired.isEmpty { try await store.deleteRegistrations(ids: expired) }
+
+        record.counts = counts
+        record.state = counts.total == 0 ? .noTargetFound : .completed
+        record.endedAt = Date()
+        try await store.enqueueNotification(record)
+        signal.ring(record.id)
+        let results = chosen.indices.map { index in
+            TestSendResult.Result(registration: chosen[index].registration, outcome: outcomes[index] ?? .unknownError)
+        }
+        return TestSendResult(record: record, results: results)
+    }
+}

@@ -1,0 +1,192 @@
+public import Foundation
+public import HeraldClient
+public import HeraldCore
+public import HeraldServer
+
+/// The app backend on a hub reached through the hub REST API: Herald's own hub API on
+/// another server, or the established cloud hub.
+///
+/// ```swift
+/// let hub = try NotificationHubClient(connectionString: fullAccessConnectionString, hubName: "myhub")
+/// let router = buildRouter(hub: localHub, configuration: configuration, devices: RemoteDeviceHub(client: hub))
+/// ```
+///
+/// Registrations are the hub's registrations (the app user is their `username:` tag, since
+/// the hub keeps no owner). A send is one hub send per platform payload, then the hub's
+/// telemetry is polled until every one of them ended or the wait is over, and reported as
+/// one notification. The connection string needs the Listen, Send and Manage rights (the
+/// default full-access rule has them).
+public struct RemoteDeviceHub: DeviceHub {
+    public let client: NotificationHubClient
+    public let platforms: Set<Platform>
+    /// How often a send's telemetry is read while waiting for delivery to end.
+    public let pollInterval: Duration
+
+    /// - Parameters:
+    ///   - client: the hub's client; its key needs Listen, Send and Manage.
+    ///   - platforms: the platforms the hub delivers to: what a notify without `pns` is
+    ///     rendered for.
+    ///   - pollInterval: how often a send's telemetry is read while waiting.
+    public init(client: NotificationHubClient, platforms: Set<Platform> = Set(Platform.allCases), pollInterval: Duration = .milliseconds(100)) {
+        self.client = client
+        self.platforms = platforms
+        self.pollInterval = pollInterval
+    }
+
+    public func newRegistrationID() async throws -> String {
+        try await reaching { try await client.createRegistrationID() }
+    }
+
+    public func registrations(handle: String) async throws -> [Registration] {
+        try await reaching { try await client.registrations(channel: handle, top: 100) }
+    }
+
+    public func registration(id: String) async throws -> Registration? {
+        try await reaching { try await client.registration(id: id) }
+    }
+
+    /// Creates or replaces the registration; the hub's `410 Gone` for an id it no longer
+    /// knows stays ``HeraldError/gone(_:)``, which the app backend passes on to the device.
+    public func saveRegistration(_ registration: Registration) async throws -> Registration {
+        var saved = try await reaching { try await client.createOrUpdateRegistration(registration) }
+        // The hub keeps no owner; the caller's is what the app backend set.
+        saved.owner = registration.owner
+        return saved
+    }
+
+    /// Deletes each registration; one that is already gone is skipped.
+    public func deleteRegistrations(ids: [String]) async throws {
+        for id in ids {
+            do {
+                try await reaching { try await client.deleteRegistration(id: id) }
+            } catch let error as HeraldError where error.code == .notFound {
+                continue
+            }
+        }
+    }
+
+    public func send(tagExpression: String, payloads: [PlatformPayload], wait: Duration) async throws -> NotificationRecord {
+        let enqueuedAt = Date()
+        var ids: [String] = []
+        for payload in payloads {
+            let notification = try Self.notification(for: payload)
+            ids.append(try await reaching { try await client.send(notification, tagExpression: tagExpression) })
+        }
+        guard let first = ids.first else {
+            throw HeraldError.badRequest("there is nothing to send: no platform payload")
+        }
+        var details: [String: NotificationDetails] = [:]
+        let deadline = ContinuousClock.now.advanced(by: wait)
+        while true {
+            for id in ids where !(details[id].map { Self.isFinal($0.state) } ?? false) {
+                details[id] = try await reaching { try await client.notificationDetails(id: id) }
+            }
+            let done = ids.allSatisfy { id in details[id].map { Self.isFinal($0.state) } ?? false }
+            if done || ContinuousClock.now >= deadline { break }
+            try await Task.sleep(for: min(pollInterval, deadline - ContinuousClock.now))
+        }
+        return Self.merge(id: first, tagExpression: tagExpression, payloads: payloads, details: ids.compactMap { details[$0] }, enqueuedAt: enqueuedAt)
+    }
+
+    // MARK: Helpers
+
+    /// The hub API form of a payload the app backend rendered.
+    package static func notification(for payload: PlatformPayload) throws -> HubNotification {
+        func headers(where keep: (String) -> Bool) -> [String: String] {
+            var result: [String: String] = [:]
+            for header in payload.headers where keep(header.name.lowercased()) { result[header.name] = header.value }
+            return result
+        }
+        switch payload.platform {
+        case .apns:
+            return HubNotification(
+                format: .apple, body: payload.body, contentType: HubNotification.jsonContentType,
+                headers: headers { $0.hasPrefix("apns-") }
+            )
+        case .fcm:
+            let message: JSONValue
+            do {
+                message = try JSONDecoder().decode(JSONValue.self, from: payload.body)
+            } catch {
+                throw HeraldError.badRequest("the FCM payload is not a JSON message object")
+            }
+            return HubNotification.fcmV1(json: .object([("message", message)]))
+        case .wns:
+            let wnsHeaders = headers { $0.hasPrefix("x-wns-") }
+            let isRaw = wnsHeaders.contains { $0.key.lowercased() == "x-wns-type" && $0.value.lowercased() == "wns/raw" }
+            return HubNotification(
+                format: .windows, body: payload.body, contentType: isRaw ? "application/octet-stream" : "application/xml",
+                headers: wnsHeaders
+            )
+        case .webpush:
+            return HubNotification(
+                format: .browser, body: payload.body, contentType: HubNotification.jsonContentType,
+                headers: headers { ["ttl", "urgency", "topic"].contains($0) }
+            )
+        }
+    }
+
+    /// Whether delivery of a notification in this state has ended.
+    static func isFinal(_ state: NotificationState) -> Bool {
+        switch state {
+        case .completed, .abandoned, .noTargetFound, .cancelled: true
+        case .enqueued, .processing, .scheduled: false
+        }
+    }
+
+    /// How bad a state is when several sends are reported as one: a send that did not reach
+    /// its end outweighs one that did, and a failure outweighs both.
+    static func severity(_ state: NotificationState) -> Int {
+        switch state {
+        case .noTargetFound: 0
+        case .completed: 1
+        case .scheduled: 2
+        case .enqueued: 3
+        case .processing: 4
+        case .cancelled: 5
+        case .abandoned: 6
+        }
+    }
+
+    /// One record for the sends of one notification: the first id, the counts summed, the
+    /// worst state, the earliest start and, once every send ended, the latest end.
+    package static func merge(
+        id: String,
+        tagExpression: String,
+        payloads: [PlatformPayload],
+        details: [NotificationDetails],
+        enqueuedAt: Date
+    ) -> NotificationRecord {
+        var counts = OutcomeCounts()
+        for item in details { counts.merge(item.counts) }
+        let state = details.map(\.state).max { severity($0) < severity($1) } ?? .enqueued
+        let ended = details.allSatisfy { isFinal($0.state) }
+        return NotificationRecord(
+            id: id,
+            tagExpression: tagExpression,
+            payloads: payloads,
+            state: state,
+            counts: counts,
+            enqueuedAt: details.compactMap(\.enqueueTime).min() ?? enqueuedAt,
+            startedAt: details.compactMap(\.startTime).min(),
+            endedAt: ended ? details.compactMap(\.endTime).max() : nil
+        )
+    }
+
+    /// Runs a call to the hub. The hub refusing this backend's key (401, 403), and a hub that
+    /// cannot be reached, become ``HeraldError/unavailable(_:)``: the app backend then answers
+    /// 503, not a 401 that the device would take for its own sign-in failing.
+    func reaching<T>(_ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let error as HeraldError where error.code == .unauthorized || error.code == .forbidden {
+            throw HeraldError.unavailable("the hub refused this backend's access key (\(error.code)): \(error.message)")
+        } catch let error as HeraldError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw HeraldError.unavailable("the hub at \(client.hubURL.host ?? "its endpoint") cannot be reached: \(error.localizedDescription)")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldStore
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Installations: one JSON document per app install, read back as soon as it is written.
+extension HubAPIController {
+    @Sendable func putInstallation(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let id = try context.parameters.require("id")
+        let installation = try Installation.decodeWire(try await request.bodyData(limit: Self.maxBodyBytes))
+        guard installation.id == id else {
+            throw HeraldError.badRequest("the installationId in the body (\(installation.id)) differs from the one in the URL (\(id))")
+        }
+        let saved = try await hub.store.upsertInstallation(installation, ifVersion: nil)
+        context.logger.debug("Saved an installation", metadata: ["herald.platform": "\(saved.platform)"])
+        return installationWritten(saved, request: request, context: context)
+    }
+
+    @Sendable func getInstallation(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let id = try context.parameters.require("id")
+        guard let installation = try await hub.store.installation(id: id) else {
+            throw HeraldError.notFound("no installation with id \(id)")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.eTag] = #""\#(installation.version)""#
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: installation.wireJSON())))
+    }
+
+    @Sendable func patchInstallation(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let id = try context.parameters.require("id")
+        let patch = try await request.bodyData(limit: Self.maxBodyBytes)
+        // Read, patch, write if nobody wrote in between; a concurrent writer makes us retry.
+        for _ in 0..<5 {
+            guard let current = try await hub.store.installation(id: id) else {
+                throw HeraldError.notFound("no installation with id \(id) to patch; create it with PUT first")
+            }
+            var patched = try current.applying(patch)
+            patched.pushChannelExpired = patched.pushChannel == current.pushChannel ? current.pushChannelExpired : false
+            do {
+                let saved = try await hub.store.upsertInstallation(patched, ifVersion: current.version)
+                return installationWritten(saved, request: request, context: context)
+            } catch let error as HeraldError where error.code == .preconditionFailed {
+                continue
+            }
+        }
+        throw HeraldError.conflict("the installation kept changing while it was being patched; try again")
+    }
+
+    @Sendable func deleteInstallation(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let id = try context.parameters.require("id")
+        try await hub.store.deleteInstallation(id: id)
+        return Response(status: .noContent)
+    }
+
+    /// `GET /{hub}/installations?userId=&tag=&$top=&continuationtoken=`: what the cloud hub
+    /// never offered: installations listed and queried by user and tag.
+    @Sendable func listInstallations(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let query = request.uri.queryParameters
+        let userId = query.get("userId") ?? query.get("userid")
+        let tag = query.get("tag")
+        if let tag { try Tag.validate(tag) }
+        let top = try Self.top(request)
+        let cursor = try query.get("continuationtoken").map(ContinuationToken.decode)
+        let page = try await hub.store.listInstallations(userId: userId, tag: tag, after: cursor, limit: top)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        if page.count == top, let last = page.last {
+            headers[HTTPField.Name("X-MS-ContinuationToken")!] = ContinuationToken.encode(last.id)
+        }
+        // A JSON array of the installations' wire documents, each as the single GET returns it.
+        var body = Data("[".utf8)
+        for (index, installation) in page.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(installation.wireJSON())
+        }
+        body.append(UInt8(ascii: "]"))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    private func installationWritten(_ installation: Installation, request: Request, context: AppRequestContext) -> Response {
+        var headers = HTTPFields()
+        headers[.contentLength] = "0"
+        headers[.eTag] = #""\#(installation.version)""#
+        headers[.contentLocation] = "\(requestURL(request))?api-version=\(Self.apiVersion)"
+        return Response(status: .ok, headers: headers)
+    }
+}

@@ -1,0 +1,350 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Sends: native or template, to tags, to everyone, to handles directly, as a test, or at a
+/// scheduled time; and what became of each.
+extension HubAPIController {
+    /// What `ServiceBusNotification-Format` names.
+    enum Format: Equatable {
+        case native(Platform, legacyGCM: Bool)
+        case template
+
+        init(header: String?) throws {
+            guard let header, !header.isEmpty else {
+                throw HeraldError.badRequest(
+                    "ServiceBusNotification-Format is required: apple, fcmv1, gcm, windows, browser or template"
+                )
+            }
+            switch header.lowercased() {
+            case "apple": self = .native(.apns, legacyGCM: false)
+            case "fcmv1": self = .native(.fcm, legacyGCM: false)
+            case "gcm", "fcm": self = .native(.fcm, legacyGCM: true)
+            case "windows": self = .native(.wns, legacyGCM: false)
+            case "browser": self = .native(.webpush, legacyGCM: false)
+            case "template": self = .template
+            case "windowsphone", "adm", "baidu", "xiaomi", "nokiax":
+                throw HeraldError.badRequest(
+                    "format '\(header)' is a push service Herald does not deliver to; use apple, fcmv1, gcm, windows, browser or template"
+                )
+            default:
+                throw HeraldError.badRequest(
+                    "unknown ServiceBusNotification-Format '\(header)'; use apple, fcmv1, gcm, windows, browser or template"
+                )
+            }
+        }
+    }
+
+    @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
+        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let format = try Format(header: request.header("ServiceBusNotification-Format"))
+        let body = try await request.bodyData(limit: Self.maxBodyBytes)
+        let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
+
+        if request.hasQueryFlag("direct") {
+            guard case .native(let platform, let legacyGCM) = format else {
+                throw HeraldError.badRequest("a direct send carries a native payload: format template cannot be sent directly")
+            }
+            guard let handle = request.header("ServiceBusNotification-DeviceHandle"), !handle.isEmpty else {
+                throw HeraldError.badRequest("a direct send needs the ServiceBusNotification-DeviceHandle header")
+            }
+            let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)
+            let target = try Self.directTarget(platform: platform, handle: handle, auth: request.header("Auth"), p256dh: request.header("P256DH"))
+            let record = try await hub.enqueueDirect(payload: payload, targets: [target])
+            return accepted(record, request: request, hub: name, context: context)
+        }
+
+        var payloads: [PlatformPayload] = []
+        var template: TemplateSend?
+        switch format {
+        case .native(let platform, let legacyGCM):
+            payloads = [try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)]
+        case .template:
+            template = TemplateSend(
+                properties: try Self.templateProperties(body),
+                templateName: request.header("ServiceBusNotification-TemplateName")
+            )
+        }
+
+        if request.hasQueryFlag("test") || request.header("ServiceBusNotification-TestSend")?.lowercased() == "true" {
+            let result = try await hub.testSend(tagExpression: tags, payloads: payloads, template: template)
+            let outcome = NotificationOutcome(
+                success: result.results.filter { $0.outcome == .success }.count,
+                failure: result.results.filter { $0.outcome != .success }.count,
+                results: result.results.map { item in
+                    NotificationOutcome.Result(
+                        platform: NotificationOutcome.applicationPlatform(item.registration.platform, legacyGCM: item.registration.legacyGCM),
+                        pnsHandle: item.registration.handle,
+                        registrationId: item.registration.id,
+                        outcome: item.outcome.rawValue
+                    )
+                }
+            )
+            var headers = HTTPFields()
+            headers[.location] = location(result.record.id, request: request, hub: name)
+            return .xml(outcome.xml(), status: .created, headers: headers)
+        }
+
+        let record: NotificationRecord
+        if let template {
+            record = try await hub.enqueueTemplate(tagExpression: tags, send: template)
+        } else {
+            record = try await hub.enqueue(tagExpression: tags, payloads: payloads)
+        }
+        return accepted(record, request: request, hub: name, context: context)
+    }
+
+    /// `POST /{hub}/messages/$batch?direct`: one payload to up to 1000 handles, as
+    /// `multipart/mixed` with a `notification` part and a `devices` part (a JSON array).
+    @Sendable func sendBatch(request: Request, context: AppRequestContext) async throws -> Response {
+        let (name, hub) = try await authorize(request, context: context, right: .send)
+        guard case .native(let platform, let legacyGCM) = try Format(header: request.header("ServiceBusNotification-Format")) else {
+            throw HeraldError.badRequest("a batch send carries a native payload: format template cannot be sent directly")
+        }
+        let body = try await request.bodyData(limit: Self.maxBodyBytes + 128 * 1024)
+        let parts = try MultipartBody(contentType: request.headers[.contentType], body: body)
+        guard let notification = parts.part(named: "notification") else {
+            throw HeraldError.badRequest(#"the batch has no part with Content-Disposition: inline; name="notification""#)
+        }
+        guard let devices = parts.part(named: "devices") else {
+            throw HeraldError.badRequest(#"the batch has no part with Content-Disposition: inline; name="devices" (a JSON array of handles)"#)
+        }
+        guard notification.body.count <= Self.maxBodyBytes else {
+            throw HeraldError.payloadTooLarge("the notification is larger than the hub accepts (64 KB)")
+        }
+        let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: notification.body, request: request)
+        let targets = try Self.batchTargets(platform: platform, devices: devices.body)
+        let record = try await hub.enqueueDirect(payload: payload, targets: targets)
+        return accepted(record, request: request, hub: name, context: context)
+    }
+
+    @Sendable func schedule(request: Request, context: AppRequestContext) async throws -> Response {
+        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let format = try Format(header: request.header("ServiceBusNotification-Format"))
+        guard let timeText = request.header("ServiceBusNotification-ScheduleTime") else {
+            throw HeraldError.badRequest("ServiceBusNotification-ScheduleTime is required (UTC, yyyy-MM-ddTHH:mm:ss)")
+        }
+        let at = try Self.scheduleTime(timeText)
+        let body = try await request.bodyData(limit: Self.maxBodyBytes)
+        let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
+        let record: NotificationRecord
+        switch format {
+        case .native(let platform, let legacyGCM):
+            let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)
+            record = try await hub.enqueue(tagExpression: tags, payloads: [payload], scheduledAt: at)
+        case .template:
+            let send = TemplateSend(properties: try Self.templateProperties(body), templateName: request.header("ServiceBusNotification-TemplateName"))
+            record = try await hub.enqueueTemplate(tagExpression: tags, send: send, scheduledAt: at)
+        }
+        context.logger.info("Notification scheduled", metadata: ["herald.notification.id": "\(record.id)"])
+        var headers = HTTPFields()
+        headers[.location] = "\(hubURL(request, hub: name))/schedulednotifications/\(record.id)?api-version=\(Self.apiVersion)"
+        headers[.contentLength] = "0"
+        return Response(status: .created, headers: headers)
+    }
+
+    @Sendable func cancelScheduled(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .send)
+        let id = try context.parameters.require("id")
+        guard try await hub.cancelScheduled(id: id) else {
+            throw HeraldError.notFound("no scheduled notification with id \(id)")
+        }
+        return Response(status: .ok, headers: [.contentLength: "0"])
+    }
+
+    @Sendable func notificationDetails(request: Request, context: AppRequestContext) async throws -> Response {
+        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let id = try context.parameters.require("id")
+        guard let record = try await hub.notification(id: id) else {
+            throw HeraldError.notFound("no notification with id \(id)")
+        }
+        let details = NotificationDetails(record, location: location(id, request: request, hub: name))
+        return .xml(details.xml())
+    }
+
+    // MARK: Helpers
+
+    private func accepted(_ record: NotificationRecord, request: Request, hub: String, context: AppRequestContext) -> Response {
+        context.logger.info("Notification accepted", metadata: ["herald.notification.id": "\(record.id)"])
+        var headers = HTTPFields()
+        headers[.location] = location(record.id, request: request, hub: hub)
+        headers[.contentLength] = "0"
+        return Response(status: .created, headers: headers)
+    }
+
+    private func location(_ id: String, request: Request, hub: String) -> String {
+        "\(hubURL(request, hub: hub))/messages/\(id)?api-version=\(Self.apiVersion)"
+    }
+
+    /// The request's native body and push-service headers as Herald's payload.
+    private func nativePayload(platform: Platform, legacyGCM: Bool, body: Data, request: Request) throws -> PlatformPayload {
+        let headers = request.headers.compactMap { field -> PlatformPayload.Header? in
+            let name = field.name.canonicalName
+            guard name.hasPrefix("apns-") || name.hasPrefix("x-wns-") || name == "x-apns-priority"
+                || name == "servicebusnotification-apns-expiry" || name == "ttl" || name == "urgency" || name == "topic"
+            else { return nil }
+            return PlatformPayload.Header(name: field.name.rawName, value: field.value)
+        }
+        return try PlatformPayload.hubNative(platform: platform, legacyGCM: legacyGCM, body: body, headers: headers)
+    }
+
+    /// The `ServiceBusNotification-Tags` header as a tag expression: an expression as it is,
+    /// or a comma-separated list of tags, which targets any of them.
+    static func tagExpression(_ header: String?) throws -> String? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        let expression: String
+        if header.contains(","), !header.contains("&&"), !header.contains("||"), !header.contains("!"), !header.contains("(") {
+            expression = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " || ")
+        } else {
+            expression = header
+        }
+        do {
+            _ = try TagExpression(parsing: expression)
+        } catch {
+            throw error.heraldError
+        }
+        return expression
+    }
+
+    /// A template send's body: a flat JSON object of string values.
+    static func templateProperties(_ body: Data) throws -> [String: String] {
+        let value: Any
+        do {
+            value = try JSONSerialization.jsonObject(with: body)
+        } catch {
+            throw HeraldError.badRequest(#"a template notification's body is a JSON object of properties, such as {"message": "Hello"}"#)
+        }
+        guard let object = value as? [String: Any] else {
+            throw HeraldError.badRequest(#"a template notification's body is a JSON object of properties, such as {"message": "Hello"}"#)
+        }
+        var properties: [String: String] = [:]
+        for (key, value) in object {
+            switch value {
+            case let text as String: properties[key] = text
+            case let number as NSNumber: properties[key] = number.stringValue
+            default:
+                throw HeraldError.badRequest("template property '\(key)' must be a string or a number")
+            }
+        }
+        return properties
+    }
+
+    static func directTarget(platform: Platform, handle: String, auth: String?, p256dh: String?) throws -> DirectTarget {
+        let normalized = try Registration.normalizedHandle(handle, platform: platform)
+        var keys: WebPushKeys?
+        if platform == .webpush {
+            guard let auth, let p256dh, !auth.isEmpty, !p256dh.isEmpty else {
+                throw HeraldError.badRequest("a direct browser send needs the Auth and P256DH headers of the subscription")
+            }
+            keys = WebPushKeys(p256dh: p256dh, auth: auth)
+        }
+        return DirectTarget(platform: platform, handle: normalized, webPushKeys: keys)
+    }
+
+    /// The `devices` part: handles as strings, or for browsers `{"endpoint", "p256dh", "auth"}` objects.
+    static func batchTargets(platform: Platform, devices: Data) throws -> [DirectTarget] {
+        guard let items = try? JSONSerialization.jsonObject(with: devices) as? [Any] else {
+            throw HeraldError.badRequest("the devices part is a JSON array of device handles")
+        }
+        guard (1...1000).contains(items.count) else {
+            throw HeraldError.badRequest("a batch goes to 1 to 1000 devices; this one lists \(items.count)")
+        }
+        return try items.map { item in
+            if let handle = item as? String {
+                return try directTarget(platform: platform, handle: handle, auth: nil, p256dh: nil)
+            }
+            if let object = item as? [String: Any], let endpoint = object["endpoint"] as? String {
+                let keys = object["keys"] as? [String: Any] ?? object
+                return try directTarget(platform: platform, handle: endpoint, auth: keys["auth"] as? String, p256dh: keys["p256dh"] as? String)
+            }
+            throw HeraldError.badRequest("each device of a batch is a handle string (or a browser subscription object)")
+        }
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ss` in UTC, with optional fraction and zone; also tolerates the
+    /// `'T'` that one client writes by mistake.
+    static func scheduleTime(_ text: String) throws -> Date {
+        guard let date = XSDDateTime.date(from: text.replacingOccurrences(of: "'", with: "")) else {
+            throw HeraldError.badRequest("ServiceBusNotification-ScheduleTime '\(text)' is not a time such as 2026-11-22T18:30:00 (UTC)")
+        }
+        return date
+    }
+}
+
+/// A `multipart/mixed` body split into its parts (RFC 2046), for batch sends.
+struct MultipartBody {
+    struct Part {
+        var headers: [String: String]
+        var body: Data
+
+        /// The `name` of the part's `Content-Disposition`.
+        var name: String? {
+            guard let disposition = headers["content-disposition"] else { return nil }
+            for item in disposition.split(separator: ";") {
+                let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if pair.count == 2, pair[0].lowercased() == "name" {
+                    return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                }
+            }
+            return nil
+        }
+    }
+
+    var parts: [Part]
+
+    init(contentType: String?, body: Data) throws {
+        guard let contentType, contentType.lowercased().hasPrefix("multipart/") else {
+            throw HeraldError.badRequest("a batch send is multipart/mixed with a boundary")
+        }
+        var boundary: String?
+        for item in contentType.split(separator: ";").dropFirst() {
+            let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2, pair[0].lowercased() == "boundary" {
+                boundary = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        guard let boundary, !boundary.isEmpty else {
+            throw HeraldError.badRequest("the multipart Content-Type has no boundary")
+        }
+        let delimiter = Data("--\(boundary)".utf8)
+        var parts: [Part] = []
+        var chunks: [Data] = []
+        var searchStart = body.startIndex
+        var previous: Range<Data.Index>?
+        while let range = body.range(of: delimiter, in: searchStart..<body.endIndex) {
+            if let previous { chunks.append(body[previous.upperBound..<range.lowerBound]) }
+            previous = range
+            searchStart = range.upperBound
+        }
+        for chunk in chunks {
+            var part = Data(chunk)
+            // Each part starts after the delimiter's line break and ends before the next one's.
+            if part.starts(with: Data("\r\n".utf8)) { part.removeFirst(2) } else if part.first == UInt8(ascii: "\n") { part.removeFirst() }
+            if part.suffix(2) == Data("\r\n".utf8) { part.removeLast(2) } else if part.last == UInt8(ascii: "\n") { part.removeLast() }
+            let separator = part.range(of: Data("\r\n\r\n".utf8)) ?? part.range(of: Data("\n\n".utf8))
+            guard let separator else {
+                parts.append(Part(headers: [:], body: part))
+                continue
+            }
+            let headerText = String(decoding: part[part.startIndex..<separator.lowerBound], as: UTF8.self)
+            var headers: [String: String] = [:]
+            for line in headerText.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" }) {
+                let pair = line.split(separator: ":", maxSplits: 1)
+                if pair.count == 2 {
+                    headers[pair[0].trimmingCharacters(in: .whitespaces).lowercased()] = pair[1].trimmingCharacters(in: .whitespaces)
+                }
+            }
+            parts.append(Part(headers: headers, body: Data(part[separator.upperBound...])))
+        }
+        guard !parts.isEmpty else { throw HeraldError.badRequest("the multipart body has no parts for its boundary") }
+        self.parts = parts
+    }
+
+    func part(named name: String) -> Part? {
+        parts.first { $0.name?.lowercased() == name }
+    }
+}

@@ -1,0 +1,61 @@
+public import Foundation
+public import HeraldCore
+
+extension HubCatalog {
+    /// Checks that `token` lets its bearer do something that needs `right` on the hub `hub`,
+    /// by a request to `requestURL` (the full URL, as the client sent it).
+    ///
+    /// The token must name a rule of the hub (`skn`), be signed with the rule's primary or
+    /// secondary key, not have expired at `now`, and sign a resource (`sr`) that covers the
+    /// request URL; the rule must grant `right`. Messages say which check failed and never
+    /// contain a key or the signature.
+    ///
+    /// - Throws: ``HeraldError`` `unauthorized` (401) when the hub or the rule is unknown, the
+    ///   signature matches neither key, the token expired or its `sr` does not cover the URL;
+    ///   `forbidden` (403) when the rule lacks `right`.
+    public func authorize(
+        _ token: SharedAccessSignature,
+        hub name: String,
+        requestURL: String,
+        right: AccessRight,
+        now: Date
+    ) throws(HeraldError) {
+        guard let hub = try hub(named: name) else {
+            throw .unauthorized("there is no hub named '\(name)'")
+        }
+        guard let rule = hub.rule(named: token.keyName) else {
+            throw .unauthorized("hub \(hub.name) has no shared access rule named '\(token.keyName)' (skn)")
+        }
+        // The signature first, with the expiry out of the way (one second before `se`), so
+        // "expired" is said only of tokens that were really signed with the rule's key.
+        let signingTime = Date(timeIntervalSince1970: Double(token.expiry) - 1)
+        guard token.isValid(key: rule.primaryKey, now: signingTime) || token.isValid(key: rule.secondaryKey, now: signingTime) else {
+            throw .unauthorized("the shared access signature does not match either key of rule \(rule.name) of hub \(hub.name)")
+        }
+        guard now.timeIntervalSince1970 < Double(token.expiry) else {
+            let expiry = Date(timeIntervalSince1970: Double(token.expiry)).formatted(.iso8601)
+            throw .unauthorized("the shared access signature expired at \(expiry) (se=\(token.expiry)); sign a new one")
+        }
+        guard token.covers(url: requestURL) else {
+            throw .unauthorized(
+                "the shared access signature was signed for the resource '\(token.resource)' (sr), which does not cover this request's URL")
+        }
+        guard rule.rights.contains(right) else {
+            let rights = rule.sortedRights.map(\.rawValue).joined(separator: ", ")
+            throw .forbidden("this operation requires the \(right.rawValue) right; rule \(rule.name) has \(rights)")
+        }
+    }
+
+    /// The connection string of every rule of `hub` with `endpoint` (such as
+    /// `sb://localhost:8443/`), with each rule's primary key or, with `key: .secondary`,
+    /// its secondary key. Each string contains a key: show it to the hub's owner, never log it.
+    public func connectionStrings(
+        of hub: HubDefinition,
+        endpoint: String,
+        key: SharedAccessRule.KeySlot = .primary
+    ) -> [(rule: String, connectionString: String)] {
+        hub.rules.map { rule in
+            (rule.name, ConnectionString(endpoint: endpoint, keyName: rule.name, key: rule.key(key)).description)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Crypto
+public import Foundation
+public import HeraldCore
+
+/// One hub of a deployment: its name, its shared access rules (the keys its clients sign
+/// requests with) and the push-service credentials it delivers with.
+///
+/// Each hub lives in its own directory, `<data-dir>/hubs/<name>/`, with this definition in
+/// `hub.json` and its own store beside it (see ``HubCatalog``). Printing a definition never
+/// shows a key or a credential: ``redacted`` is what `description` returns.
+public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The hub's name, the first segment of its REST paths (`/{hub}/registrations`).
+    public var name: String
+    public var createdAt: Date
+    public var rules: [SharedAccessRule]
+    public var credentials: HubCredentials
+
+    public init(name: String, createdAt: Date, rules: [SharedAccessRule], credentials: HubCredentials = HubCredentials()) {
+        self.name = name
+        self.createdAt = createdAt
+        self.rules = rules
+        self.credentials = credentials
+    }
+
+    /// The rule a token names in `skn`. Rule names compare case-insensitively, as the cloud hub's do.
+    public func rule(named name: String) -> SharedAccessRule? {
+        rules.first { $0.name == name } ?? rules.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The definition without keys or secrets: the name, the rules and their rights, and
+    /// which push-service credentials are set.
+    public var redacted: String {
+        var lines = ["hub      \(name) (created \(createdAt.formatted(.iso8601)))"]
+        lines += rules.map { "rule     \($0)" }
+        lines += credentials.redactedLines
+        return lines.joined(separator: "\n")
+    }
+
+    public var description: String { redacted }
+}
+
+/// A shared access rule (a "policy"): a key name, two interchangeable keys, and what a token
+/// signed with either key may do.
+///
+/// Two keys let clients move to the secondary while the primary is replaced, and back.
+public struct SharedAccessRule: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The key name (`SharedAccessKeyName` in connection strings, `skn` in tokens).
+    public var name: String
+    public var primaryKey: String
+    public var secondaryKey: String
+    public var rights: Set<AccessRight>
+
+    /// Which of a rule's two keys.
+    public enum KeySlot: String, Sendable, Hashable, CaseIterable {
+        case primary
+        case secondary
+    }
+
+    /// The rules every new hub gets, as in the cloud hub: one to register devices with
+    /// (Listen) and one for the backend (Listen, Send, Manage).
+    public static let defaultListenRuleName = "DefaultListenSharedAccessSignature"
+    public static let defaultFullRuleName = "DefaultFullSharedAccessSignature"
+
+    /// The most rules a hub may have (the cloud hub's limit per entity).
+    public static let maximumRulesPerHub = 12
+
+    /// A rule with two new random keys.
+    public init(name: String, rights: Set<AccessRight>) {
+        self.init(name: name, primaryKey: Self.generateKey(), secondaryKey: Self.generateKey(), rights: rights)
+    }
+
+    public init(name: String, primaryKey: String, secondaryKey: String, rights: Set<AccessRight>) {
+        self.name = name
+        self.primaryKey = primaryKey
+        self.secondaryKey = secondaryKey
+        self.rights = rights
+    }
+
+    /// A new key: 32 random bytes from the system's secure generator, base64 (44 characters),
+    /// the shape of the cloud hub's keys.
+    public static func generateKey() -> String {
+        SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+    }
+
+    public func key(_ slot: KeySlot) -> String {
+        switch slot {
+        case .primary: primaryKey
+        case .secondary: secondaryKey
+        }
+    }
+
+    /// The rights in a stable order: Listen, Send, Manage.
+    public var sortedRights: [AccessRight] { AccessRight.allCases.filter(rights.contains) }
+
+    /// Never shows a key.
+    public var description: String {
+        "\(name) [\(sortedRights.map(\.rawValue).joined(separator: ", "))]"
+    }
+
+    /// Checks the name and the rights. The name must survive URL encoding unchanged (it
+    /// travels in `skn` and in connection strings); Manage comes only with Listen and Send.
+    public static func validate(name: String, rights: Set<AccessRight>) throws(HeraldError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._")
+        guard (1...256).contains(name.count), name.allSatisfy(allowed.contains) else {
+            throw .badRequest(
+                "'\(name)' is not a valid rule name: use 1 to 256 letters, digits, '.', '-' or '_'")
+        }
+        guard !rights.isEmpty else {
+            throw .badRequest("rule \(name) needs at least one right: Listen, Send or Manage")
+        }
+        guard !rights.contains(.manage) || rights.count == AccessRight.allCases.count else {
+            throw .badRequest("rule \(name): the Manage right comes only together with Listen and Send")
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, primaryKey, secondaryKey, rights
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        primaryKey = try container.decode(String.self, forKey: .primaryKey)
+        secondaryKey = try container.decode(String.self, forKey: .secondaryKey)
+        rights = Set(try container.decode([AccessRight].self, forKey: .rights))
+    }
+
+    /// Rights in a stable order, so equal rules are equal files.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(primaryKey, forKey: .primaryKey)
+        try container.encode(secondaryKey, forKey: .secondaryKey)
+        try container.encode(sortedRights, forKey: .rights)
+    }
+}
+
+/// What a shared access rule allows, named as in the cloud hub.
+///
+/// - Listen: create, update, read and delete single registrations and installations, and read
+///   the registrations of a handle.
+/// - Send: send notifications and read their outcome.
+/// - Manage: everything else: registrations by tag, credentials, rules.
+public enum AccessRight: String, Codable, Sendable, Hashable, CaseIterable, Comparable {
+    case listen = "Listen"
+    case send = "Send"
+    case manage = "Manage"
+
+    /// Accepts the names in any case (`listen`, `Listen`, `LISTEN`).
+    public init?(parsing text: String) {
+        guard let right = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(text) == .orderedSame }) else {
+            return nil
+        }
+        self = right
+    }
+
+    public static func < (lhs: AccessRight, rhs: AccessRight) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}

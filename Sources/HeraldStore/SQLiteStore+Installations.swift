@@ -1,0 +1,137 @@
+import Foundation
+public import HeraldCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    /// Creates or replaces an installation and the registrations it expands into
+    /// (``Installation/registrations()``), in one transaction (see the protocol).
+    ///
+    /// The installation's tags and templates are stored as given (the hub API validates
+    /// them). Its registrations are upserted with the versioning of
+    /// ``upsertRegistration(_:ifVersion:)``; those it no longer produces (a removed template,
+    /// or all of them while ``Installation/pushChannelExpired`` is set) are deleted. If a
+    /// registration id it produces is held by a registration of something else, nothing is
+    /// written and ``HeraldError/conflict(_:)`` is thrown.
+    public func upsertInstallation(_ installation: Installation, ifVersion: Int?) async throws -> Installation {
+        let now = now()
+        return try await write { connection in
+            let existing = try await connection.query(
+                "SELECT version, created_at FROM installations WHERE id = ?",
+                [.text(installation.id)]
+            ).first
+            let oldVersion = try existing?.int("version")
+            if let ifVersion, oldVersion != ifVersion {
+                throw HeraldError.preconditionFailed("the installation does not have version \(ifVersion)")
+            }
+            let row = try InstallationRow(
+                installation,
+                version: (oldVersion ?? 0) + 1,
+                createdAt: try existing?.date("created_at") ?? now,
+                updatedAt: now
+            )
+            _ = try await connection.query(InstallationRow.upsertSQL, row.upsertBinds)
+            try await Self.replaceDerivedRegistrations(of: row.installation, now: now, on: connection)
+            return row.installation
+        }
+    }
+
+    /// Makes the registrations of `installation` those it expands into; inside a transaction.
+    private static func replaceDerivedRegistrations(of installation: Installation, now: Date, on connection: SQLiteConnection) async throws {
+        let registrations = installation.registrations()
+        let wanted = Set(registrations.map(\.id))
+        let stale = try await connection.query(
+            "SELECT id FROM registrations WHERE installation_id = ?",
+            [.text(installation.id)]
+        ).compactMap { $0.column("id")?.string }.filter { !wanted.contains($0) }
+        try await deleteRegistrationRows(ids: stale, on: connection)
+
+        var start = registrations.startIndex
+        while start < registrations.endIndex {
+            let end = min(start + RegistrationRow.maxRowsPerStatement, registrations.endIndex)
+            var binds: [SQLiteData] = []
+            binds.reserveCapacity((end - start) * RegistrationRow.bindsPerRow)
+            for registration in registrations[start..<end] {
+                var registration = registration
+                registration.installationID = installation.id
+                binds += try RegistrationRow(registration, createdAt: now, updatedAt: now).insertBinds
+            }
+            let sql = RegistrationRow.upsertSQL(rows: end - start, returning: true, sameInstallationOnly: true)
+            let written = try await connection.query(sql, binds).compactMap { $0.column("id")?.string }
+            if written.count != end - start {
+                let taken = registrations[start..<end].map(\.id).first { !written.contains($0) } ?? "?"
+                throw HeraldError.conflict(
+                    "the registration id '\(taken)' of installation '\(installation.id)' is held by a registration that does not belong to it"
+                )
+            }
+            start = end
+        }
+    }
+
+    /// Deletes registrations by id, 500 per statement; inside a transaction.
+    static func deleteRegistrationRows(ids: some Collection<String>, on connection: SQLiteConnection) async throws {
+        let ids = Array(ids)
+        var start = ids.startIndex
+        while start < ids.endIndex {
+            let end = min(start + RegistrationRow.maxRowsPerStatement, ids.endIndex)
+            let chunk = ids[start..<end]
+            _ = try await connection.query(
+                "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(chunk.count)))",
+                chunk.map { .text($0) }
+            )
+            start = end
+        }
+    }
+
+    public func installation(id: String) async throws -> Installation? {
+        let rows = try await read { connection in
+            try await connection.query(
+                "SELECT \(InstallationRow.selectColumns) FROM installations AS i WHERE i.id = ?",
+                [.text(id)]
+            )
+        }
+        return try rows.first.map(InstallationRow.decode)
+    }
+
+    /// Deletes an installation and its registrations in one transaction; `false` if there was
+    /// no installation (its registrations, if any were left, are deleted all the same).
+    @discardableResult
+    public func deleteInstallation(id: String) async throws -> Bool {
+        try await write { connection in
+            _ = try await connection.query("DELETE FROM registrations WHERE installation_id = ?", [.text(id)])
+            return try await !connection.query("DELETE FROM installations WHERE id = ? RETURNING id", [.text(id)]).isEmpty
+        }
+    }
+
+    /// One page of installations in id order (see the protocol). With a tag, the installations'
+    /// tag index drives the read; with only a user, the index on the user id.
+    public func listInstallations(userId: String?, tag: String?, after cursor: String?, limit: Int) async throws -> [Installation] {
+        guard limit > 0 else { return [] }
+        var sql: String
+        var binds: [SQLiteData] = []
+        let idColumn: String
+        if let tag {
+            // CROSS JOIN keeps the tag index as the outer loop: rows come in id order, no sort.
+            sql = """
+                SELECT \(InstallationRow.selectColumns) FROM installation_tags AS t \
+                CROSS JOIN installations AS i ON i.id = t.installation_id WHERE t.tag = ?
+                """
+            binds.append(.text(tag))
+            idColumn = "t.installation_id"
+        } else {
+            sql = "SELECT \(InstallationRow.selectColumns) FROM installations AS i WHERE 1"
+            idColumn = "i.id"
+        }
+        if let userId {
+            sql += " AND i.user_id = ?"
+            binds.append(.text(userId))
+        }
+        if let cursor {
+            sql += " AND \(idColumn) > ?"
+            binds.append(.text(cursor))
+        }
+        sql += " ORDER BY \(idColumn) LIMIT ?"
+        binds.append(.integer(limit))
+        let rows = try await read { [sql, binds] connection in try await connection.query(sql, binds) }
+        return try rows.map(InstallationRow.decode)
+    }
+}
