@@ -145,9 +145,9 @@ public final class NotificationHubClient: Sendable {
     ) -> URLRequest {
         var text = hubURL.absoluteString
         if text.hasSuffix("/") { text.removeLast() }
-        for segment in path { text += "/" + Self.percentEncoded(segment) }
+        for segment in path { text += "/" + Self.pathEncoded(segment) }
         let items = query + [(name: "api-version", value: Self.apiVersion)]
-        text += "?" + items.map { "\(Self.percentEncoded($0.name))=\(Self.percentEncoded($0.value))" }.joined(separator: "&")
+        text += "?" + items.map { "\(Self.queryEncoded($0.name))=\(Self.queryEncoded($0.value))" }.joined(separator: "&")
         // Every piece is percent-encoded above, so the text is always a valid URL.
         var request = URLRequest(url: URL(string: text) ?? hubURL)
         request.httpMethod = method
@@ -233,20 +233,23 @@ public final class NotificationHubClient: Sendable {
         return Int(value.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
     }
 
-    /// The characters kept as they are in a path segment or query value: RFC 3986's unreserved.
-    private static let unreserved: CharacterSet = {
-        var set = CharacterSet()
-        set.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-        return set
-    }()
+    /// RFC 3986's unreserved characters.
+    private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+    /// What a path segment may hold as it is (RFC 3986 `pchar`): unreserved, sub-delimiters,
+    /// `:` and `@`. So ids and tags such as `username:alice` travel as the SDKs send them.
+    private static let segmentCharacters = unreserved.union(CharacterSet(charactersIn: "!$&'()*+,;=:@"))
+    /// What a query name or value may hold as it is: unreserved and `$` (`$filter`, `$top`).
+    private static let queryCharacters = unreserved.union(CharacterSet(charactersIn: "$"))
 
-    /// `text` with everything but unreserved characters percent-encoded (UTF-8), so `/`, `?`,
-    /// `#`, `&`, `=`, `+`, `'` and spaces in handles, tags and ids arrive as they are. `$` is
-    /// kept for the API's `$filter`, `$top` and `$batch`.
-    static func percentEncoded(_ text: String) -> String {
-        var allowed = unreserved
-        allowed.insert("$")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    /// A path segment with `/`, `?`, `#`, `%`, spaces and non-ASCII percent-encoded (UTF-8).
+    static func pathEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: segmentCharacters) ?? text
+    }
+
+    /// A query name or value with everything but unreserved characters and `$`
+    /// percent-encoded, so `&`, `=`, `+`, `'` and spaces in handles and tokens arrive as they are.
+    static func queryEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: queryCharacters) ?? text
     }
 }
 

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 public import HeraldClient
 public import HeraldCore
 public import HeraldServer

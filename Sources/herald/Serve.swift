@@ -81,6 +81,7 @@ struct Serve: AsyncParsableCommand {
             banner.append("  Simulate a device: herald device --server http://\(configuration.host):\(configuration.port) --user alice --password <password> --sign-up")
         }
         print(banner.joined(separator: "\n"))
+        fflush(nil)  // the banner shows before the first log line, also when stdout is a file
 
         let app = buildApplication(
             hub: runtime.hub,

@@ -11,7 +11,7 @@ import NIOCore
 extension HubAPIController {
     @Sendable func putInstallation(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
-        let id = try context.parameters.require("id")
+        let id = try Self.pathParameter("id", context)
         let installation = try Installation.decodeWire(try await request.bodyData(limit: Self.maxBodyBytes))
         guard installation.id == id else {
             throw HeraldError.badRequest("the installationId in the body (\(installation.id)) differs from the one in the URL (\(id))")
@@ -23,7 +23,7 @@ extension HubAPIController {
 
     @Sendable func getInstallation(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
-        let id = try context.parameters.require("id")
+        let id = try Self.pathParameter("id", context)
         guard let installation = try await hub.store.installation(id: id) else {
             throw HeraldError.notFound("no installation with id \(id)")
         }
@@ -35,7 +35,7 @@ extension HubAPIController {
 
     @Sendable func patchInstallation(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
-        let id = try context.parameters.require("id")
+        let id = try Self.pathParameter("id", context)
         let patch = try await request.bodyData(limit: Self.maxBodyBytes)
         // Read, patch, write if nobody wrote in between; a concurrent writer makes us retry.
         for _ in 0..<5 {
@@ -56,7 +56,7 @@ extension HubAPIController {
 
     @Sendable func deleteInstallation(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
-        let id = try context.parameters.require("id")
+        let id = try Self.pathParameter("id", context)
         try await hub.store.deleteInstallation(id: id)
         return Response(status: .noContent)
     }

@@ -149,7 +149,7 @@ extension HubAPIController {
 
     @Sendable func cancelScheduled(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .send)
-        let id = try context.parameters.require("id")
+        let id = try Self.pathParameter("id", context)
         guard try await hub.cancelScheduled(id: id) else {
             throw HeraldError.notFound("no scheduled notification with id \(id)")
         }
@@ -158,7 +158,7 @@ extension HubAPIController {
 
     @Sendable func notificationDetails(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .send)
-        let id = try context.parameters.require("id")
+        let id = try Self.pathParameter("id", context)
         guard let record = try await hub.notification(id: id) else {
             throw HeraldError.notFound("no notification with id \(id)")
         }

@@ -63,7 +63,7 @@ public struct HubAPIController: Sendable {
 
     /// The hub a request addresses, once its signature is checked for `right`.
     func authorize(_ request: Request, context: AppRequestContext, right: AccessRight) async throws -> (name: String, hub: Hub) {
-        let name = try context.parameters.require("hub")
+        let name = try Self.pathParameter("hub", context)
         guard let header = request.headers[.authorization], !header.isEmpty else {
             throw HeraldError.unauthorized(
                 "the Authorization header is missing; send 'SharedAccessSignature sr=…&sig=…&se=…&skn=…' made from one of the hub's keys"
@@ -169,7 +169,7 @@ public struct HubAPIController: Sendable {
 
     @Sendable func registrationsByTag(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .manage)
-        let tag = try context.parameters.require("tag")
+        let tag = try Self.pathParameter("tag", context)
         try Tag.validate(tag)
         return try await feedResponse(hub: hub, name: name, filters: [RegistrationFilter(tag: tag)], request: request, title: "Registrations")
     }
@@ -208,8 +208,17 @@ public struct HubAPIController: Sendable {
         )
     }
 
+    /// A path parameter, percent-decoded (ids and tags may hold `#`, `@`, `:`).
+    static func pathParameter(_ name: String, _ context: AppRequestContext) throws -> String {
+        let raw = try context.parameters.require(name)
+        guard let decoded = raw.removingPercentEncoding else {
+            throw HeraldError.badRequest("malformed percent-encoding in the URL's \(name)")
+        }
+        return decoded
+    }
+
     func registrationID(_ context: AppRequestContext) throws -> String {
-        let id = try context.parameters.require("id")
+        let id = try Self.pathParameter("id", context)
         guard RegistrationID.isWellFormed(id) else {
             throw HeraldError.badRequest("malformed registration id '\(id)': 1–128 letters, digits, '-', '_' or '.'")
         }

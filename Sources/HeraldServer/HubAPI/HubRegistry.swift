@@ -1,7 +1,7 @@
 public import HeraldCore
 public import HeraldHub
 public import HeraldPush
-import HeraldStore
+public import HeraldStore
 public import Logging
 public import ServiceLifecycle
 import Synchronization
@@ -23,11 +23,17 @@ public final class HubRegistry: Service, Sendable {
     let hubConfiguration: Hub.Configuration
     let logger: Logger
 
+    private struct OpenHub {
+        var hub: Hub
+        /// The credentials its providers were made from.
+        var credentials: HubCredentials
+    }
+
     private struct State {
-        var hubs: [String: Hub] = [:]
-        var opening: [String: Task<Hub, any Error>] = [:]
-        var started: AsyncStream<Hub>.Continuation?
-        var pending: [Hub] = []
+        var hubs: [String: OpenHub] = [:]
+        var opening: [String: Task<OpenHub, any Error>] = [:]
+        var started: AsyncStream<(String, Hub)>.Continuation?
+        var pending: [(String, Hub)] = []
         var closed = false
     }
     private let state = Mutex(State())
@@ -45,18 +51,20 @@ public final class HubRegistry: Service, Sendable {
     }
 
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
-    /// such hub.
+    /// such hub. When the hub's push credentials changed since it was opened (`herald hub
+    /// set-credentials`), its providers are made anew and its worker restarted.
     public func hub(named name: String) async throws -> Hub? {
-        guard try catalog.hub(named: name) != nil else { return nil }
+        guard let definition = try catalog.hub(named: name) else { return nil }
         enum Next {
             case ready(Hub)
-            case wait(Task<Hub, any Error>)
+            case wait(Task<OpenHub, any Error>)
         }
         let next: Next = try state.withLock { state in
             if state.closed { throw HeraldError.unavailable("the server is shutting down") }
-            if let hub = state.hubs[name] { return .ready(hub) }
+            if let open = state.hubs[name], open.credentials == definition.credentials { return .ready(open.hub) }
             if let task = state.opening[name] { return .wait(task) }
-            let task = Task { try await self.open(name) }
+            let store = state.hubs[name]?.hub.store
+            let task = Task { try await self.open(definition, store: store) }
             state.opening[name] = task
             return .wait(task)
         }
@@ -65,15 +73,18 @@ public final class HubRegistry: Service, Sendable {
             return hub
         case .wait(let task):
             do {
-                let hub = try await task.value
-                state.withLock { state in
-                    if state.hubs[name] == nil {
-                        state.hubs[name] = hub
-                        if let started = state.started { started.yield(hub) } else { state.pending.append(hub) }
-                    }
+                let opened = try await task.value
+                return state.withLock { state in
                     state.opening[name] = nil
+                    if let current = state.hubs[name], current.credentials == opened.credentials, current.hub !== opened.hub {
+                        return current.hub
+                    }
+                    if state.hubs[name]?.hub !== opened.hub {
+                        state.hubs[name] = opened
+                        if let started = state.started { started.yield((name, opened.hub)) } else { state.pending.append((name, opened.hub)) }
+                    }
+                    return opened.hub
                 }
-                return state.withLock { $0.hubs[name] } ?? hub
             } catch {
                 state.withLock { $0.opening[name] = nil }
                 throw error
@@ -81,34 +92,43 @@ public final class HubRegistry: Service, Sendable {
         }
     }
 
-    private func open(_ name: String) async throws -> Hub {
-        guard let definition = try catalog.hub(named: name) else {
-            throw HeraldError.notFound("no hub named '\(name)'")
-        }
+    /// Opens a hub's store (or keeps the one already open) and makes its providers.
+    private func open(_ definition: HubDefinition, store existing: (any HeraldStore)?) async throws -> OpenHub {
         var hubLogger = logger
-        hubLogger[metadataKey: "herald.hub"] = "\(name)"
-        let store = try await SQLiteStore.open(path: catalog.storePath(of: name), logger: hubLogger)
+        hubLogger[metadataKey: "herald.hub"] = "\(definition.name)"
+        let store: any HeraldStore
+        if let existing {
+            store = existing
+        } else {
+            store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: hubLogger)
+        }
         let providers: [any PushProvider]
         do {
             providers = try await makeProviders(definition)
         } catch {
-            try? await store.close()
+            if existing == nil { try? await store.close() }
             throw error
         }
-        hubLogger.info("Opened hub", metadata: ["herald.platforms": "\(providers.map(\.platform.rawValue).sorted())"])
-        return Hub(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger)
+        hubLogger.info(
+            existing == nil ? "Opened hub" : "Hub credentials changed: providers made anew",
+            metadata: ["herald.platforms": "\(providers.map(\.platform.rawValue).sorted())"]
+        )
+        return OpenHub(
+            hub: Hub(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger),
+            credentials: definition.credentials
+        )
     }
 
     /// Opens every hub in the catalog, then runs their delivery workers (and those of hubs
     /// opened later) until graceful shutdown.
     public func run() async throws {
-        let (stream, continuation) = AsyncStream<Hub>.makeStream()
+        let (stream, continuation) = AsyncStream<(String, Hub)>.makeStream()
         let pending = state.withLock { state in
             state.started = continuation
             defer { state.pending = [] }
             return state.pending
         }
-        for hub in pending { continuation.yield(hub) }
+        for item in pending { continuation.yield(item) }
         for definition in (try? catalog.list()) ?? [] {
             do {
                 _ = try await hub(named: definition.name)
@@ -116,18 +136,28 @@ public final class HubRegistry: Service, Sendable {
                 logger.error("Cannot open hub", metadata: ["herald.hub": "\(definition.name)", "error": "\(error)"])
             }
         }
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                for await hub in stream {
-                    group.addTask { try? await DeliveryWorker(hub: hub).run() }
-                }
+        // One worker per hub; a hub opened anew (new credentials) replaces its worker. The
+        // workers are child tasks of this service's task, so they inherit its graceful shutdown.
+        let workers = await cancelWhenGracefulShutdown {
+            var workers: [String: Task<Void, Never>] = [:]
+            for await (name, hub) in stream {
+                workers[name]?.cancel()
+                workers[name] = Task { try? await DeliveryWorker(hub: hub).run() }
             }
+            return workers
         }
         continuation.finish()
+        for worker in workers.values {
+            worker.cancel()
+            await worker.value
+        }
         let hubs = state.withLock { state in
             state.closed = true
-            return Array(state.hubs.values)
+            return state.hubs.values.map(\.hub)
         }
-        for hub in hubs { try? await hub.store.close() }
+        // Closing must not be cut short by the cancellation that ends the service.
+        await Task.detached {
+            for hub in hubs { try? await hub.store.close() }
+        }.value
     }
 }

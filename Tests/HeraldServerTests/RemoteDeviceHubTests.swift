@@ -1,0 +1,149 @@
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldRemoteHub
+import HeraldServer
+import HeraldStore
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+/// The app backend of one Herald on the hub API of another: the layering works end to end.
+@Suite struct RemoteDeviceHubTests {
+    /// Herald A runs the app backend (accounts, notify-users) with a ``RemoteDeviceHub`` over
+    /// Herald B's hub API (TLS, the generated CA). Devices register through A; their
+    /// registrations live in B; a notify sent through A reaches the devices through B.
+    @Test func theNotifyUsersFlowRunsOnAnotherHeraldsHubAPI() async throws {
+        try await HubTestServer.withServer { hubServer in
+            let devices = RemoteDeviceHub(client: try hubServer.client(.tls))
+            try await TestHerald.withHerald { backend in
+                var logger = Logger(label: "test.backend")
+                logger.logLevel = .warning
+                let app = buildApplication(hub: backend.hub, configuration: backend.server, devices: devices, logger: logger)
+                try await app.test(.live) { client in
+                    let base = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+                    // The devices are B's emulated devices: B delivers.
+                    let aliceIPhone = hubServer.herald.apns.registerDevice(topic: TestHerald.topic)
+                    let aliceAndroid = hubServer.herald.fcm.registerDevice()
+                    let bobIPhone = hubServer.herald.apns.registerDevice(topic: TestHerald.topic)
+
+                    let setup = HeraldClient(baseURL: base)
+                    try await setup.signUp(username: "alice", password: "alice-password")
+                    try await setup.signUp(username: "bob", password: "bob-password")
+                    let a1 = HeraldClient(baseURL: base)
+                    let a2 = HeraldClient(baseURL: base)
+                    let b1 = HeraldClient(baseURL: base)
+                    try await a1.signIn(username: "alice", password: "alice-password")
+                    try await a2.signIn(username: "alice", password: "alice-password")
+                    try await b1.signIn(username: "bob", password: "bob-password")
+                    let aliceIPhoneID = try await a1.register(handle: aliceIPhone, platform: .apns, tags: ["news"])
+                    try await a2.register(handle: aliceAndroid, platform: .fcm)
+                    try await b1.register(handle: bobIPhone, platform: .apns)
+
+                    // The registrations are B's, with the tags A set; A's own hub has none.
+                    let stored = try #require(try await hubServer.hub().store.registration(id: aliceIPhoneID))
+                    #expect(stored.handle == aliceIPhone && stored.tags == ["news", "username:alice"])
+                    #expect(try await backend.store.registrationCount() == 0)
+
+                    // bob notifies alice on every platform: two of her devices get it, his does not.
+                    let outcome = try await b1.notify(user: "alice", message: "Dinner at 8?")
+                    #expect(outcome.state == "Completed")
+                    #expect(outcome.success == 2 && outcome.targets == 2, "\(outcome.outcomes)")
+                    #expect(outcome.outcomes.counts[.apns]?[.success] == 1 && outcome.outcomes.counts[.fcm]?[.success] == 1)
+                    #expect(Set(outcome.platforms) == ["apns", "fcm", "wns", "webpush"])
+                    let apns = try #require(hubServer.herald.apns.notifications(for: aliceIPhone).last)
+                    #expect(apns.payload == #"{"aps":{"alert":"From bob: Dinner at 8?"}}"#)
+                    #expect(apns.headers["apns-push-type"] == "alert")
+                    let fcm = try #require(hubServer.herald.fcm.notifications(for: aliceAndroid).last)
+                    let fcmJSON = try JSONDecoder().decode(JSONValue.self, from: Data(fcm.payload.utf8))
+                    #expect(fcmJSON["data"]?["message"] == .string("From bob: Dinner at 8?"))
+                    #expect(hubServer.herald.apns.notifications(for: bobIPhone).isEmpty)
+
+                    // A registration B no longer has: B's 410 reaches the device through A,
+                    // which gets a new id and registers again.
+                    try await hubServer.client(.tls).deleteRegistration(id: aliceIPhoneID)
+                    let renewed = try await a1.register(handle: aliceIPhone, platform: .apns, tags: ["news"])
+                    #expect(renewed != aliceIPhoneID)
+                    #expect(try await hubServer.hub().store.registration(id: renewed)?.tags == ["news", "username:alice"])
+
+                    // Unregistering deletes it on B.
+                    try await a1.unregister()
+                    #expect(try await hubServer.hub().store.registration(id: renewed) == nil)
+
+                    // A backend whose key may not send is a server problem (503), not the
+                    // caller's 401 or 403.
+                    let listenOnly = RemoteDeviceHub(client: try hubServer.client(.tls, rule: SharedAccessRule.defaultListenRuleName))
+                    let refused = await #expect(throws: HeraldError.self) {
+                        try await listenOnly.send(tagExpression: "username:alice", payloads: [try NotificationContent.notifyUser(from: "bob", message: "hi").payload(for: .apns)], wait: .zero)
+                    }
+                    #expect(refused?.code == .unavailable)
+                    #expect(refused?.message.contains("Send") == true)
+                }
+            }
+        }
+    }
+
+    /// A hub that cannot be reached makes the app backend answer 503, not 500.
+    @Test func anUnreachableHubIsUnavailable() async throws {
+        let nowhere = try NotificationHubClient(
+            connectionString: "Endpoint=http://127.0.0.1:1/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=a2V5",
+            hubName: "hub"
+        )
+        let error = await #expect(throws: HeraldError.self) { try await RemoteDeviceHub(client: nowhere).newRegistrationID() }
+        #expect(error?.code == .unavailable)
+    }
+
+    /// Each platform's payload becomes the hub API's native notification for it.
+    @Test func payloadsBecomeNativeHubNotifications() throws {
+        let apns = try RemoteDeviceHub.notification(
+            for: PlatformPayload(
+                platform: .apns, body: Data(#"{"aps":{}}"#.utf8),
+                headers: [.init(name: "apns-push-type", value: "background"), .init(name: "x-other", value: "dropped")]
+            )
+        )
+        #expect(apns.format == .apple && apns.headers == ["apns-push-type": "background"] && apns.body == Data(#"{"aps":{}}"#.utf8))
+        let fcm = try RemoteDeviceHub.notification(for: PlatformPayload(platform: .fcm, body: Data(#"{"data":{"a":"b"}}"#.utf8)))
+        #expect(fcm.format == .fcmV1 && String(decoding: fcm.body, as: UTF8.self) == #"{"message":{"data":{"a":"b"}}}"#)
+        let wns = try RemoteDeviceHub.notification(
+            for: PlatformPayload(platform: .wns, body: Data("id".utf8), headers: [.init(name: "X-WNS-Type", value: "wns/raw")])
+        )
+        #expect(wns.format == .windows && wns.contentType == "application/octet-stream" && wns.headers == ["X-WNS-Type": "wns/raw"])
+        let web = try RemoteDeviceHub.notification(
+            for: PlatformPayload(platform: .webpush, body: Data("{}".utf8), headers: [.init(name: "TTL", value: "60")])
+        )
+        #expect(web.format == .browser && web.headers == ["TTL": "60"])
+    }
+
+    /// The sends of one notify are reported as one: the first id, counts summed, the worst state.
+    @Test func sendsMergeIntoOneRecord() {
+        func details(_ state: NotificationState, _ platform: Platform, success: Int) -> NotificationDetails {
+            var counts = OutcomeCounts()
+            if success > 0 { counts.add(.success, platform: platform, count: success) }
+            return NotificationDetails(id: UUID().uuidString, location: "", state: state, counts: counts)
+        }
+        let done = RemoteDeviceHub.merge(
+            id: "first", tagExpression: "username:alice", payloads: [],
+            details: [details(.completed, .apns, success: 2), details(.noTargetFound, .wns, success: 0), details(.completed, .fcm, success: 1)],
+            enqueuedAt: Date()
+        )
+        #expect(done.id == "first" && done.state == .completed && done.counts.total(.success) == 3)
+        #expect(done.counts.counts[.apns]?[.success] == 2 && done.counts.counts[.fcm]?[.success] == 1)
+        let pending = RemoteDeviceHub.merge(
+            id: "first", tagExpression: "t", payloads: [],
+            details: [details(.completed, .apns, success: 1), details(.processing, .fcm, success: 0)], enqueuedAt: Date()
+        )
+        #expect(pending.state == .processing && pending.endedAt == nil)
+        let failed = RemoteDeviceHub.merge(
+            id: "first", tagExpression: "t", payloads: [],
+            details: [details(.abandoned, .apns, success: 0), details(.processing, .fcm, success: 0)], enqueuedAt: Date()
+        )
+        #expect(failed.state == .abandoned)
+        let nobody = RemoteDeviceHub.merge(
+            id: "first", tagExpression: "t", payloads: [], details: [details(.noTargetFound, .apns, success: 0)], enqueuedAt: Date()
+        )
+        #expect(nobody.state == .noTargetFound)
+    }
+}
