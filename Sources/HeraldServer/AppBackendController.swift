@@ -40,7 +40,7 @@ public struct AppBackendController: Sendable {
             var candidates = try await devices.registrations(handle: handle)
             let lower = handle.lowercased()
             if lower != handle { candidates += try await devices.registrations(handle: lower) }
-            let mine = candidates.filter { $0.appUser == user }.sorted { $0.createdAt < $1.createdAt }
+            let mine = candidates.filter { $0.appUser == user && $0.installationID == nil }.sorted { $0.createdAt < $1.createdAt }
             if let first = mine.first {
                 reused = first.id
                 let duplicates = mine.dropFirst().map(\.id)
@@ -94,7 +94,9 @@ public struct AppBackendController: Sendable {
         // One device, one registration: whoever signed in last on this device owns it.
         // An update that keeps its handle was de-duplicated when the handle was set.
         if existing?.handle != handle || existing?.platform != platform {
-            let others = try await devices.registrations(handle: handle).filter { $0.platform == platform && $0.id != id }
+            let others = try await devices.registrations(handle: handle).filter {
+                $0.platform == platform && $0.id != id && $0.installationID == nil
+            }
             if !others.isEmpty {
                 try await devices.deleteRegistrations(ids: others.map(\.id))
                 context.logger.debug("Replaced other registrations of the same device", metadata: ["herald.count": "\(others.count)"])

@@ -27,6 +27,10 @@ public protocol RegistrationStore: Sendable {
     /// version equals it (a missing registration never matches). Consumes a reservation.
     /// The store's clock sets `updatedAt` (and `createdAt` of a new registration); tags are
     /// stored unique and sorted; the result equals what ``registration(id:)`` then returns.
+    /// Registrations derived from an installation (ids starting with
+    /// ``Installation/registrationIDPrefix``) are written by
+    /// ``InstallationStore/upsertInstallation(_:ifVersion:)`` only; callers never pass them here
+    /// (the hub API's registration ids cannot hold `$`), and this method does not check.
     func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration
 
     func registration(id: String) async throws -> Registration?
@@ -146,9 +150,10 @@ public protocol AccountStore: Sendable {
 
 /// Accepted notifications: the durable delivery queue and their outcomes.
 public protocol NotificationStore: Sendable {
-    /// Persists a new notification (state ``NotificationState/enqueued``). Once this
-    /// returns, the notification survives a crash. Throws ``HeraldError/conflict(_:)`` if
-    /// the id is taken.
+    /// Persists a new notification in the state it has: ``NotificationState/enqueued``, or
+    /// ``NotificationState/scheduled`` for one whose `scheduledAt` is to come. Once this
+    /// returns, the notification survives a crash. Throws ``HeraldError/conflict(_:)`` if the
+    /// id is taken, ``HeraldError/badRequest(_:)`` for a scheduled one without `scheduledAt`.
     func enqueueNotification(_ notification: NotificationRecord) async throws
 
     /// Claims the oldest notification that is enqueued, scheduled with `scheduledAt <= now`,

@@ -8,13 +8,22 @@ import SQLiteNIO
 /// The document is Herald's storage form, not the hub API's wire form: it changes only with a
 /// migration, whatever the API does.
 struct InstallationRow: Sendable {
-    /// What the `document` column holds.
+    /// What the `document` column holds. Its own types throughout, so that a change to the
+    /// model's `Codable` forms cannot change what is stored.
     struct Document: Codable, Sendable {
+        struct Template: Codable, Sendable {
+            var body: String
+            var headers: [String: String]
+            var expiry: String?
+            var tags: [String]
+        }
+
         var platform: String
         var legacyGCM: Bool
         var pushChannel: String
-        var webPushKeys: WebPushKeys?
-        var templates: [String: InstallationTemplate]
+        var p256dh: String?
+        var auth: String?
+        var templates: [String: Template]
         var pushVariables: [String: String]
         /// Milliseconds since 1970, as the store keeps dates.
         var expirationTime: Int?
@@ -35,14 +44,17 @@ struct InstallationRow: Sendable {
         normalized.createdAt = createdAt.storeRounded
         normalized.updatedAt = updatedAt.storeRounded
         self.installation = normalized
-        self.tagsJSON = try RegistrationRow.json(normalized.tags)
+        self.tagsJSON = try PlainJSONStrings.encode(normalized.tags) ?? RegistrationRow.json(normalized.tags)
         self.documentJSON = try RegistrationRow.json(
             Document(
                 platform: normalized.platform.rawValue,
                 legacyGCM: normalized.legacyGCM,
                 pushChannel: normalized.pushChannel,
-                webPushKeys: normalized.webPushKeys,
-                templates: normalized.templates,
+                p256dh: normalized.webPushKeys?.p256dh,
+                auth: normalized.webPushKeys?.auth,
+                templates: normalized.templates.mapValues {
+                    Document.Template(body: $0.body, headers: $0.headers, expiry: $0.expiry, tags: $0.tags)
+                },
                 pushVariables: normalized.pushVariables,
                 expirationTime: normalized.expirationTime?.storeMilliseconds,
                 pushChannelExpired: normalized.pushChannelExpired
@@ -80,15 +92,22 @@ struct InstallationRow: Sendable {
         guard let platform = Platform(rawValue: document.platform) else {
             throw SQLiteStoreError(code: .corruptData, message: "a stored installation has an unknown platform")
         }
+        let keys: WebPushKeys? =
+            switch (document.p256dh, document.auth) {
+            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
+            default: nil
+            }
         return Installation(
             id: try row.string("id"),
             platform: platform,
             legacyGCM: document.legacyGCM,
             pushChannel: document.pushChannel,
-            webPushKeys: document.webPushKeys,
+            webPushKeys: keys,
             userId: try row.optionalString("user_id"),
-            tags: try row.json([String].self, "tags"),
-            templates: document.templates,
+            tags: try row.jsonStrings("tags"),
+            templates: document.templates.mapValues {
+                InstallationTemplate(body: $0.body, headers: $0.headers, expiry: $0.expiry, tags: $0.tags)
+            },
             pushVariables: document.pushVariables,
             expirationTime: document.expirationTime.map(Date.init(storeMilliseconds:)),
             pushChannelExpired: document.pushChannelExpired,

@@ -20,7 +20,7 @@ struct RegistrationRow: Sendable {
         normalized.createdAt = createdAt.storeRounded
         normalized.updatedAt = updatedAt.storeRounded
         self.registration = normalized
-        self.tagsJSON = String(decoding: try JSONEncoder().encode(normalized.tags), as: UTF8.self)
+        self.tagsJSON = try PlainJSONStrings.encode(normalized.tags) ?? Self.json(normalized.tags)
         self.templateJSON = try normalized.template.map(Self.json)
         self.pushVariablesJSON = normalized.pushVariables.isEmpty ? nil : try Self.json(normalized.pushVariables)
     }
@@ -129,7 +129,7 @@ struct RegistrationRow: Sendable {
             updatedAt: try row.date("updated_at")
         )
         // Stored sorted and unique: skip the initializer's re-sorting.
-        registration.tags = try row.json([String].self, "tags")
+        registration.tags = try row.jsonStrings("tags")
         return registration
     }
 }

@@ -82,6 +82,15 @@ extension SQLiteRow {
         try optionalInt(column).map(Date.init(storeMilliseconds:))
     }
 
+    /// Decodes a column holding a JSON array of strings (tags). Every resolution page decodes
+    /// one per row, so the form the store writes (no whitespace, no escapes) is read directly;
+    /// anything else goes through `JSONDecoder`.
+    func jsonStrings(_ column: String) throws(SQLiteStoreError) -> [String] {
+        let text = try string(column)
+        if let strings = PlainJSONStrings.parse(text) { return strings }
+        return try json([String].self, column)
+    }
+
     /// Decodes a JSON column that may be `NULL`.
     func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(SQLiteStoreError) -> T? {
         if case .null? = self.column(column) { return nil }

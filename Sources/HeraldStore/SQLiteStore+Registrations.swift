@@ -36,6 +36,9 @@ extension SQLiteStore {
     /// Creates or replaces a registration (see the protocol). `createdAt` of a new
     /// registration and `updatedAt` are the store's clock, to the millisecond; tags are stored
     /// unique and sorted. The returned registration equals what ``registration(id:)`` reads.
+    /// Every field is replaced, `template`, `pushVariables`, `installationID` and `legacyGCM`
+    /// included; registrations derived from installations are written by
+    /// ``upsertInstallation(_:ifVersion:)``, not through here.
     public func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration {
         let now = now()
         let row = try RegistrationRow(registration, createdAt: now, updatedAt: now)

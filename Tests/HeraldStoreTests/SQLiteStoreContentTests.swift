@@ -132,26 +132,25 @@ struct SQLiteStoreContentTests {
     }
 
     /// A file written before secure and rich push (schema 1) is upgraded in place.
-    @Test func aVersion1FileIsMigratedToVersion2() async throws {
+    @Test func aVersion1FileIsMigrated() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let first = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
-        _ = try await first.upsertRegistration(.sample(id: "r1"), ifVersion: nil)
-        // Back to what version 1 left.
-        for statement in [
-            "DROP TABLE rich_recipients", "DROP TABLE rich_content", "DROP TABLE secure_messages",
-            "DELETE FROM schema_migrations WHERE version = 2",
-        ] {
-            try await first.executeForTesting(statement)
+        let path = directory.databasePath
+        try await makeDatabase(
+            at: path,
+            statements: SchemaFixtures.version1 + SchemaFixtures.migrationsTable(versions: 1...1) + [
+                """
+                INSERT INTO registrations (id, platform, handle, version, created_at, updated_at, tags)
+                VALUES ('r1', 'apns', 'abab', 1, 0, 0, '["t"]')
+                """
+            ]
+        )
+        try await withStore(at: path) { store throws in
+            #expect(store.appliedMigrations == [2, 3])
+            #expect(try await store.registration(id: "r1")?.tags == ["t"])
+            try await store.saveSecureMessage(message(now: Date()))
+            #expect(try await store.readSecureMessage(id: "m1", recipient: "alice", now: Date()) != nil)
         }
-        try await first.close()
-
-        let second = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
-        #expect(second.appliedMigrations == [2])
-        #expect(try await second.registration(id: "r1") != nil)
-        try await second.saveSecureMessage(message(now: Date()))
-        #expect(try await second.readSecureMessage(id: "m1", recipient: "alice", now: Date()) != nil)
-        try await second.close()
     }
 }
 

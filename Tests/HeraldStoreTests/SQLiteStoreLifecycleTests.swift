@@ -12,7 +12,7 @@ struct SQLiteStoreLifecycleTests {
         let path = directory.databasePath
 
         let first = try await SQLiteStore.open(path: path, logger: testLogger, now: { clock.now })
-        #expect(first.appliedMigrations == [1, 2])
+        #expect(first.appliedMigrations == [1, 2, 3])
         let registration = try await first.upsertRegistration(.sample(id: "r1", platform: .webpush, tags: ["keep"], owner: "alice"), ifVersion: nil)
         try await first.reserveRegistrationID("reserved", owner: "alice", ttl: .seconds(600))
         try await first.createAccount(Account(username: "alice", passwordHash: "$2b$12$hash", createdAt: clock.now))
@@ -62,11 +62,11 @@ struct SQLiteStoreLifecycleTests {
         let path = directory.databasePath
 
         let first = try await SQLiteStore.open(path: path, logger: testLogger)
-        #expect(first.appliedMigrations == [1, 2])
+        #expect(first.appliedMigrations == [1, 2, 3])
         try await first.close()
         let second = try await SQLiteStore.open(path: path, logger: testLogger)
         #expect(second.appliedMigrations.isEmpty)
-        #expect(try await second.integerForTesting("SELECT count(*) FROM schema_migrations") == 2)
+        #expect(try await second.integerForTesting("SELECT count(*) FROM schema_migrations") == 3)
         // As if a newer Herald had migrated the file.
         try await second.executeForTesting("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from the future', 0)")
         try await second.close()

@@ -115,3 +115,28 @@ func expectHeraldError(
         Issue.record("expected a HeraldError \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
+
+/// Builds a database file at `path` (and its directory) as an older Herald left it: the given
+/// statements only, no store involved.
+func makeDatabase(at path: String, statements: [String]) async throws {
+    let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try await SQLiteStore.executeForTesting(path: path, statements: statements, logger: testLogger)
+}
+
+/// Opens a store at `path`, runs `body`, and closes the store whether or not `body` throws.
+func withStore<T>(
+    at path: String,
+    clock: TestClock = TestClock(),
+    _ body: (SQLiteStore) async throws -> T
+) async throws -> T {
+    let store = try await SQLiteStore.open(path: path, logger: testLogger, now: { clock.now })
+    do {
+        let result = try await body(store)
+        try await store.close()
+        return result
+    } catch {
+        try? await store.close()
+        throw error
+    }
+}
