@@ -1,5 +1,6 @@
 /// A JSON value, for payload fragments whose shape Herald does not fix (FCM messages,
-/// pass-through bodies). Object keys keep their insertion order when encoded.
+/// pass-through bodies). Object members keep their order in memory; encoded with `JSONEncoder`,
+/// their order is the encoder's (on Linux not the insertion order: use `.sortedKeys` for stable bytes).
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)

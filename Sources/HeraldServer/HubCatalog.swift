@@ -153,7 +153,8 @@ public final class HubCatalog: Sendable {
             }
             let definition = HubDefinition(
                 name: name,
-                createdAt: now(),
+                // Whole seconds: what hub.json keeps (ISO 8601), so the result equals what is read back.
+                createdAt: Date(timeIntervalSince1970: now().timeIntervalSince1970.rounded(.down)),
                 rules: [
                     SharedAccessRule(name: SharedAccessRule.defaultListenRuleName, rights: [.listen]),
                     SharedAccessRule(name: SharedAccessRule.defaultFullRuleName, rights: [.listen, .send, .manage]),

@@ -6,9 +6,7 @@ extension HubCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a hub with the two default access rules and new keys.",
             discussion: """
-                The new hub has DefaultListenSharedAccessSignature (Listen: for devices and apps) and
-                DefaultFullSharedAccessSignature (Listen, Send, Manage: for your backend), each with a
-                primary and a secondary key, and no push credentials yet (`herald hub set-credentials`).
+                The new hub has DefaultListenSharedAccessSignature (Listen: for devices and apps) and DefaultFullSharedAccessSignature (Listen, Send, Manage: for your backend), each with a primary and a secondary key, and no push credentials yet (`herald hub set-credentials`).
                 """
         )
 

@@ -10,14 +10,11 @@ extension HubCommand {
             commandName: "set-credentials",
             abstract: "Set or clear the push-service credentials a hub delivers with.",
             discussion: """
-                Give the options of one or more platforms. A platform set for the first time needs all of
-                its options (the APNs environment defaults to production; without --webpush-vapid-key-file
-                a new VAPID key is made); later, the options given replace only those fields. --clear comes
-                first, so `--clear apns --apns-…` replaces APNs entirely. Everything is checked before
-                anything is saved: the keys must parse and the service account must have project_id,
-                client_email and private_key. A value of '-' for --wns-client-secret is read from standard input.
-                Example:  herald hub set-credentials myhub --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG \\
-                            --apns-team-id TEAM123456 --apns-topic com.example.app --apns-environment sandbox
+                Give the options of one or more platforms. A platform set for the first time needs all of its options (the APNs environment defaults to production; without --webpush-vapid-key-file a new VAPID key is made); later, the options given replace only those fields. --clear comes first, so `--clear apns --apns-…` replaces APNs entirely.
+
+                Everything is checked before anything is saved: the keys must parse and the service account must have project_id, client_email and private_key. A --wns-client-secret of '-' is read from standard input, keeping it out of the shell history.
+
+                Example:  herald hub set-credentials myhub --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG --apns-team-id TEAM123456 --apns-topic com.example.app --apns-environment sandbox
                 """
         )
 
@@ -58,6 +55,7 @@ extension HubCommand {
         var setsWebPush: Bool { webPushSubject != nil || webPushVAPIDKeyFile != nil }
 
         func validate() throws {
+            _ = try clearedPlatforms()
             guard setsAPNs || fcmServiceAccount != nil || setsWNS || setsWebPush || !clear.isEmpty else {
                 throw ValidationError("nothing to change: give a platform's options (--apns-…, --fcm-service-account, --wns-…, --webpush-…) or --clear PLATFORM")
             }
@@ -65,13 +63,7 @@ extension HubCommand {
 
         func run() throws {
             let configuration = try common.load()
-            let cleared = try clear.map { text throws -> Platform in
-                do {
-                    return try Platform(parsing: text)
-                } catch let error as HeraldError {
-                    throw ValidationError("--clear: \(error.message)")
-                }
-            }
+            let cleared = try clearedPlatforms()
             // Read every file before changing anything.
             let apnsKey = try apnsKeyFile.map { try Self.readFile($0, option: "--apns-key-file") }
             let serviceAccount = try fcmServiceAccount.map { try Self.readFile($0, option: "--fcm-service-account") }
@@ -140,6 +132,16 @@ extension HubCommand {
                 }
             }
             print((["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n"))
+        }
+
+        func clearedPlatforms() throws -> [Platform] {
+            try clear.map { text throws -> Platform in
+                do {
+                    return try Platform(parsing: text)
+                } catch let error as HeraldError {
+                    throw ValidationError("--clear: \(error.message)")
+                }
+            }
         }
 
         static func readFile(_ path: String, option: String) throws -> String {

@@ -7,8 +7,7 @@ extension HubCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the connection strings of every access rule of a hub.",
             discussion: """
-                Each connection string is on a line of its own, below a '#' line naming its rule, rights
-                and key. They contain the keys: treat them as passwords.
+                Each connection string is on a line of its own, below a '#' line naming its rule, rights and key. They contain the keys: treat them as passwords.
                 """
         )
 
@@ -42,9 +41,8 @@ extension HubCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace a key of a hub's access rules with a new random key.",
             discussion: """
-                The replaced key stops working at once, also in a running `herald serve`; the other key of
-                each rule keeps working. To rotate without downtime, move clients to the secondary key,
-                rotate the primary, move them back, then rotate the secondary.
+                The replaced key stops working at once, also in a running `herald serve`; the other key of each rule keeps working. To rotate without downtime, move clients to the secondary key, rotate the primary, move them back, then rotate the secondary.
+
                 Example:  herald hub rotate myhub --rule DefaultFullSharedAccessSignature --key secondary
                 """
         )
@@ -78,7 +76,9 @@ extension HubCommand {
                 rotated = try HubCommand.perform { try catalog.rotate(name: hub.name, rule: ruleName, key: key) }
             }
             let rules = rotated.rules.filter { rule in ruleNames.contains { $0.caseInsensitiveCompare(rule.name) == .orderedSame } }
-            var lines = ["Replaced the \(key.rawValue) key of \(rules.map(\.name).joined(separator: ", ")) of hub \(hub.name); the old key no longer works."]
+            let replaced = rules.count == 1 ? "key of \(rules[0].name)" : "keys of \(rules.map(\.name).joined(separator: ", "))"
+            let old = rules.count == 1 ? "the old key no longer works" : "the old keys no longer work"
+            var lines = ["Replaced the \(key.rawValue) \(replaced) of hub \(hub.name); \(old)."]
             if let endpoint = configuration.hubConnectionEndpoint {
                 lines.append("New connection strings:")
                 lines += HubCommand.connectionStringLines(rotated, rules: rules, keys: [key], endpoint: endpoint)

@@ -22,8 +22,7 @@ extension HubCommand {
         @Option(help: "Comma-separated rights: listen, send, manage (manage needs the other two).")
         var rights: String
 
-        func run() throws {
-            let configuration = try common.load(endpointOptions.overrides)
+        func parsedRights() throws -> Set<AccessRight> {
             var parsed: Set<AccessRight> = []
             for text in rights.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !text.isEmpty {
                 guard let right = AccessRight(parsing: text) else {
@@ -31,6 +30,16 @@ extension HubCommand {
                 }
                 parsed.insert(right)
             }
+            return parsed
+        }
+
+        func validate() throws {
+            _ = try parsedRights()
+        }
+
+        func run() throws {
+            let configuration = try common.load(endpointOptions.overrides)
+            let parsed = try parsedRights()
             let catalog = HubCommand.catalog(configuration)
             let hub = try HubCommand.existingHub(name, in: catalog)
             let updated = try HubCommand.perform { try catalog.addRule(name: hub.name, rule: rule, rights: parsed) }
@@ -61,7 +70,7 @@ extension HubCommand {
             let catalog = HubCommand.catalog(configuration)
             let hub = try HubCommand.existingHub(name, in: catalog)
             try HubCommand.perform { try catalog.removeRule(name: hub.name, rule: rule) }
-            print("Removed rule \(rule) from hub \(hub.name).")
+            print("Removed rule \(hub.rule(named: rule)?.name ?? rule) from hub \(hub.name); its keys no longer work.")
         }
     }
 }

@@ -9,10 +9,8 @@ struct HubCommand: ParsableCommand {
         commandName: "hub",
         abstract: "Create, list and delete hubs; show and rotate their keys; set their push credentials.",
         discussion: """
-            A data directory holds any number of hubs, each in <data-dir>/hubs/<name>/ with its own keys,
-            push credentials and store. Clients of the cloud hub's SDKs reach a hub with one of its
-            connection strings (`herald hub keys NAME`). Changes take effect at once in a running
-            `herald serve` on the same data directory.
+            A data directory holds any number of hubs, each in <data-dir>/hubs/<name>/ with its own keys, push credentials and store. Clients of the cloud hub's SDKs reach a hub with one of its connection strings (`herald hub keys NAME`). Changes take effect at once in a running `herald serve` on the same data directory.
+
             Example:  herald hub create myhub && herald hub keys myhub
             """,
         subcommands: [

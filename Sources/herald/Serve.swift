@@ -24,6 +24,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "HTTP port (HERALD_PORT; default 8080).")
     var port: Int?
 
+    @Option(name: .customLong("tls-port"), help: "HTTPS port of every API, the hub REST API's SDKs need it (HERALD_TLS_PORT; default 8443; 0 turns TLS off).")
+    var tlsPort: Int?
+
     @Flag(name: .customLong("insecure-demo-auth"), help: "INSECURE: accept HTTP Basic with user name = password and no account, as the notify-users tutorial does. For demos only.")
     var insecureDemoAuth = false
 
@@ -31,6 +34,7 @@ struct Serve: AsyncParsableCommand {
         var overrides: [String: String] = [:]
         if let host { overrides["HERALD_HOST"] = host }
         if let port { overrides["HERALD_PORT"] = String(port) }
+        if let tlsPort { overrides["HERALD_TLS_PORT"] = String(tlsPort) }
         if insecureDemoAuth { overrides["HERALD_INSECURE_DEMO_AUTH"] = "true" }
         let configuration = try common.load(overrides)
         let logger = makeLogger("herald", level: configuration.logLevel)

@@ -1,3 +1,4 @@
+import Foundation
 public import HeraldCore
 public import HeraldHub
 public import HeraldPush
@@ -27,6 +28,13 @@ public final class HubRegistry: Service, Sendable {
         var hub: Hub
         /// The credentials its providers were made from.
         var credentials: HubCredentials
+        /// When the hub was created: a hub deleted and created again under the same name is
+        /// another hub, with another store.
+        var createdAt: Date
+
+        func serves(_ definition: HubDefinition) -> Bool {
+            credentials == definition.credentials && createdAt == definition.createdAt
+        }
     }
 
     private struct State {
@@ -53,17 +61,20 @@ public final class HubRegistry: Service, Sendable {
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
     /// such hub. When the hub's push credentials changed since it was opened (`herald hub
     /// set-credentials`), its providers are made anew and its worker restarted.
-    public func hub(named name: String) async throws -> Hub? {
-        guard let definition = try catalog.hub(named: name) else { return nil }
+    public func hub(named requested: String) async throws -> Hub? {
+        guard let definition = try catalog.hub(named: requested) else { return nil }
+        // Names are looked up case-insensitively; the definition's spelling is the key.
+        let name = definition.name
         enum Next {
             case ready(Hub)
             case wait(Task<OpenHub, any Error>)
         }
         let next: Next = try state.withLock { state in
             if state.closed { throw HeraldError.unavailable("the server is shutting down") }
-            if let open = state.hubs[name], open.credentials == definition.credentials { return .ready(open.hub) }
+            if let open = state.hubs[name], open.serves(definition) { return .ready(open.hub) }
             if let task = state.opening[name] { return .wait(task) }
-            let store = state.hubs[name]?.hub.store
+            // New credentials keep the store; a re-created hub gets its own.
+            let store = state.hubs[name].flatMap { $0.createdAt == definition.createdAt ? $0.hub.store : nil }
             let task = Task { try await self.open(definition, store: store) }
             state.opening[name] = task
             return .wait(task)
@@ -76,7 +87,9 @@ public final class HubRegistry: Service, Sendable {
                 let opened = try await task.value
                 return state.withLock { state in
                     state.opening[name] = nil
-                    if let current = state.hubs[name], current.credentials == opened.credentials, current.hub !== opened.hub {
+                    if let current = state.hubs[name], current.credentials == opened.credentials,
+                        current.createdAt == opened.createdAt, current.hub !== opened.hub
+                    {
                         return current.hub
                     }
                     if state.hubs[name]?.hub !== opened.hub {
@@ -115,7 +128,8 @@ public final class HubRegistry: Service, Sendable {
         )
         return OpenHub(
             hub: Hub(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger),
-            credentials: definition.credentials
+            credentials: definition.credentials,
+            createdAt: definition.createdAt
         )
     }
 
