@@ -10,7 +10,8 @@ extension PlatformPayload {
     ///   (a date, see ``apnsExpiration(_:)``) becomes `apns-expiration` in unix seconds and
     ///   `X-Apns-Priority` becomes `apns-priority`, unless the `apns-*` header is given too.
     ///   `apns-priority` must be `10`, `5` or `1`. Other headers are dropped.
-    /// - ``Platform/fcm``: the body is an FCM v1 request, `{"message": {…}}`; the payload is
+    /// - ``Platform/fcm``: the body is an FCM v1 request, `{"message": {…}}` (or the message
+    ///   object alone, when all its keys are message fields); the payload is
     ///   the `message` object. Herald picks the devices, so a `token`, `topic` or `condition`
     ///   in it is refused; `data` must map names to strings. With `legacyGCM`, the body is the
     ///   legacy GCM/FCM JSON instead and is translated (see below). Headers are dropped.
@@ -137,7 +138,14 @@ extension PlatformPayload {
 
     private static func fcmNative(body: Data) throws(HeraldError) -> PlatformPayload {
         let request = try decodeObject(body, what: "an FCM v1 notification body ({\"message\": {…}})")
-        guard let message = request.first(where: { $0.key == "message" })?.value else {
+        let messageFields: Set<String> = ["notification", "data", "android", "apns", "webpush", "fcm_options"]
+        let message: JSONValue
+        if let wrapped = request.first(where: { $0.key == "message" })?.value {
+            message = wrapped
+        } else if !request.isEmpty, request.allSatisfy({ messageFields.contains($0.key) }) {
+            // Some clients send the message object itself, without its wrapper.
+            message = .object(request)
+        } else {
             throw .badRequest("an FCM v1 notification body is {\"message\": {…}}; it has no 'message'")
         }
         guard case .object(let fields) = message else {

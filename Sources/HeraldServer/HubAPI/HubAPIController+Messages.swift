@@ -124,6 +124,8 @@ extension HubAPIController {
 
     @Sendable func schedule(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .send)
+        // Ignoring `?direct` here would turn a send meant for one handle into a broadcast.
+        guard !request.hasQueryFlag("direct") else { throw HeraldError.badRequest("a scheduled send cannot be direct: schedule a send to a tag such as $InstallationId:{id}, or send directly without a schedule") }
         let format = try Format(header: request.header("ServiceBusNotification-Format"))
         guard let timeText = request.header("ServiceBusNotification-ScheduleTime") else {
             throw HeraldError.badRequest("ServiceBusNotification-ScheduleTime is required (UTC, yyyy-MM-ddTHH:mm:ss)")
@@ -189,7 +191,37 @@ extension HubAPIController {
             else { return nil }
             return PlatformPayload.Header(name: field.name.rawName, value: field.value)
         }
-        return try PlatformPayload.hubNative(platform: platform, legacyGCM: legacyGCM, body: body, headers: headers)
+        return try PlatformPayload.hubNative(
+            platform: platform,
+            legacyGCM: legacyGCM,
+            body: body,
+            headers: headers + Self.lifetimeHeaders(platform: platform, request: request, present: Set(headers.map { $0.name.lowercased() }))
+        )
+    }
+
+    /// `ServiceBusNotification-TimeToLive` (seconds) and `-Urgency`, which some clients send,
+    /// as the platform's own headers, unless the request has those already.
+    static func lifetimeHeaders(platform: Platform, request: Request, present: Set<String>) throws -> [PlatformPayload.Header] {
+        var headers: [PlatformPayload.Header] = []
+        if let text = request.header("ServiceBusNotification-TimeToLive") {
+            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
+                throw HeraldError.badRequest("ServiceBusNotification-TimeToLive is a number of seconds, not '\(text)'")
+            }
+            switch platform {
+            case .webpush where !present.contains("ttl"):
+                headers.append(.init(name: "TTL", value: String(seconds)))
+            case .wns where !present.contains("x-wns-ttl"):
+                headers.append(.init(name: "X-WNS-TTL", value: String(seconds)))
+            case .apns where !present.contains("apns-expiration"):
+                headers.append(.init(name: "apns-expiration", value: String(Int(Date().timeIntervalSince1970) + seconds)))
+            default:
+                break
+            }
+        }
+        if platform == .webpush, !present.contains("urgency"), let urgency = request.header("ServiceBusNotification-Urgency") {
+            headers.append(.init(name: "Urgency", value: urgency.lowercased()))
+        }
+        return headers
     }
 
     /// The `ServiceBusNotification-Tags` header as a tag expression: an expression as it is,

@@ -153,7 +153,8 @@ public struct HubAPIController: Sendable {
     }
 
     @Sendable func listRegistrations(request: Request, context: AppRequestContext) async throws -> Response {
-        let filterText = request.uri.queryParameters.get("$filter")
+        // `URLSearchParams` (the JavaScript SDK) sends the key as `%24filter`.
+        let filterText = request.uri.queryParameters.get("$filter") ?? request.uri.queryParameters.get("%24filter")
         // Reading the registrations of one handle is a device's business (Listen); reading
         // them all is the backend's (Manage).
         let (name, hub) = try await authorize(request, context: context, right: filterText == nil ? .manage : .listen)
@@ -163,6 +164,8 @@ public struct HubAPIController: Sendable {
             filters = [RegistrationFilter(handle: handle)]
             // APNs tokens are kept in lowercase hex; SDKs send them as they got them.
             if handle.lowercased() != handle { filters.append(RegistrationFilter(handle: handle.lowercased())) }
+            // The JavaScript SDK percent-encodes channel URIs and endpoints inside the filter.
+            if let decoded = handle.removingPercentEncoding, decoded != handle { filters.append(RegistrationFilter(handle: decoded)) }
         }
         return try await feedResponse(hub: hub, name: name, filters: filters, request: request, title: "Registrations")
     }
@@ -239,11 +242,14 @@ public struct HubAPIController: Sendable {
     /// The handle of a `$filter` such as `ChannelUri eq 'https://…'` or `DeviceToken eq 'ABCD'`.
     static func handle(filter: String) throws -> String {
         let fields = ["ChannelUri", "DeviceToken", "GcmRegistrationId", "FcmV1RegistrationId", "FcmRegistrationId", "Endpoint"]
-        let text = filter.trimmingCharacters(in: .whitespaces)
+        // Form-encoded queries (the .NET, Java and JavaScript SDKs) leave `+` for the spaces around operators.
+        let text = filter.replacingOccurrences(of: "+eq+", with: " eq ").replacingOccurrences(of: "'+and+", with: "' and ").trimmingCharacters(in: .whitespaces)
         for field in fields {
             let prefix = "\(field) eq "
             guard text.count > prefix.count, text.lowercased().hasPrefix(prefix.lowercased()) else { continue }
             var value = text.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+            // The JavaScript SDK's browser filter goes on with `and P256DH eq '…' and Auth eq '…'`: the endpoint decides.
+            if let and = value.range(of: "' and ", options: .caseInsensitive) { value = String(value[..<and.lowerBound]) + "'" }
             guard value.count >= 2, value.hasPrefix("'"), value.hasSuffix("'") else { break }
             value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
             guard !value.isEmpty else { break }
@@ -255,7 +261,7 @@ public struct HubAPIController: Sendable {
     }
 
     static func top(_ request: Request) throws -> Int {
-        guard let text = request.uri.queryParameters.get("$top") else { return maxPageSize }
+        guard let text = request.uri.queryParameters.get("$top") ?? request.uri.queryParameters.get("%24top") else { return maxPageSize }
         guard let top = Int(text), top > 0 else { throw HeraldError.badRequest("$top must be a positive number") }
         return min(top, maxPageSize)
     }

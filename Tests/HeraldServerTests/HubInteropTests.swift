@@ -1,0 +1,260 @@
+import Foundation
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldServer
+import HeraldStore
+import HeraldTLS
+import Testing
+
+/// Runs the Python scripts `Tests/Interop/hub_*.py`, which drive a live Herald's hub REST API
+/// over TLS with two independent clients of the cloud hub's REST API from PyPI, then checks
+/// on the emulated devices that what the scripts sent arrived.
+enum HubInterop {
+    static let install = "pip install azure-notification-hub-unofficial notificationhubs-rest-python"
+
+    static let scripts = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop")
+
+    /// Whether `python3` can import `module`.
+    static func canImport(_ module: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import \(module)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return false
+        }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    static let hasUnofficialClient = canImport("azure_notification_hub")
+    static let hasRESTSample = canImport("notificationhubs_rest_python")
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        /// Both streams, for a failure message.
+        var transcript: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
+    }
+
+    /// Runs `python3 Tests/Interop/<script>` with `environment` added to this process's, and
+    /// waits for it without blocking a thread.
+    static func run(_ script: String, environment: [String: String], in directory: URL) async throws -> Output {
+        let stdoutURL = directory.appendingPathComponent("\(script).stdout")
+        let stderrURL = directory.appendingPathComponent("\(script).stderr")
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        let stdout = try FileHandle(forWritingTo: stdoutURL)
+        let stderr = try FileHandle(forWritingTo: stderrURL)
+        defer {
+            try? stdout.close()
+            try? stderr.close()
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", scripts.appendingPathComponent(script).path]
+        // The scripts choose the CA themselves; no `__pycache__` is left in the source tree.
+        process.environment = ProcessInfo.processInfo.environment
+            .filter { !["REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE"].contains($0.key) }
+            .merging(environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }) { $1 }
+        process.standardOutput = stdout
+        process.standardError = stderr
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return Output(
+            status: status,
+            stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+        )
+    }
+
+    /// A temporary directory holding Herald's CA certificate (`ca.pem`), for `HERALD_CA_FILE`.
+    static func directory(with server: HubTestServer) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-hub-interop-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try server.authority.certificatePEM.write(to: url.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
+        return url
+    }
+
+    /// The variables every script reads: the hub, its full-access connection string over TLS,
+    /// the CA, where to write the results, and a word that makes the run's messages unique.
+    static func environment(_ server: HubTestServer, directory: URL, run: String) -> [String: String] {
+        [
+            "HERALD_HUB_CONNECTION_STRING": server.connectionString(.tls),
+            "HERALD_HUB_NAME": HubTestServer.hubName,
+            "HERALD_CA_FILE": directory.appendingPathComponent("ca.pem").path,
+            "HERALD_RESULTS_FILE": directory.appendingPathComponent("results.json").path,
+            "HERALD_RUN": run,
+        ]
+    }
+
+    /// A JSON text in one canonical form (keys sorted), to compare payloads whatever their
+    /// spacing and key order; `nil` when it is not JSON.
+    static func canonicalJSON(_ text: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func results<T: Decodable>(_ type: T.Type, in directory: URL) throws -> T {
+        try JSONDecoder().decode(type, from: Data(contentsOf: directory.appendingPathComponent("results.json")))
+    }
+
+    /// Waits until `condition` holds, checking every 50 ms; fails after `seconds` (a bound on
+    /// a wait, not an assertion about how long delivery takes).
+    static func eventually(_ what: String, seconds: Int = 30, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw TestFailure("\(what): still not true after \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+@Suite("Hub REST API interop with Python clients from PyPI", .timeLimit(.minutes(3)))
+struct HubInteropTests {
+    /// What `hub_unofficial_client.py` reports it sent.
+    struct UnofficialResults: Decodable {
+        var webpush: [String]
+        var apns: [String]
+        var notifications: [String: String]
+    }
+
+    @Test(
+        "azure-notification-hub-unofficial: installations, sends, test send, outcome details, schedules, registrations",
+        .enabled(
+            if: HubInterop.hasUnofficialClient,
+            "needs python3 with azure_notification_hub: \(HubInterop.install)")
+    )
+    func unofficialClient() async throws {
+        try await HubTestServer.withServer { server in
+            let herald = server.herald
+            let token = herald.apns.registerDevice(topic: TestHerald.topic)
+            let subscription = herald.webPush.subscribe()
+            let directory = try HubInterop.directory(with: server)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let run = String(UUID().uuidString.prefix(8)).lowercased()
+
+            var environment = HubInterop.environment(server, directory: directory, run: run)
+            environment["HERALD_HUB_LISTEN_CONNECTION_STRING"] = server.connectionString(.tls, rule: SharedAccessRule.defaultListenRuleName)
+            environment["HERALD_APNS_TOKEN"] = token
+            environment["HERALD_WEBPUSH_ENDPOINT"] = subscription.endpoint
+            environment["HERALD_WEBPUSH_P256DH"] = subscription.p256dh
+            environment["HERALD_WEBPUSH_AUTH"] = subscription.auth
+            let output = try await HubInterop.run("hub_unofficial_client.py", environment: environment, in: directory)
+            try #require(output.status == 0, "hub_unofficial_client.py failed:\n\(output.transcript)")
+
+            // The browser send and the test send reached the subscription; the native and the
+            // template send the APNs device, in that order.
+            let results = try HubInterop.results(UnofficialResults.self, in: directory)
+            #expect(results.webpush.count == 2 && results.apns.count == 2)
+            let browser = herald.webPush.notifications(for: subscription).map { HubInterop.canonicalJSON($0.payload) }
+            #expect(browser == results.webpush.map(HubInterop.canonicalJSON))
+            let apple = herald.apns.notifications(for: token)
+            #expect(apple.map { HubInterop.canonicalJSON($0.payload) } == results.apns.map(HubInterop.canonicalJSON))
+            #expect(apple.first?.headers["apns-push-type"] == "alert" && apple.first?.headers["apns-priority"] == "10")
+
+            // The hub recorded what the script saw, and the script cleaned up after itself.
+            let hub = try await server.hub()
+            for name in ["browser", "apple", "template"] {
+                let id = try #require(results.notifications[name])
+                #expect(try await hub.notification(id: id)?.state == .completed, "\(name) send \(id)")
+            }
+            let scheduled = try #require(results.notifications["scheduled"])
+            #expect(try await hub.notification(id: scheduled)?.state == .cancelled)
+            #expect(try await hub.store.installation(id: "interop-browser-\(run)") == nil)
+            #expect(try await hub.store.installation(id: "interop-apple-\(run)") == nil)
+        }
+    }
+
+    /// What `hub_rest_sample.py` reports: the message text of each send.
+    struct RESTSampleResults: Decodable {
+        var apple, gcm, windows, template, direct, scheduled, debug: String
+    }
+
+    @Test(
+        "notificationhubs-rest-python: native, template, direct, scheduled and debug sends; a scheduled direct send and a wrong key refused",
+        .enabled(
+            if: HubInterop.hasRESTSample,
+            "needs python3 with notificationhubs_rest_python: \(HubInterop.install)")
+    )
+    func restSample() async throws {
+        try await HubTestServer.withServer { server in
+            let herald = server.herald
+            let hub = try await server.hub()
+            func register(_ platform: Platform, _ handle: String, tag: String, template: RegistrationTemplate? = nil) async throws {
+                _ = try await hub.store.upsertRegistration(
+                    Registration(id: RegistrationID.make(), platform: platform, handle: handle, tags: [tag], template: template),
+                    ifVersion: nil
+                )
+            }
+            let apple = herald.apns.registerDevice(topic: TestHerald.topic)
+            let templated = herald.apns.registerDevice(topic: TestHerald.topic)
+            let scheduled = herald.apns.registerDevice(topic: TestHerald.topic)
+            let debug = herald.apns.registerDevice(topic: TestHerald.topic)
+            let direct = herald.apns.registerDevice(topic: TestHerald.topic)
+            let fcm = herald.fcm.registerDevice()
+            let channel = herald.wns.registerChannel()
+            try await register(.apns, apple, tag: "interop-apple")
+            try await register(.apns, templated, tag: "interop-template", template: RegistrationTemplate(body: #"{"aps":{"alert":"$(message)"}}"#))
+            try await register(.apns, scheduled, tag: "interop-scheduled")
+            try await register(.apns, debug, tag: "interop-debug")
+            try await register(.fcm, fcm, tag: "interop-gcm")
+            try await register(.wns, channel, tag: "interop-windows")
+
+            let directory = try HubInterop.directory(with: server)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var environment = HubInterop.environment(server, directory: directory, run: String(UUID().uuidString.prefix(8)).lowercased())
+            environment["HERALD_APNS_DIRECT_TOKEN"] = direct
+            environment["HERALD_APNS_DEBUG_TOKEN"] = debug
+            let output = try await HubInterop.run("hub_rest_sample.py", environment: environment, in: directory)
+            try #require(output.status == 0, "hub_rest_sample.py failed:\n\(output.transcript)")
+            let sent = try HubInterop.results(RESTSampleResults.self, in: directory)
+
+            func alerts(_ token: String) -> [String?] {
+                herald.apns.notifications(for: token).map { HubInterop.canonicalJSON($0.payload) }
+            }
+            func alert(_ text: String) -> String? {
+                HubInterop.canonicalJSON(#"{"aps":{"alert":"\#(text)"}}"#)
+            }
+            // Queued sends: the one with the wrong key delivered nothing.
+            try await HubInterop.eventually("the native APNs send") { !herald.apns.notifications(for: apple).isEmpty }
+            #expect(alerts(apple) == [alert(sent.apple)])
+            try await HubInterop.eventually("the template send") { !herald.apns.notifications(for: templated).isEmpty }
+            #expect(alerts(templated) == [alert(sent.template)])
+            try await HubInterop.eventually("the direct send") { !herald.apns.notifications(for: direct).isEmpty }
+            #expect(alerts(direct) == [alert(sent.direct)])
+            try await HubInterop.eventually("the scheduled send") { !herald.apns.notifications(for: scheduled).isEmpty }
+            #expect(alerts(scheduled) == [alert(sent.scheduled)])
+            // The debug send was delivered at once, before its answer.
+            #expect(alerts(debug) == [alert(sent.debug)])
+
+            // The legacy GCM body, translated for FCM v1.
+            try await HubInterop.eventually("the gcm send") { !herald.fcm.notifications(for: fcm).isEmpty }
+            let message = try JSONDecoder().decode(JSONValue.self, from: Data(try #require(herald.fcm.notifications(for: fcm).first).payload.utf8))
+            #expect(message["data"]?["message"] == .string(sent.gcm))
+            #expect(herald.fcm.notifications(for: fcm).count == 1)
+
+            // The toast, with the X-WNS-Type the client set.
+            try await HubInterop.eventually("the windows send") { !herald.wns.notifications(for: channel).isEmpty }
+            let toast = try #require(herald.wns.notifications(for: channel).first)
+            #expect(toast.payload.contains(">\(sent.windows)</text>"))
+            #expect(toast.headers["x-wns-type"] == "wns/toast")
+        }
+    }
+}
