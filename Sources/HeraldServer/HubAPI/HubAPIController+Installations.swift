@@ -65,12 +65,11 @@ extension HubAPIController {
     /// never offered: installations listed and queried by user and tag.
     @Sendable func listInstallations(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .manage)
-        let query = request.uri.queryParameters
-        let userId = query.get("userId") ?? query.get("userid")
-        let tag = query.get("tag")
+        let userId = request.formQuery("userId") ?? request.formQuery("userid")
+        let tag = request.formQuery("tag")
         if let tag { try Tag.validate(tag) }
         let top = try Self.top(request)
-        let cursor = try query.get("continuationtoken").map(ContinuationToken.decode)
+        let cursor = try request.formQuery("continuationtoken").map(ContinuationToken.decode)
         let page = try await hub.store.listInstallations(userId: userId, tag: tag, after: cursor, limit: top)
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"

@@ -153,8 +153,7 @@ public struct HubAPIController: Sendable {
     }
 
     @Sendable func listRegistrations(request: Request, context: AppRequestContext) async throws -> Response {
-        // `URLSearchParams` (the JavaScript SDK) sends the key as `%24filter`.
-        let filterText = request.uri.queryParameters.get("$filter") ?? request.uri.queryParameters.get("%24filter")
+        let filterText = request.formQuery("$filter")
         // Reading the registrations of one handle is a device's business (Listen); reading
         // them all is the backend's (Manage).
         let (name, hub) = try await authorize(request, context: context, right: filterText == nil ? .manage : .listen)
@@ -179,7 +178,7 @@ public struct HubAPIController: Sendable {
 
     private func feedResponse(hub: Hub, name: String, filters: [RegistrationFilter], request: Request, title: String) async throws -> Response {
         let top = try Self.top(request)
-        let cursor = try request.uri.queryParameters.get("continuationtoken").map(ContinuationToken.decode)
+        let cursor = try request.formQuery("continuationtoken").map(ContinuationToken.decode)
         var page: [Registration] = []
         for filter in filters {
             page += try await hub.store.listRegistrations(filter, after: cursor, limit: top)
@@ -242,8 +241,7 @@ public struct HubAPIController: Sendable {
     /// The handle of a `$filter` such as `ChannelUri eq 'https://…'` or `DeviceToken eq 'ABCD'`.
     static func handle(filter: String) throws -> String {
         let fields = ["ChannelUri", "DeviceToken", "GcmRegistrationId", "FcmV1RegistrationId", "FcmRegistrationId", "Endpoint"]
-        // Form-encoded queries (the .NET, Java and JavaScript SDKs) leave `+` for the spaces around operators.
-        let text = filter.replacingOccurrences(of: "+eq+", with: " eq ").replacingOccurrences(of: "'+and+", with: "' and ").trimmingCharacters(in: .whitespaces)
+        let text = filter.trimmingCharacters(in: .whitespaces)
         for field in fields {
             let prefix = "\(field) eq "
             guard text.count > prefix.count, text.lowercased().hasPrefix(prefix.lowercased()) else { continue }
@@ -261,7 +259,7 @@ public struct HubAPIController: Sendable {
     }
 
     static func top(_ request: Request) throws -> Int {
-        guard let text = request.uri.queryParameters.get("$top") ?? request.uri.queryParameters.get("%24top") else { return maxPageSize }
+        guard let text = request.formQuery("$top") else { return maxPageSize }
         guard let top = Int(text), top > 0 else { throw HeraldError.badRequest("$top must be a positive number") }
         return min(top, maxPageSize)
     }

@@ -107,6 +107,22 @@ extension Request {
         }
     }
 
+    /// A query parameter read as HTML forms encode it, as the SDKs write their queries: the
+    /// key and the value percent-decoded, `+` a space (`$filter=ChannelUri+eq+%27…%27`,
+    /// `%24top=10`).
+    func formQuery(_ name: String) -> String? {
+        guard let query = uri.query else { return nil }
+        func decode(_ part: Substring) -> String {
+            let spaced = part.replacingOccurrences(of: "+", with: " ")
+            return spaced.removingPercentEncoding ?? spaced
+        }
+        for item in query.split(separator: "&") {
+            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if decode(pair[0]) == name { return pair.count == 2 ? decode(pair[1]) : "" }
+        }
+        return nil
+    }
+
     /// A header by name, case-insensitively.
     func header(_ name: String) -> String? {
         guard let field = HTTPField.Name(name) else { return nil }
