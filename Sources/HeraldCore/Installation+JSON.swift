@@ -354,139 +354,23 @@ extension Installation {
     enum WireDate {
         /// What the hub writes for "never expires".
         static let never = "9999-12-31T23:59:59.9999999Z"
+        /// Dates from here on mean "never".
+        static let neverFrom = Date(timeIntervalSince1970: 253_370_764_800)  // 9999-01-01T00:00:00Z
 
-        /// `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC.
+        /// `yyyy-MM-ddTHH:mm:ss[.SSS]Z` in UTC.
         static func format(_ date: Date) -> String {
-            let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-            let (days, dayMilliseconds) = floorDivide(totalMilliseconds, 86_400_000)
-            let (year, month, day) = civil(fromDays: days)
-            let hour = dayMilliseconds / 3_600_000
-            let minute = dayMilliseconds / 60_000 % 60
-            let second = dayMilliseconds / 1000 % 60
-            let millisecond = dayMilliseconds % 1000
-            return
-                "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+            XSDDateTime.string(from: date, precision: .milliseconds)
         }
 
-        /// Parses `yyyy-MM-dd`, optionally followed by `THH:mm[:ss[.fraction]]` and `Z` or an
-        /// offset (`+01:00`, `+0100`); no zone means UTC. A date in the year 9999 or later
-        /// returns `nil` ("never").
+        /// Parses an ISO 8601 date and time (`Z`, an offset, or no zone for UTC), or a date
+        /// alone (midnight UTC). A date in the year 9999 or later returns `nil` ("never").
         static func parse(_ text: String, path: String) throws(HeraldError) -> Date? {
-            guard let parsed = parseComponents(Array(text.utf8)) else {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let dateAlone = trimmed.utf8.count == 10 ? XSDDateTime.date(from: trimmed + "T00:00:00Z") : nil
+            guard let date = XSDDateTime.date(from: trimmed) ?? dateAlone else {
                 throw .badRequest("\(path): expected an ISO 8601 date and time such as 2030-01-31T12:00:00Z")
             }
-            if parsed.year >= 9999 { return nil }
-            return parsed.date
-        }
-
-        private static func parseComponents(_ bytes: [UInt8]) -> (year: Int, date: Date)? {
-            var index = 0
-            func digits(_ count: Int) -> Int? {
-                guard index + count <= bytes.count else { return nil }
-                var value = 0
-                for byte in bytes[index..<index + count] {
-                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
-                }
-                index += count
-                return value
-            }
-            func take(_ byte: UInt8) -> Bool {
-                guard index < bytes.count, bytes[index] == byte else { return false }
-                index += 1
-                return true
-            }
-
-            guard let year = digits(4), take(UInt8(ascii: "-")), let month = digits(2), take(UInt8(ascii: "-")),
-                let day = digits(2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
-            else { return nil }
-            var seconds = Double(days(fromYear: year, month: month, day: day)) * 86_400
-
-            if index < bytes.count,
-                bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t")
-                    || bytes[index] == UInt8(ascii: " ")
-            {
-                index += 1
-                guard let hour = digits(2), take(UInt8(ascii: ":")), let minute = digits(2),
-                    (0...23).contains(hour), (0...59).contains(minute)
-                else { return nil }
-                seconds += Double(hour * 3600 + minute * 60)
-                if take(UInt8(ascii: ":")) {
-                    guard let second = digits(2), (0...60).contains(second) else { return nil }
-                    seconds += Double(second)
-                    if take(UInt8(ascii: ".")) || take(UInt8(ascii: ",")) {
-                        var scale = 0.1
-                        var any = false
-                        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
-                            seconds += Double(bytes[index] - UInt8(ascii: "0")) * scale
-                            scale /= 10
-                            index += 1
-                            any = true
-                        }
-                        guard any else { return nil }
-                    }
-                }
-                if take(UInt8(ascii: "Z")) || take(UInt8(ascii: "z")) {
-                    // UTC
-                } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-                    let sign: Double = bytes[index] == UInt8(ascii: "+") ? 1 : -1
-                    index += 1
-                    guard let offsetHours = digits(2), offsetHours <= 23 else { return nil }
-                    _ = take(UInt8(ascii: ":"))
-                    let offsetMinutes = index < bytes.count ? digits(2) : 0
-                    guard let offsetMinutes, offsetMinutes <= 59 else { return nil }
-                    seconds -= sign * Double(offsetHours * 3600 + offsetMinutes * 60)
-                }
-            }
-            guard index == bytes.count else { return nil }
-            return (year, Date(timeIntervalSince1970: seconds))
-        }
-
-        private static func daysIn(month: Int, year: Int) -> Int {
-            switch month {
-            case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-            case 4, 6, 9, 11: 30
-            default: 31
-            }
-        }
-
-        /// Days since 1970-01-01 of a proleptic Gregorian date.
-        private static func days(fromYear year: Int, month: Int, day: Int) -> Int64 {
-            let y = Int64(month <= 2 ? year - 1 : year)
-            let era = (y >= 0 ? y : y - 399) / 400
-            let yearOfEra = y - era * 400
-            let m = Int64(month)
-            let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-            let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-            return era * 146_097 + dayOfEra - 719_468
-        }
-
-        private static func civil(fromDays daysSinceEpoch: Int64) -> (year: Int, month: Int, day: Int) {
-            let z = daysSinceEpoch + 719_468
-            let era = (z >= 0 ? z : z - 146_096) / 146_097
-            let dayOfEra = z - era * 146_097
-            let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-            let mp = (5 * dayOfYear + 2) / 153
-            let day = dayOfYear - (153 * mp + 2) / 5 + 1
-            let month = mp < 10 ? mp + 3 : mp - 9
-            let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-            return (Int(year), Int(month), Int(day))
-        }
-
-        private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int) {
-            var quotient = value / divisor
-            var remainder = value % divisor
-            if remainder < 0 {
-                quotient -= 1
-                remainder += divisor
-            }
-            return (quotient, Int(remainder))
-        }
-
-        private static func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+            return date >= neverFrom ? nil : date
         }
     }
 }

@@ -116,6 +116,8 @@ extension NotificationContent {
 
     // MARK: Encoding
 
+    /// Every payload's JSON: sorted keys (encoders do not promise to keep the order of keys, so
+    /// equal payloads encode to equal bytes) and unescaped slashes.
     static func encodeJSON(_ value: some Encodable) throws(HeraldError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

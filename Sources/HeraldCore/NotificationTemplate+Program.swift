@@ -193,25 +193,7 @@ extension NotificationTemplate {
             output += value
             return
         }
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&apos;"
-            case "\r": output += "&#13;"
-            case "\t" where inAttribute: output += "&#9;"
-            case "\n" where inAttribute: output += "&#10;"
-            case "\t", "\n": output.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
-                    output.unicodeScalars.append("\u{FFFD}")
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
+        XMLWriter.escape(value, inAttribute: inAttribute, replacingInvalidWith: "\u{FFFD}", into: &output)
     }
 
     /// A value for plain text: control characters (other than tab) become spaces.

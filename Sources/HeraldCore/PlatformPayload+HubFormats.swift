@@ -288,14 +288,7 @@ extension PlatformPayload {
     }
 
     private static func encode(_ value: JSONValue) throws(HeraldError) -> Data {
-        let encoder = JSONEncoder()
-        // Sorted: encoders do not promise to keep the order of keys; equal messages encode equally.
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return try encoder.encode(value)
-        } catch {
-            throw HeraldError(code: .internalError, message: "could not encode the notification payload")
-        }
+        try NotificationContent.encodeJSON(value)
     }
 
     // MARK: WNS

@@ -116,6 +116,23 @@ package struct XMLWriter: Sendable {
     }
 
     private static func escape(_ text: String, inAttribute: Bool, into output: inout String) throws(InvalidCharacter) {
+        if let invalid = escape(text, inAttribute: inAttribute, replacingInvalidWith: "\u{FFFD}", into: &output) {
+            throw InvalidCharacter(scalar: invalid)
+        }
+    }
+
+    /// Appends `text` escaped as XML character data or an attribute value: `& < > " '` as
+    /// entities; carriage return, and in attributes tab and newline, as character references
+    /// (a parser would normalise them away). A character XML 1.0 cannot carry is appended as
+    /// `replacement`; the first such character is returned (`nil` when there was none).
+    @discardableResult
+    package static func escape(
+        _ text: String,
+        inAttribute: Bool,
+        replacingInvalidWith replacement: Unicode.Scalar,
+        into output: inout String
+    ) -> Unicode.Scalar? {
+        var invalid: Unicode.Scalar?
         for scalar in text.unicodeScalars {
             switch scalar {
             case "&": output += "&amp;"
@@ -130,10 +147,13 @@ package struct XMLWriter: Sendable {
             case "\t", "\n": output.unicodeScalars.append(scalar)
             default:
                 if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
-                    throw InvalidCharacter(scalar: scalar)
+                    if invalid == nil { invalid = scalar }
+                    output.unicodeScalars.append(replacement)
+                } else {
+                    output.unicodeScalars.append(scalar)
                 }
-                output.unicodeScalars.append(scalar)
             }
         }
+        return invalid
     }
 }

@@ -313,7 +313,7 @@ struct InstallationJSONTests {
             updatedAt: Date(timeIntervalSince1970: 1_746_093_600)
         )
         let expected = #"""
-            {"expirationTime":"2030-01-01T00:00:00.250Z","installationId":"device-1","lastUpdate":"2025-05-01T10:00:00.000Z","platform":"fcmv1","pushChannel":"fcm-token","pushChannelExpired":false,"pushVariables":{"name":"Alice"},"tags":["sports","news"],"templates":{"a":{"body":"{}"},"b":{"body":"{\"m\":\"$(m)\"}","expiry":"$(exp)","headers":{"a":"2","z":"1"},"tags":["t"]}},"userId":"alice@example.com"}
+            {"expirationTime":"2030-01-01T00:00:00.25Z","installationId":"device-1","lastUpdate":"2025-05-01T10:00:00Z","platform":"fcmv1","pushChannel":"fcm-token","pushChannelExpired":false,"pushVariables":{"name":"Alice"},"tags":["sports","news"],"templates":{"a":{"body":"{}"},"b":{"body":"{\"m\":\"$(m)\"}","expiry":"$(exp)","headers":{"a":"2","z":"1"},"tags":["t"]}},"userId":"alice@example.com"}
             """#
         #expect(String(decoding: installation.wireJSON(), as: UTF8.self) == expected)
 
@@ -325,7 +325,7 @@ struct InstallationJSONTests {
         installation.userId = nil
         #expect(
             String(decoding: installation.wireJSON(), as: UTF8.self)
-                == #"{"expirationTime":"9999-12-31T23:59:59.9999999Z","installationId":"device-1","lastUpdate":"2025-05-01T10:00:00.000Z","platform":"gcm","pushChannel":"fcm-token","pushChannelExpired":false}"#
+                == #"{"expirationTime":"9999-12-31T23:59:59.9999999Z","installationId":"device-1","lastUpdate":"2025-05-01T10:00:00Z","platform":"gcm","pushChannel":"fcm-token","pushChannelExpired":false}"#
         )
     }
 

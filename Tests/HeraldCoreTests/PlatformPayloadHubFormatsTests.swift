@@ -124,9 +124,15 @@ struct PlatformPayloadHubFormatsTests {
         }
     }
 
+    @Test func fcmV1BareMessageObjectIsAccepted() throws {
+        // Some clients send the message without its {"message": …} wrapper.
+        let payload = try native(.fcm, #"{"notification":{"title":"T"},"data":{"k":"v"}}"#)
+        #expect(text(payload) == #"{"data":{"k":"v"},"notification":{"title":"T"}}"#)
+    }
+
     @Test func fcmV1Refusals() {
         expectError(.badRequest, containing: "no 'message'") { () throws(HeraldError) in
-            try native(.fcm, #"{"notification":{"title":"T"}}"#)
+            try native(.fcm, #"{"notification":{"title":"T"},"priority":"high"}"#)
         }
         expectError(.badRequest, containing: "JSON object") { () throws(HeraldError) in try native(.fcm, "not json") }
         expectError(.badRequest, containing: "must be a string") { () throws(HeraldError) in
