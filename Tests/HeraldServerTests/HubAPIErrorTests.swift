@@ -50,6 +50,18 @@ import Testing
         }
     }
 
+    /// Feedback containers and import/export jobs are not offered: a clear 404 in the hub's
+    /// format, after the same authorization as any Manage operation.
+    @Test func whatIsNotOfferedSaysSo() async throws {
+        try await HubTestServer.withServer { server in
+            for (method, path) in [(WireMethod.GET, "feedbackcontainer"), (.POST, "jobs"), (.GET, "jobs"), (.GET, "jobs/1")] {
+                let detail = expectHubError(try await server.wire(method, "/\(Self.hub)/\(path)?\(Self.version)"), 404)
+                #expect(detail.contains("GET /{hub}/messages/{id}"))
+                expectHubError(try await server.wire(method, "/\(Self.hub)/\(path)?\(Self.version)", auth: .listen), 403)
+            }
+        }
+    }
+
     @Test func malformedSignatures() async throws {
         try await HubTestServer.withServer { server in
             let path = "/\(Self.hub)/registrations?\(Self.version)"

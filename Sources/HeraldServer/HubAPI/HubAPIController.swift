@@ -57,6 +57,20 @@ public struct HubAPIController: Sendable {
         hub.get("messages/{id}", use: notificationDetails)
         hub.post("schedulednotifications", use: schedule)
         hub.delete("schedulednotifications/{id}", use: cancelScheduled)
+
+        // What the cloud hub offers on its higher tiers and Herald answers otherwise.
+        hub.get("feedbackcontainer", use: notOffered)
+        hub.get("jobs", use: notOffered)
+        hub.post("jobs", use: notOffered)
+        hub.get("jobs/{id}", use: notOffered)
+    }
+
+    /// PNS feedback containers and import/export jobs: a clear 404 saying what to use instead.
+    @Sendable func notOffered(request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try await authorize(request, context: context, right: .manage)
+        throw HeraldError.notFound(
+            "Herald offers no feedback containers or import/export jobs: each notification's outcome is at GET /{hub}/messages/{id}, dead channels are removed as the push service reports them, and registrations and installations can be listed page by page"
+        )
     }
 
     // MARK: Authorization
