@@ -16,7 +16,9 @@ import Synchronization
 /// stores.
 public final class HubRegistry: Service, Sendable {
     /// The push providers of a hub: the server's own for platforms the hub has no
-    /// credentials for, and ones made from the hub's credentials for the others.
+    /// credentials for, and ones made from the hub's credentials for the others. The
+    /// registry shuts the latter down when the hub's credentials change and at shutdown;
+    /// the server's own are the server's to shut down.
     public typealias ProviderFactory = @Sendable (HubDefinition) async throws -> [any PushProvider]
 
     public let catalog: HubCatalog
@@ -31,6 +33,8 @@ public final class HubRegistry: Service, Sendable {
         /// When the hub was created: a hub deleted and created again under the same name is
         /// another hub, with another store.
         var createdAt: Date
+        /// The providers made from the hub's own credentials.
+        var owned: [any PushProvider]
 
         func serves(_ definition: HubDefinition) -> Bool {
             credentials == definition.credentials && createdAt == definition.createdAt
@@ -93,6 +97,7 @@ public final class HubRegistry: Service, Sendable {
                         return current.hub
                     }
                     if state.hubs[name]?.hub !== opened.hub {
+                        if let replaced = state.hubs[name] { Self.retire(replaced.owned, logger: logger) }
                         state.hubs[name] = opened
                         if let started = state.started { started.yield((name, opened.hub)) } else { state.pending.append((name, opened.hub)) }
                     }
@@ -129,8 +134,20 @@ public final class HubRegistry: Service, Sendable {
         return OpenHub(
             hub: Hub(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger),
             credentials: definition.credentials,
-            createdAt: definition.createdAt
+            createdAt: definition.createdAt,
+            owned: providers.filter { definition.credentials.isConfigured($0.platform) }
         )
+    }
+
+    /// Shuts down the providers of a hub that was opened anew, once the sends its old worker
+    /// still has in flight had time to end.
+    private static func retire(_ providers: [any PushProvider], logger: Logger) {
+        guard !providers.isEmpty else { return }
+        Task.detached {
+            try? await Task.sleep(for: .seconds(30))
+            for provider in providers { try? await provider.shutdown() }
+            logger.debug("Shut down the providers of replaced hub credentials", metadata: ["herald.count": "\(providers.count)"])
+        }
     }
 
     /// Opens every hub in the catalog, then runs their delivery workers (and those of hubs
@@ -167,11 +184,14 @@ public final class HubRegistry: Service, Sendable {
         }
         let hubs = state.withLock { state in
             state.closed = true
-            return state.hubs.values.map(\.hub)
+            return Array(state.hubs.values)
         }
         // Closing must not be cut short by the cancellation that ends the service.
         await Task.detached {
-            for hub in hubs { try? await hub.store.close() }
+            for open in hubs {
+                for provider in open.owned { try? await provider.shutdown() }
+                try? await open.hub.store.close()
+            }
         }.value
     }
 }
