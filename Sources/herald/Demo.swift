@@ -10,11 +10,13 @@ import ServiceLifecycle
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the notify-users flow once, offline, and show what every simulated device received.",
+        abstract: "Run the notify-users, hub API, secure-push and rich-push flows once, offline, and show what every simulated device received.",
         discussion: """
-            Starts Herald, the APNs and FCM emulators and three simulated devices in this process:
-            alice's iPhone and Android phone and bob's iPhone. The devices sign in, register through the
-            app backend's HTTP API, and bob notifies alice. Nothing is kept unless --data-dir is given.
+            Starts Herald and the four push-service emulators in this process. alice's and bob's devices
+            sign in and register through the app backend's HTTP API, and bob notifies alice; a backend
+            written for the cloud hub keeps erin's devices as installations in a hub and sends them one
+            template notification through the hub REST API; dave sends carol a secure and a rich
+            notification. Nothing is kept unless --data-dir is given.
             """
     )
 
@@ -43,10 +45,15 @@ struct Demo: AsyncParsableCommand {
         }
         var server = try runtime.serverConfiguration()
         server.port = 0
+        let catalog = HubCatalog(dataDirectory: directory)
+        let registry = HubRegistry(catalog: catalog, logger: logger) { definition in
+            try runtime.providers(for: definition, logger: logger)
+        }
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
             hub: runtime.hub,
             configuration: server,
+            hubs: registry,
             services: runtime.services,
             onServerRunning: { port in portContinuation.yield(port) },
             logger: logger
@@ -57,12 +64,66 @@ struct Demo: AsyncParsableCommand {
             var ports = portStream.makeAsyncIterator()
             guard let port = await ports.next() else { return }
             let base = URL(string: "http://127.0.0.1:\(port)")!
-            try await Self.script(base: base, apns: apns, fcm: fcm, topic: configuration.emulatorTopic)
-            try await Self.secureAndRich(base: base, apns: apns, fcm: fcm, wns: wns, webPush: webPush, topic: configuration.emulatorTopic)
+            do {
+                try await Self.script(base: base, apns: apns, fcm: fcm, topic: configuration.emulatorTopic)
+                try await Self.hubAPI(base: base, catalog: catalog, apns: apns, fcm: fcm, topic: configuration.emulatorTopic)
+                try await Self.secureAndRich(base: base, apns: apns, fcm: fcm, wns: wns, webPush: webPush, topic: configuration.emulatorTopic)
+            } catch {
+                // Stop the server and close the stores before reporting what went wrong.
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                await runtime.shutdown()
+                throw error
+            }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
         await runtime.shutdown()
+    }
+
+    /// The hub REST API as a backend written for the cloud hub uses it: a connection string,
+    /// an installation with a template, a template send to a user, and its outcome.
+    static func hubAPI(base: URL, catalog: HubCatalog, apns: APNsEmulator, fcm: FCMEmulator, topic: String) async throws {
+        func step(_ text: String) { print("\n▸ \(text)") }
+        func line(_ text: String) { print("  \(text)") }
+
+        step("The hub REST API: `herald hub create demo`, then a backend uses the hub's connection string")
+        let definition = try catalog.create(name: "demo")
+        guard let full = catalog.connectionStrings(of: definition, endpoint: base.absoluteString + "/")
+            .first(where: { $0.rule == SharedAccessRule.defaultFullRuleName })
+        else { throw ValidationError("the new hub has no full-access rule") }
+        line(full.connectionString.replacingOccurrences(of: #"SharedAccessKey=.*"#, with: "SharedAccessKey=…", options: .regularExpression))
+        let client = try NotificationHubClient(connectionString: full.connectionString, hubName: "demo")
+
+        step("erin's iPhone and Android phone are installations with a template (PUT /demo/installations/{id})")
+        let erinIPhone = apns.registerDevice(topic: topic)
+        let erinAndroid = fcm.registerDevice()
+        let greetingOnIPhone = InstallationTemplate(body: #"{"aps":{"alert":"$(greeting), $(name)!"}}"#)
+        let greetingOnAndroid = InstallationTemplate(body: #"{"message":{"notification":{"title":"$(greeting)","body":"$(name), .(news,24)"}}}"#)
+        try await client.createOrUpdateInstallation(
+            Installation(id: "erin-iphone", platform: .apns, pushChannel: erinIPhone, userId: "erin", templates: ["greeting": greetingOnIPhone])
+        )
+        try await client.createOrUpdateInstallation(
+            Installation(id: "erin-android", platform: .fcm, pushChannel: erinAndroid, userId: "erin", templates: ["greeting": greetingOnAndroid])
+        )
+        let readBack = try await client.installation(id: "erin-iphone")
+        line("read right after the PUT: erin-iphone, user \(readBack?.userId ?? "?"), templates \(readBack?.templates.keys.sorted() ?? [])")
+
+        step("The backend sends one template notification to $UserId:{erin}; each device renders its own template")
+        let id = try await client.send(
+            .template(properties: ["greeting": "Hello", "name": "Erin", "news": "Your parcel left the warehouse this morning"]),
+            tagExpression: "$UserId:{erin}"
+        )
+        var details = try await client.notificationDetails(id: id)
+        for _ in 0..<100 where !["Completed", "Abandoned", "NoTargetFound"].contains(details.state.rawValue) {
+            try await Task.sleep(for: .milliseconds(50))
+            details = try await client.notificationDetails(id: id)
+        }
+        line("GET /demo/messages/\(id): \(details.state.rawValue), \(details.counts.total(.success)) Success")
+        for notification in apns.notifications(for: erinIPhone) { line("erin's iPhone    \(notification.payload)") }
+        for notification in fcm.notifications(for: erinAndroid) {
+            line("erin's Android   \(notification.payload.replacingOccurrences(of: notification.token, with: notification.token.prefix(12) + "…"))")
+        }
     }
 
     static func script(base: URL, apns: APNsEmulator, fcm: FCMEmulator, topic: String) async throws {
