@@ -13,13 +13,15 @@ extension HubCatalog {
     /// - Throws: ``HeraldError`` `unauthorized` (401) when the hub or the rule is unknown, the
     ///   signature matches neither key, the token expired or its `sr` does not cover the URL;
     ///   `forbidden` (403) when the rule lacks `right`.
+    /// - Returns: the hub's definition, as read for the check.
+    @discardableResult
     public func authorize(
         _ token: SharedAccessSignature,
         hub name: String,
         requestURL: String,
         right: AccessRight,
         now: Date
-    ) throws(HeraldError) {
+    ) throws(HeraldError) -> HubDefinition {
         guard let hub = try hub(named: name) else {
             throw .unauthorized("there is no hub named '\(name)'")
         }
@@ -44,6 +46,7 @@ extension HubCatalog {
             let rights = rule.sortedRights.map(\.rawValue).joined(separator: ", ")
             throw .forbidden("this operation requires the \(right.rawValue) right; rule \(rule.name) has \(rights)")
         }
+        return hub
     }
 
     /// The connection string of every rule of `hub` with `endpoint` (such as

@@ -58,17 +58,7 @@ extension HubAPIController {
             return accepted(record, request: request, hub: name, context: context)
         }
 
-        var payloads: [PlatformPayload] = []
-        var template: TemplateSend?
-        switch format {
-        case .native(let platform, let legacyGCM):
-            payloads = [try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)]
-        case .template:
-            template = TemplateSend(
-                properties: try Self.templateProperties(body),
-                templateName: request.header("ServiceBusNotification-TemplateName")
-            )
-        }
+        let (payloads, template) = try content(format: format, body: body, request: request)
 
         if request.hasQueryFlag("test") || request.header("ServiceBusNotification-TestSend")?.lowercased() == "true" {
             let result = try await hub.testSend(tagExpression: tags, payloads: payloads, template: template)
@@ -89,12 +79,7 @@ extension HubAPIController {
             return .xml(outcome.xml(), status: .created, headers: headers)
         }
 
-        let record: NotificationRecord
-        if let template {
-            record = try await hub.enqueueTemplate(tagExpression: tags, send: template)
-        } else {
-            record = try await hub.enqueue(tagExpression: tags, payloads: payloads)
-        }
+        let record = try await Self.enqueue(payloads, template: template, tags: tags, at: nil, on: hub)
         return accepted(record, request: request, hub: name, context: context)
     }
 
@@ -125,7 +110,11 @@ extension HubAPIController {
     @Sendable func schedule(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .send)
         // Ignoring `?direct` here would turn a send meant for one handle into a broadcast.
-        guard !request.hasQueryFlag("direct") else { throw HeraldError.badRequest("a scheduled send cannot be direct: schedule a send to a tag such as $InstallationId:{id}, or send directly without a schedule") }
+        guard !request.hasQueryFlag("direct") else {
+            throw HeraldError.badRequest(
+                "a scheduled send cannot be direct: schedule a send to a tag such as $InstallationId:{id}, or send directly without a schedule"
+            )
+        }
         let format = try Format(header: request.header("ServiceBusNotification-Format"))
         guard let timeText = request.header("ServiceBusNotification-ScheduleTime") else {
             throw HeraldError.badRequest("ServiceBusNotification-ScheduleTime is required (UTC, yyyy-MM-ddTHH:mm:ss)")
@@ -133,15 +122,8 @@ extension HubAPIController {
         let at = try Self.scheduleTime(timeText)
         let body = try await request.bodyData(limit: Self.maxBodyBytes)
         let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
-        let record: NotificationRecord
-        switch format {
-        case .native(let platform, let legacyGCM):
-            let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)
-            record = try await hub.enqueue(tagExpression: tags, payloads: [payload], scheduledAt: at)
-        case .template:
-            let send = TemplateSend(properties: try Self.templateProperties(body), templateName: request.header("ServiceBusNotification-TemplateName"))
-            record = try await hub.enqueueTemplate(tagExpression: tags, send: send, scheduledAt: at)
-        }
+        let (payloads, template) = try content(format: format, body: body, request: request)
+        let record = try await Self.enqueue(payloads, template: template, tags: tags, at: at, on: hub)
         context.logger.info("Notification scheduled", metadata: ["herald.notification.id": "\(record.id)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/schedulednotifications/\(record.id)?api-version=\(Self.apiVersion)"
@@ -169,6 +151,34 @@ extension HubAPIController {
     }
 
     // MARK: Helpers
+
+    /// What a send to tags carries: the native payload, or the template send's properties
+    /// (and the one template to use, `ServiceBusNotification-TemplateName`).
+    private func content(format: Format, body: Data, request: Request) throws -> (payloads: [PlatformPayload], template: TemplateSend?) {
+        switch format {
+        case .native(let platform, let legacyGCM):
+            return ([try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)], nil)
+        case .template:
+            let send = TemplateSend(
+                properties: try Self.templateProperties(body),
+                templateName: request.header("ServiceBusNotification-TemplateName")
+            )
+            return ([], send)
+        }
+    }
+
+    private static func enqueue(
+        _ payloads: [PlatformPayload],
+        template: TemplateSend?,
+        tags: String?,
+        at scheduledAt: Date?,
+        on hub: Hub
+    ) async throws -> NotificationRecord {
+        if let template {
+            return try await hub.enqueueTemplate(tagExpression: tags, send: template, scheduledAt: scheduledAt)
+        }
+        return try await hub.enqueue(tagExpression: tags, payloads: payloads, scheduledAt: scheduledAt)
+    }
 
     private func accepted(_ record: NotificationRecord, request: Request, hub: String, context: AppRequestContext) -> Response {
         context.logger.info("Notification accepted", metadata: ["herald.notification.id": "\(record.id)"])

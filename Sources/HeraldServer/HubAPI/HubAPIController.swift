@@ -84,12 +84,10 @@ public struct HubAPIController: Sendable {
             )
         }
         let token = try SharedAccessSignature(parsing: header)
-        try registry.catalog.authorize(token, hub: name, requestURL: requestURL(request), right: right, now: now())
-        try limiter.admit(name)
-        guard let hub = try await registry.hub(named: name) else {
-            throw HeraldError.notFound("no hub named '\(name)'")
-        }
-        return (name, hub)
+        // One read of the hub's definition serves the check and the lookup of its engine.
+        let definition = try registry.catalog.authorize(token, hub: name, requestURL: requestURL(request), right: right, now: now())
+        try limiter.admit(definition.name)
+        return (name, try await registry.hub(for: definition))
     }
 
     func host(_ request: Request) -> String {

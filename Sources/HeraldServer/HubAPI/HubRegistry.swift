@@ -67,6 +67,12 @@ public final class HubRegistry: Service, Sendable {
     /// set-credentials`), its providers are made anew and its worker restarted.
     public func hub(named requested: String) async throws -> Hub? {
         guard let definition = try catalog.hub(named: requested) else { return nil }
+        return try await hub(for: definition)
+    }
+
+    /// The engine of the hub `definition` describes (as just read from the catalog), opened
+    /// if needed, or opened anew when its credentials changed or it was created again.
+    public func hub(for definition: HubDefinition) async throws -> Hub {
         // Names are looked up case-insensitively; the definition's spelling is the key.
         let name = definition.name
         enum Next {

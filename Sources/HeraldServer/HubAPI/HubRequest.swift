@@ -18,6 +18,9 @@ struct HubThrottled: Error {
 struct HubErrorMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
+    static let trackingID = HTTPField.Name("TrackingId")!
+    static let correlationID = HTTPField.Name("x-ms-correlation-request-id")!
+
     func handle(
         _ request: Request,
         context: AppRequestContext,
@@ -26,8 +29,8 @@ struct HubErrorMiddleware: RouterMiddleware {
         let trackingID = UUID().uuidString.lowercased()
         do {
             var response = try await next(request, context)
-            response.headers[HTTPField.Name("TrackingId")!] = trackingID
-            response.headers[HTTPField.Name("x-ms-correlation-request-id")!] = trackingID
+            response.headers[Self.trackingID] = trackingID
+            response.headers[Self.correlationID] = trackingID
             return response
         } catch {
             let status: Int
@@ -54,8 +57,8 @@ struct HubErrorMiddleware: RouterMiddleware {
             let timestamp = ISO8601DateFormatter().string(from: Date())
             let document = HubErrorDocument(status: status, detail: "\(detail). TrackingId:\(trackingID),TimeStamp:\(timestamp)")
             headers[.contentType] = "application/xml; charset=utf-8"
-            headers[HTTPField.Name("TrackingId")!] = trackingID
-            headers[HTTPField.Name("x-ms-correlation-request-id")!] = trackingID
+            headers[Self.trackingID] = trackingID
+            headers[Self.correlationID] = trackingID
             return Response(
                 status: .init(code: status),
                 headers: headers,
