@@ -137,7 +137,8 @@ extension Request {
         let buffer: ByteBuffer
         do {
             buffer = try await body.collect(upTo: limit)
-        } catch {
+        } catch is NIOTooManyBytesError {
+            // Only an oversized body is a 413; a connection that breaks is not the client's payload.
             throw HeraldError.payloadTooLarge("the request body is larger than the hub accepts (\(limit / 1024) KB)")
         }
         return Data(buffer.readableBytesView)
