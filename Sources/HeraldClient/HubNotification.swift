@@ -40,13 +40,7 @@ public struct HubNotification: Sendable, Hashable {
 
         /// The platform a native format is delivered on; `nil` for `template` and unknown formats.
         public var platform: Platform? {
-            switch rawValue.lowercased() {
-            case "apple": .apns
-            case "fcmv1", "gcm": .fcm
-            case "windows": .wns
-            case "browser": .webpush
-            default: nil
-            }
+            (try? HubFormat(parsing: rawValue))?.platform
         }
     }
 

@@ -193,11 +193,12 @@ struct HubWireDocumentTests {
     }
 
     @Test func outcomeNamesPlatformsAsTheService() {
-        #expect(NotificationOutcome.applicationPlatform(.apns) == "apple")
-        #expect(NotificationOutcome.applicationPlatform(.fcm) == "fcmv1")
-        #expect(NotificationOutcome.applicationPlatform(.fcm, legacyGCM: true) == "gcm")
-        #expect(NotificationOutcome.applicationPlatform(.wns) == "windows")
-        #expect(NotificationOutcome.applicationPlatform(.webpush) == "browser")
+        #expect(HubFormat.native(.apns).name == "apple")
+        #expect(HubFormat.native(.fcm).name == "fcmv1")
+        #expect(HubFormat.native(.fcm, legacyGCM: true).name == "gcm")
+        #expect(HubFormat.native(.wns).name == "windows")
+        #expect(HubFormat.native(.webpush).name == "browser")
+        #expect(HubFormat.template.name == "template")
     }
 
     @Test func outcomeNeedsItsCounts() {

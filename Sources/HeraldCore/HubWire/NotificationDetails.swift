@@ -108,7 +108,7 @@ public struct NotificationDetails: Sendable, Hashable {
         xml.element("NotificationBody", ifPresent: body)
         xml.element("Tags", ifPresent: tags)
         if !targetPlatforms.isEmpty {
-            xml.element("TargetPlatforms", targetPlatforms.map(Self.wireName).joined(separator: ","))
+            xml.element("TargetPlatforms", targetPlatforms.map { HubFormat.native($0).name }.joined(separator: ","))
         }
         writeCounts(.apns, as: "ApnsOutcomeCounts", into: &xml)
         writeCounts(.wns, as: "WnsOutcomeCounts", into: &xml)
@@ -182,16 +182,6 @@ public struct NotificationDetails: Sendable, Hashable {
             counts: counts,
             pnsErrorDetailsUri: root.nonEmptyValue("PnsErrorDetailsUri")
         )
-    }
-
-    /// A platform as the hub API's formats name it.
-    static func wireName(_ platform: Platform) -> String {
-        switch platform {
-        case .apns: "apple"
-        case .fcm: "fcmv1"
-        case .wns: "windows"
-        case .webpush: "browser"
-        }
     }
 
     private func writeCounts(_ platform: Platform, as name: String, into xml: inout WireXMLWriter) {

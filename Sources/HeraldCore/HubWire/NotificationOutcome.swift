@@ -16,7 +16,7 @@ public struct NotificationOutcome: Sendable, Hashable {
     /// The outcome for one device.
     public struct Result: Sendable, Hashable {
         /// The platform as the hub API names it: `apple`, `gcm`, `fcmv1`, `windows`, `browser`
-        /// (see ``NotificationOutcome/applicationPlatform(_:legacyGCM:)``).
+        /// (see ``HubFormat/name``).
         public var platform: String
         public var pnsHandle: String
         public var registrationId: String
@@ -38,12 +38,6 @@ public struct NotificationOutcome: Sendable, Hashable {
         self.success = success
         self.failure = failure
         self.results = results
-    }
-
-    /// A platform's `ApplicationPlatform` name: `apple`, `fcmv1` (`gcm` for a legacy GCM
-    /// registration), `windows`, `browser`.
-    public static func applicationPlatform(_ platform: Platform, legacyGCM: Bool = false) -> String {
-        platform == .fcm && legacyGCM ? "gcm" : NotificationDetails.wireName(platform)
     }
 
     /// The document, as the service sends it. `Results` is always present, empty or not.

@@ -9,39 +9,9 @@ import NIOCore
 /// Sends: native or template, to tags, to everyone, to handles directly, as a test, or at a
 /// scheduled time; and what became of each.
 extension HubAPIController {
-    /// What `ServiceBusNotification-Format` names.
-    enum Format: Equatable {
-        case native(Platform, legacyGCM: Bool)
-        case template
-
-        init(header: String?) throws {
-            guard let header, !header.isEmpty else {
-                throw HeraldError.badRequest(
-                    "ServiceBusNotification-Format is required: apple, fcmv1, gcm, windows, browser or template"
-                )
-            }
-            switch header.lowercased() {
-            case "apple": self = .native(.apns, legacyGCM: false)
-            case "fcmv1": self = .native(.fcm, legacyGCM: false)
-            case "gcm", "fcm": self = .native(.fcm, legacyGCM: true)
-            case "windows": self = .native(.wns, legacyGCM: false)
-            case "browser": self = .native(.webpush, legacyGCM: false)
-            case "template": self = .template
-            case "windowsphone", "adm", "baidu", "xiaomi", "nokiax":
-                throw HeraldError.badRequest(
-                    "format '\(header)' is a push service Herald does not deliver to; use apple, fcmv1, gcm, windows, browser or template"
-                )
-            default:
-                throw HeraldError.badRequest(
-                    "unknown ServiceBusNotification-Format '\(header)'; use apple, fcmv1, gcm, windows, browser or template"
-                )
-            }
-        }
-    }
-
     @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .send)
-        let format = try Format(header: request.header("ServiceBusNotification-Format"))
+        let format = try HubFormat(parsing: request.header("ServiceBusNotification-Format"))
         let body = try await request.bodyData(limit: Self.maxBodyBytes)
         let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
 
@@ -67,7 +37,7 @@ extension HubAPIController {
                 failure: result.results.filter { $0.outcome != .success }.count,
                 results: result.results.map { item in
                     NotificationOutcome.Result(
-                        platform: NotificationOutcome.applicationPlatform(item.registration.platform, legacyGCM: item.registration.legacyGCM),
+                        platform: HubFormat.native(item.registration.platform, legacyGCM: item.registration.legacyGCM).name,
                         pnsHandle: item.registration.handle,
                         registrationId: item.registration.id,
                         outcome: item.outcome.rawValue
@@ -87,7 +57,7 @@ extension HubAPIController {
     /// `multipart/mixed` with a `notification` part and a `devices` part (a JSON array).
     @Sendable func sendBatch(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .send)
-        guard case .native(let platform, let legacyGCM) = try Format(header: request.header("ServiceBusNotification-Format")) else {
+        guard case .native(let platform, let legacyGCM) = try HubFormat(parsing: request.header("ServiceBusNotification-Format")) else {
             throw HeraldError.badRequest("a batch send carries a native payload: format template cannot be sent directly")
         }
         let body = try await request.bodyData(limit: Self.maxBodyBytes + 128 * 1024)
@@ -115,7 +85,7 @@ extension HubAPIController {
                 "a scheduled send cannot be direct: schedule a send to a tag such as $InstallationId:{id}, or send directly without a schedule"
             )
         }
-        let format = try Format(header: request.header("ServiceBusNotification-Format"))
+        let format = try HubFormat(parsing: request.header("ServiceBusNotification-Format"))
         guard let timeText = request.header("ServiceBusNotification-ScheduleTime") else {
             throw HeraldError.badRequest("ServiceBusNotification-ScheduleTime is required (UTC, yyyy-MM-ddTHH:mm:ss)")
         }
@@ -154,7 +124,7 @@ extension HubAPIController {
 
     /// What a send to tags carries: the native payload, or the template send's properties
     /// (and the one template to use, `ServiceBusNotification-TemplateName`).
-    private func content(format: Format, body: Data, request: Request) throws -> (payloads: [PlatformPayload], template: TemplateSend?) {
+    private func content(format: HubFormat, body: Data, request: Request) throws -> (payloads: [PlatformPayload], template: TemplateSend?) {
         switch format {
         case .native(let platform, let legacyGCM):
             return ([try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)], nil)
