@@ -44,6 +44,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
     ],
     targets: [
         // Pure model: no NIO, no networking. Shared by the server and the app SDK. Crypto
@@ -168,7 +169,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // What more than one test target uses: running the Python interop scripts.
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: [.product(name: "Subprocess", package: "swift-subprocess")],
+            path: "Tests/HeraldTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -208,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
-                "HeraldCore", "HeraldTLS", "HeraldPush", "HeraldEmulator",
+                "HeraldCore", "HeraldTLS", "HeraldPush", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -222,7 +231,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldServer",
-                "HeraldEmulator", "HeraldClient", "HeraldRemoteHub",
+                "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -11,6 +11,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+import Subprocess
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -174,7 +175,7 @@ struct Bench: AsyncParsableCommand {
 
     /// Runs h2load against the APNs emulator with a valid provider token; returns requests/s.
     static func emulatorCeiling(requests: Int, logger: Logger) async throws -> Double? {
-        guard let h2load = which("h2load") else { return nil }
+        guard which("h2load") != nil else { return nil }
         return try await withRuntime(logger: logger) { (runtime) async throws -> Double? in
             guard let emulator = runtime.apnsEmulator else { return nil }
             let directory = runtime.configuration.dataDirectory
@@ -186,7 +187,7 @@ struct Bench: AsyncParsableCommand {
             try Data(#"{"aps":{"alert":"Benchmark"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
             let token = String(repeating: "ab", count: 32)
             print("\nceiling: h2load → APNs emulator, \(requests) requests, 4 connections × 100 streams…")
-            let output = try runProcess(h2load, [
+            let output = try await runProcess("h2load", [
                 "-n", "\(requests)", "-c", "4", "-m", "100", "-t", "1",
                 "-d", payload,
                 "-H", "authorization: \(authorization)",
@@ -293,17 +294,14 @@ struct Bench: AsyncParsableCommand {
         return nil
     }
 
-    static func runProcess(_ path: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    /// Runs the tool named `name` (found on `PATH`) with `arguments`; returns what it printed
+    /// on both streams.
+    static func runProcess(_ name: String, _ arguments: [String]) async throws -> String {
+        let result = try await Subprocess.run(
+            .name(name), arguments: Arguments(arguments),
+            output: .string(limit: 1 << 20), error: .string(limit: 1 << 20)
+        )
+        return result.standardOutput + result.standardError
     }
 }
 

@@ -2,94 +2,31 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldEmulator
+import HeraldTestSupport
 import HeraldTLS
 import Logging
 import Testing
 
 @testable import HeraldPush
 
-/// Runs the Python scripts in `Tests/Interop`, which use independent Web Push implementations
-/// from PyPI (http_ece, py_vapid, pywebpush, cryptography).
+/// The Python modules the Web Push scripts in `Tests/Interop` use: independent Web Push
+/// implementations from PyPI.
 enum WebPushInterop {
     static let modules = "http_ece, py_vapid, pywebpush, cryptography"
     static let install = "pip install http-ece py-vapid pywebpush cryptography"
-
-    static let scripts = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop")
-
-    /// Whether `python3` can import every module the scripts need.
-    static let isAvailable: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import \(modules)"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return false
-        }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
-
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs `python3 Tests/Interop/<script> arguments…` and waits for it without blocking a thread.
-    static func run(_ script: String, _ arguments: [String], in directory: URL) async throws -> Output {
-        let stdoutURL = directory.appendingPathComponent("\(script).stdout")
-        let stderrURL = directory.appendingPathComponent("\(script).stderr")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let stdout = try FileHandle(forWritingTo: stdoutURL)
-        let stderr = try FileHandle(forWritingTo: stderrURL)
-        defer {
-            try? stdout.close()
-            try? stderr.close()
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scripts.appendingPathComponent(script).path] + arguments
-        process.standardOutput = stdout
-        process.standardError = stderr
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        return Output(
-            status: status,
-            stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-        )
-    }
-
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-webpush-interop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
 }
 
 @Suite(
     "Web Push interop with Python implementations",
-    .enabled(
-        if: WebPushInterop.isAvailable,
-        "needs python3 with \(WebPushInterop.modules): \(WebPushInterop.install)"),
+    .enabled("needs python3 with \(WebPushInterop.modules): \(WebPushInterop.install)") {
+        await PythonInterop.canImport(WebPushInterop.modules)
+    },
     .timeLimit(.minutes(2))
 )
 struct WebPushInteropTests {
     @Test("http_ece decrypts what Herald encrypts, and py_vapid verifies Herald's VAPID token")
     func pythonDecryptsHerald() async throws {
-        let directory = try WebPushInterop.temporaryDirectory()
+        let directory = try PythonInterop.temporaryDirectory("herald-webpush-interop")
         defer { try? FileManager.default.removeItem(at: directory) }
 
         let userAgent = P256.KeyAgreement.PrivateKey()
@@ -121,7 +58,7 @@ struct WebPushInteropTests {
             try authorization.write(to: run.appendingPathComponent("authorization"), atomically: true, encoding: .utf8)
             try "https://push.example.net:8443".write(to: run.appendingPathComponent("audience"), atomically: true, encoding: .utf8)
 
-            let output = try await WebPushInterop.run("webpush_decrypt.py", [run.path], in: run)
+            let output = try await PythonInterop.run("webpush_decrypt.py", arguments: [run.path])
             try #require(output.status == 0, "webpush_decrypt.py failed: \(output.stderr)")
             let plaintext = try Data(contentsOf: run.appendingPathComponent("plaintext.bin"))
             #expect(plaintext == Data(text.utf8))
@@ -137,7 +74,7 @@ struct WebPushInteropTests {
 
     @Test("pywebpush sends to Herald's Web Push emulator, which decrypts and checks VAPID")
     func pywebpushSendsToTheEmulator() async throws {
-        let directory = try WebPushInterop.temporaryDirectory()
+        let directory = try PythonInterop.temporaryDirectory("herald-webpush-interop")
         defer { try? FileManager.default.removeItem(at: directory) }
         let authority = try CertificateAuthority.makeEphemeral()
         let caPath = directory.appendingPathComponent("ca.pem")
@@ -157,7 +94,7 @@ struct WebPushInteropTests {
                 try JSONEncoder().encode(subscription).write(to: file)
                 var arguments = ["--subscription", file.path, "--ca", caPath.path, "--message", message]
                 if let key { arguments += ["--vapid-key", key.path] }
-                let output = try await WebPushInterop.run("webpush_send.py", arguments + extra, in: directory)
+                let output = try await PythonInterop.run("webpush_send.py", arguments: arguments + extra)
                 try #require(output.status == 0, "webpush_send.py failed: \(output.stderr)")
                 return try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
             }

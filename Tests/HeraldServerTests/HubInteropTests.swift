@@ -4,6 +4,7 @@ import HeraldEmulator
 import HeraldHub
 import HeraldServer
 import HeraldStore
+import HeraldTestSupport
 import HeraldTLS
 import Testing
 
@@ -13,79 +14,9 @@ import Testing
 enum HubInterop {
     static let install = "pip install azure-notification-hub-unofficial notificationhubs-rest-python"
 
-    static let scripts = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop")
-
-    /// Whether `python3` can import `module`.
-    static func canImport(_ module: String) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import \(module)"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return false
-        }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
-    static let hasUnofficialClient = canImport("azure_notification_hub")
-    static let hasRESTSample = canImport("notificationhubs_rest_python")
-
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-
-        /// Both streams, for a failure message.
-        var transcript: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
-    }
-
-    /// Runs `python3 Tests/Interop/<script>` with `environment` added to this process's, and
-    /// waits for it without blocking a thread.
-    static func run(_ script: String, environment: [String: String], in directory: URL) async throws -> Output {
-        let stdoutURL = directory.appendingPathComponent("\(script).stdout")
-        let stderrURL = directory.appendingPathComponent("\(script).stderr")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let stdout = try FileHandle(forWritingTo: stdoutURL)
-        let stderr = try FileHandle(forWritingTo: stderrURL)
-        defer {
-            try? stdout.close()
-            try? stderr.close()
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scripts.appendingPathComponent(script).path]
-        // The scripts choose the CA themselves; no `__pycache__` is left in the source tree.
-        process.environment = ProcessInfo.processInfo.environment
-            .filter { !["REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE"].contains($0.key) }
-            .merging(environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }) { $1 }
-        process.standardOutput = stdout
-        process.standardError = stderr
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        return Output(
-            status: status,
-            stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-        )
-    }
-
     /// A temporary directory holding Herald's CA certificate (`ca.pem`), for `HERALD_CA_FILE`.
     static func directory(with server: HubTestServer) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-hub-interop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = try PythonInterop.temporaryDirectory("herald-hub-interop")
         try server.authority.certificatePEM.write(to: url.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
         return url
     }
@@ -137,9 +68,9 @@ struct HubInteropTests {
 
     @Test(
         "azure-notification-hub-unofficial: installations, sends, test send, outcome details, schedules, registrations",
-        .enabled(
-            if: HubInterop.hasUnofficialClient,
-            "needs python3 with azure_notification_hub: \(HubInterop.install)")
+        .enabled("needs python3 with azure_notification_hub: \(HubInterop.install)") {
+            await PythonInterop.canImport("azure_notification_hub")
+        }
     )
     func unofficialClient() async throws {
         try await HubTestServer.withServer { server in
@@ -156,7 +87,7 @@ struct HubInteropTests {
             environment["HERALD_WEBPUSH_ENDPOINT"] = subscription.endpoint
             environment["HERALD_WEBPUSH_P256DH"] = subscription.p256dh
             environment["HERALD_WEBPUSH_AUTH"] = subscription.auth
-            let output = try await HubInterop.run("hub_unofficial_client.py", environment: environment, in: directory)
+            let output = try await PythonInterop.run("hub_unofficial_client.py", environment: environment)
             try #require(output.status == 0, "hub_unofficial_client.py failed:\n\(output.transcript)")
 
             // The browser send and the test send reached the subscription; the native and the
@@ -189,9 +120,9 @@ struct HubInteropTests {
 
     @Test(
         "notificationhubs-rest-python: native, template, direct, scheduled and debug sends; a scheduled direct send and a wrong key refused",
-        .enabled(
-            if: HubInterop.hasRESTSample,
-            "needs python3 with notificationhubs_rest_python: \(HubInterop.install)")
+        .enabled("needs python3 with notificationhubs_rest_python: \(HubInterop.install)") {
+            await PythonInterop.canImport("notificationhubs_rest_python")
+        }
     )
     func restSample() async throws {
         try await HubTestServer.withServer { server in
@@ -222,7 +153,7 @@ struct HubInteropTests {
             var environment = HubInterop.environment(server, directory: directory, run: String(UUID().uuidString.prefix(8)).lowercased())
             environment["HERALD_APNS_DIRECT_TOKEN"] = direct
             environment["HERALD_APNS_DEBUG_TOKEN"] = debug
-            let output = try await HubInterop.run("hub_rest_sample.py", environment: environment, in: directory)
+            let output = try await PythonInterop.run("hub_rest_sample.py", environment: environment)
             try #require(output.status == 0, "hub_rest_sample.py failed:\n\(output.transcript)")
             let sent = try HubInterop.results(RESTSampleResults.self, in: directory)
 

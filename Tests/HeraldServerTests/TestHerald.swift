@@ -19,6 +19,9 @@ import Synchronization
 /// the temporary directory; their expiry follows ``clock``.
 struct TestHerald {
     static let topic = "com.example.tests"
+    /// One set of emulator credentials for every test: making an RSA key for each would spend
+    /// a fifth of the suite's CPU time, blocking the threads that the other tests run on.
+    static let sharedCredentials = Result { try EmulatorCredentials.makeEphemeral() }
     let directory: String
     let store: SQLiteStore
     let hub: Hub
@@ -42,7 +45,7 @@ struct TestHerald {
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
         let authority = try CertificateAuthority.makeEphemeral()
-        let credentials = try EmulatorCredentials.loadOrCreate(directory: directory + "/emulator")
+        let credentials = try sharedCredentials.get()
         var apnsConfiguration = APNsEmulator.Configuration(
             identity: try authority.issueServerIdentity(hosts: ["127.0.0.1"]),
             signingKeys: [credentials.apnsSigningKey]
