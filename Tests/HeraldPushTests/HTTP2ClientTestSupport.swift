@@ -1,3 +1,4 @@
+import Glibc
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -114,14 +115,43 @@ final class TCPRelay: Sendable {
     }
 }
 
-/// A port on 127.0.0.1 that nothing listens on (bound once, then closed).
-func closedPort() async throws -> Int {
-    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-        .bind(host: "127.0.0.1", port: 0)
-        .get()
-    let port = channel.localAddress?.port ?? 0
-    try await channel.close()
-    return port
+/// A port on 127.0.0.1 that refuses connections for as long as this value is open: a TCP
+/// socket bound to it that never listens. Holding the port keeps other tests, which bind
+/// port 0 in the same process, from being given it (a port bound and closed at once could
+/// be, and a test expecting a refusal would reach another test's server).
+final class RefusingPort {
+    private var descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
+            }
+        }
+        guard bound else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw IOError(errnoCode: code, reason: "bind")
+        }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { close() }
 }
 
 /// A minimal cleartext HTTP/2 server speaking raw frames, for what the emulator cannot be told

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldEmulator
 import HeraldTLS
+import HeraldTestSupport
 import Logging
 import NIOCore
 import Testing
@@ -136,7 +137,7 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             let client = try HTTP2Client(configuration: configuration)
             for _ in 0..<25 {
                 let first = await client.result(fixture.request(HTTP2Fixture.device))
-                #expect(first.status == 200, "\(first)")
+                try #require(first.status == 200, "\(first)")
             }
             #expect(client.connectionsOpened == 3)
             // A burst larger than what is left on a connection spills over to the next ones.
@@ -155,7 +156,7 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             configuration.maximumReconnectBackoff = .milliseconds(20)
             let client = try HTTP2Client(configuration: configuration)
             let first = await client.result(fixture.request(HTTP2Fixture.device))
-            #expect(first.status == 200, "\(first)")
+            try #require(first.status == 200, "\(first)")
 
             // Sends keep coming while the emulator says GOAWAY and closes.
             let results = try await withThrowingTaskGroup(of: [Result<HTTP2Client.Response, HTTP2ClientError>].self) { group in
@@ -166,7 +167,7 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
                         return results
                     }
                 }
-                while harness.emulator.acceptedCount < 200 { try await Task.sleep(for: .milliseconds(5)) }
+                try await eventually("the emulator accepts 200 requests") { harness.emulator.acceptedCount >= 200 }
                 try await harness.emulator.shutdown()
                 return try await group.reduce(into: []) { $0 += $1 }
             }
@@ -224,11 +225,11 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
             let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
             let first = await client.result(fixture.request(HTTP2Fixture.device))
-            #expect(first.status == 200, "\(first)")
+            try #require(first.status == 200, "\(first)")
 
             try await relay.hold()
             async let stuck = client.results(fixture.request(HTTP2Fixture.device), count: 20)
-            while fixture.harness.emulator.acceptedCount < 21 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the emulator accepts 21 requests") { fixture.harness.emulator.acceptedCount >= 21 }
             await relay.cutAll()
             let lost = await stuck
             #expect(lost.allSatisfy { $0.errorCode == .connectionClosed })
@@ -244,8 +245,9 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
     }
 
     @Test func aRefusedConnectionFailsAtOnceAndRetryably() async throws {
-        let port = try await closedPort()
-        var configuration = HTTP2Client.Configuration(host: "127.0.0.1", port: port)
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        var configuration = HTTP2Client.Configuration(host: "127.0.0.1", port: refusing.port)
         configuration.initialReconnectBackoff = .seconds(60)
         let client = try HTTP2Client(configuration: configuration)
         let request = HTTP2Client.Request(path: "/3/device/00", headers: [], body: ByteBuffer(string: "{}"))
@@ -276,7 +278,7 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
             let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
             let first = await client.result(fixture.request(HTTP2Fixture.device))
-            #expect(first.status == 200, "\(first)")
+            try #require(first.status == 200, "\(first)")
 
             try await relay.hold()
             let late = await client.result(fixture.request(HTTP2Fixture.device), timeout: .milliseconds(200))
@@ -298,11 +300,11 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
             let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
             let first = await client.result(fixture.request(HTTP2Fixture.device))
-            #expect(first.status == 200, "\(first)")
+            try #require(first.status == 200, "\(first)")
 
             try await relay.hold()
             let task = Task { await client.result(fixture.request(HTTP2Fixture.device), timeout: .minutes(10)) }
-            while fixture.harness.emulator.acceptedCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the emulator accepts 2 requests") { fixture.harness.emulator.acceptedCount >= 2 }
             task.cancel()
             #expect(await task.value.errorCode == .cancelled)
             try await relay.release()
@@ -328,7 +330,7 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             let silent = try await TCPRelay.start(targetPort: fixture.harness.emulator.port, held: true)
             let client = try HTTP2Client(configuration: try fixture.configuration(port: silent.port))
             let task = Task { await client.result(fixture.request(HTTP2Fixture.device), timeout: .seconds(20)) }
-            while silent.acceptedCount < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the relay accepts a connection") { silent.acceptedCount >= 1 }
             task.cancel()
             #expect(await task.value.errorCode == .cancelled)
             await client.shutdown()
@@ -341,14 +343,14 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
             let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
             let first = await client.result(fixture.request(HTTP2Fixture.device))
-            #expect(first.status == 200, "\(first)")
+            try #require(first.status == 200, "\(first)")
 
             // Twenty streams are in flight (answered, but the answers are held) when shutdown begins.
             try await relay.hold()
             async let inFlight = client.results(fixture.request(HTTP2Fixture.device), count: 20)
-            while fixture.harness.emulator.acceptedCount < 21 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the emulator accepts 21 requests") { fixture.harness.emulator.acceptedCount >= 21 }
             async let closed: Void = client.shutdown()
-            while !client.isShutDown { try await Task.sleep(for: .milliseconds(1)) }
+            try await eventually("the client is shut down", every: .milliseconds(1)) { client.isShutDown }
             let refused = await client.result(fixture.request(HTTP2Fixture.device))
             #expect(refused.errorCode == .shutDown)
             try await relay.release()
@@ -390,9 +392,11 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
     }
 
     @Test func theProviderReportsARefusedConnectionAsUnreachableAtOnce() async throws {
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
         try await APNsHarness.with { harness in
             var configuration = try harness.configuration(connections: 1)
-            configuration.endpoint = "https://127.0.0.1:\(try await closedPort())"
+            configuration.endpoint = "https://127.0.0.1:\(refusing.port)"
             // Only a refusal that fails at once can pass this suite's time limit.
             configuration.timeout = .seconds(600)
             try await harness.withProvider(configuration) { provider in

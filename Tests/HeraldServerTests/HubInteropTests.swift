@@ -45,16 +45,6 @@ enum HubInterop {
     static func results<T: Decodable>(_ type: T.Type, in directory: URL) throws -> T {
         try JSONDecoder().decode(type, from: Data(contentsOf: directory.appendingPathComponent("results.json")))
     }
-
-    /// Waits until `condition` holds, checking every 50 ms; fails after `seconds` (a bound on
-    /// a wait, not an assertion about how long delivery takes).
-    static func eventually(_ what: String, seconds: Int = 30, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw TestFailure("\(what): still not true after \(seconds) s") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
 }
 
 @Suite("Hub REST API interop with Python clients from PyPI", .timeLimit(.minutes(3)))
@@ -164,25 +154,25 @@ struct HubInteropTests {
                 HubInterop.canonicalJSON(#"{"aps":{"alert":"\#(text)"}}"#)
             }
             // Queued sends: the one with the wrong key delivered nothing.
-            try await HubInterop.eventually("the native APNs send") { !herald.apns.notifications(for: apple).isEmpty }
+            try await eventually("the native APNs send") { !herald.apns.notifications(for: apple).isEmpty }
             #expect(alerts(apple) == [alert(sent.apple)])
-            try await HubInterop.eventually("the template send") { !herald.apns.notifications(for: templated).isEmpty }
+            try await eventually("the template send") { !herald.apns.notifications(for: templated).isEmpty }
             #expect(alerts(templated) == [alert(sent.template)])
-            try await HubInterop.eventually("the direct send") { !herald.apns.notifications(for: direct).isEmpty }
+            try await eventually("the direct send") { !herald.apns.notifications(for: direct).isEmpty }
             #expect(alerts(direct) == [alert(sent.direct)])
-            try await HubInterop.eventually("the scheduled send") { !herald.apns.notifications(for: scheduled).isEmpty }
+            try await eventually("the scheduled send") { !herald.apns.notifications(for: scheduled).isEmpty }
             #expect(alerts(scheduled) == [alert(sent.scheduled)])
             // The debug send was delivered at once, before its answer.
             #expect(alerts(debug) == [alert(sent.debug)])
 
             // The legacy GCM body, translated for FCM v1.
-            try await HubInterop.eventually("the gcm send") { !herald.fcm.notifications(for: fcm).isEmpty }
+            try await eventually("the gcm send") { !herald.fcm.notifications(for: fcm).isEmpty }
             let message = try JSONDecoder().decode(JSONValue.self, from: Data(try #require(herald.fcm.notifications(for: fcm).first).payload.utf8))
             #expect(message["data"]?["message"] == .string(sent.gcm))
             #expect(herald.fcm.notifications(for: fcm).count == 1)
 
             // The toast, with the X-WNS-Type the client set.
-            try await HubInterop.eventually("the windows send") { !herald.wns.notifications(for: channel).isEmpty }
+            try await eventually("the windows send") { !herald.wns.notifications(for: channel).isEmpty }
             let toast = try #require(herald.wns.notifications(for: channel).first)
             #expect(toast.payload.contains(">\(sent.windows)</text>"))
             #expect(toast.headers["x-wns-type"] == "wns/toast")
