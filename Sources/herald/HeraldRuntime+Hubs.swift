@@ -9,36 +9,33 @@ import NIOSSL
 
 extension HeraldRuntime {
     /// The push providers of one hub: made from the hub's own credentials where it has
-    /// them (`herald hub set-credentials`), the server's otherwise, emulators included.
+    /// them (`herald hub set-credentials`), the server's otherwise, emulators included. A
+    /// hub's own credentials go to the endpoints, and trust the CAs, that the server's
+    /// settings name (`HERALD_APNS_ENDPOINT`, `HERALD_FCM_CA_FILE`, …).
     func providers(for definition: HubDefinition, logger: Logger) throws -> [any PushProvider] {
         var byPlatform: [Platform: any PushProvider] = [:]
         for provider in providers { byPlatform[provider.platform] = provider }
         let credentials = definition.credentials
         if let apns = credentials.apns {
-            var settings = APNsConfiguration(
-                environment: apns.environment == "sandbox" ? .sandbox : .production,
-                teamID: apns.teamID,
-                keyID: apns.keyID,
-                privateKeyPEM: apns.privateKeyPEM,
-                topic: apns.topic
+            byPlatform[.apns] = try Self.makeAPNsProvider(
+                teamID: apns.teamID, keyID: apns.keyID, privateKeyPEM: apns.privateKeyPEM, topic: apns.topic,
+                environment: apns.environment, settings: configuration.apns, logger: logger
             )
-            settings.connections = configuration.apns.connections
-            byPlatform[.apns] = try APNsProvider(configuration: settings, logger: logger)
         }
         if let fcm = credentials.fcm {
             let account = try FCMServiceAccount(json: Data(fcm.serviceAccountJSON.utf8))
-            byPlatform[.fcm] = try FCMProvider(configuration: FCMConfiguration(serviceAccount: account), logger: logger)
+            byPlatform[.fcm] = try Self.makeFCMProvider(account, settings: configuration.fcm, logger: logger).provider
         }
         if let wns = credentials.wns {
-            byPlatform[.wns] = try WNSProvider(
-                configuration: WNSConfiguration(packageSID: wns.packageSID, clientSecret: wns.clientSecret),
-                logger: logger
-            )
+            byPlatform[.wns] = try Self.makeWNSProvider(
+                packageSID: wns.packageSID, clientSecret: wns.clientSecret, settings: configuration.wns, logger: logger
+            ).provider
         }
         if let webPush = credentials.webPush {
-            var settings = WebPushConfiguration(vapidPrivateKey: webPush.vapidPrivateKeyPEM, subject: webPush.subject)
-            settings.allowedEndpointHosts = configuration.webPush.allowedHosts ?? WebPushConfiguration.knownPushServiceHosts
-            byPlatform[.webpush] = try WebPushProvider(configuration: settings, logger: logger)
+            byPlatform[.webpush] = try Self.makeWebPushProvider(
+                vapidPrivateKeyPEM: webPush.vapidPrivateKeyPEM, subject: webPush.subject, settings: configuration.webPush,
+                logger: logger
+            ).provider
         }
         return Array(byPlatform.values)
     }

@@ -97,12 +97,9 @@ struct HeraldRuntime {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw ConfigurationError("cannot read HERALD_FCM_SERVICE_ACCOUNT_FILE \(file)")
             }
-            var fcm = FCMConfiguration(serviceAccount: try FCMServiceAccount(json: data))
-            if let endpoint = configuration.fcm.endpoint { fcm.endpoint = endpoint }
-            fcm.tokenURI = configuration.fcm.tokenURI
-            if let caFile = configuration.fcm.caFile { fcm.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
-            providers.append(try FCMProvider(configuration: fcm, logger: logger))
-            lines.append("fcm     \(fcm.endpoint) (project \(fcm.serviceAccount.projectID))")
+            let fcm = try Self.makeFCMProvider(FCMServiceAccount(json: data), settings: configuration.fcm, logger: logger)
+            providers.append(fcm.provider)
+            lines.append("fcm     \(fcm.configuration.endpoint) (project \(fcm.configuration.serviceAccount.projectID))")
         } else if let authority, let credentials {
             var emulatorConfiguration = FCMEmulator.Configuration(
                 identity: try authority.issueServerIdentity(hosts: ["localhost", "127.0.0.1"]),
@@ -135,11 +132,9 @@ struct HeraldRuntime {
             guard let sid = configuration.wns.packageSID, let secret = configuration.wns.clientSecret else {
                 throw ConfigurationError("WNS needs HERALD_WNS_PACKAGE_SID and HERALD_WNS_CLIENT_SECRET together")
             }
-            var wns = WNSConfiguration(packageSID: sid, clientSecret: secret)
-            if let tokenURI = configuration.wns.tokenURI { wns.tokenURI = tokenURI }
-            if let caFile = configuration.wns.caFile { wns.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
-            providers.append(try WNSProvider(configuration: wns, logger: logger))
-            lines.append("wns     \(wns.tokenURI) (package \(sid.prefix(24)))")
+            let wns = try Self.makeWNSProvider(packageSID: sid, clientSecret: secret, settings: configuration.wns, logger: logger)
+            providers.append(wns.provider)
+            lines.append("wns     \(wns.configuration.tokenURI) (package \(sid.prefix(24)))")
         } else if let authority, let credentials {
             var emulatorConfiguration = WNSEmulator.Configuration(
                 identity: try authority.issueServerIdentity(hosts: ["localhost", "127.0.0.1"]),
@@ -163,13 +158,13 @@ struct HeraldRuntime {
         var vapidPublicKey: String?
         let vapidKey = try loadOrCreateVAPIDKey(configuration.webPush.vapidKeyFile ?? "\(dataDirectory)/keys/vapid-private.pem")
         if let subject = configuration.webPush.subject {
-            var webPush = WebPushConfiguration(vapidPrivateKey: vapidKey, subject: subject)
-            if let caFile = configuration.webPush.caFile { webPush.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
-            webPush.allowedEndpointHosts = configuration.webPush.allowedHosts ?? WebPushConfiguration.knownPushServiceHosts
-            let provider = try WebPushProvider(configuration: webPush, logger: logger)
+            let webPush = try Self.makeWebPushProvider(
+                vapidPrivateKeyPEM: vapidKey, subject: subject, settings: configuration.webPush, logger: logger
+            )
+            let provider = webPush.provider
             providers.append(provider)
             vapidPublicKey = provider.applicationServerKey
-            lines.append("webpush push services of \(webPush.allowedEndpointHosts?.count ?? 0) known hosts (VAPID key \(provider.applicationServerKey.prefix(12))…)")
+            lines.append("webpush push services of \(webPush.configuration.allowedEndpointHosts?.count ?? 0) known hosts (VAPID key \(provider.applicationServerKey.prefix(12))…)")
         } else if let authority {
             var emulatorConfiguration = WebPushEmulator.Configuration(
                 identity: try authority.issueServerIdentity(hosts: ["localhost", "127.0.0.1"])
@@ -259,17 +254,63 @@ struct HeraldRuntime {
         guard let pem = FileManager.default.contents(atPath: keyFile).flatMap({ String(data: $0, encoding: .utf8) }) else {
             throw ConfigurationError("cannot read HERALD_APNS_KEY_FILE \(keyFile)")
         }
+        return try makeAPNsProvider(
+            teamID: teamID, keyID: keyID, privateKeyPEM: pem, topic: topic, environment: settings.environment,
+            settings: settings, logger: logger
+        )
+    }
+
+    /// An APNs provider for one signing key and topic (the server's, or a hub's own), with
+    /// the server's endpoint, CA and connection settings.
+    static func makeAPNsProvider(
+        teamID: String, keyID: String, privateKeyPEM: String, topic: String, environment: String,
+        settings: HeraldConfiguration.APNs, logger: Logger
+    ) throws -> APNsProvider {
         var apns = APNsConfiguration(
-            environment: settings.environment == "sandbox" ? .sandbox : .production,
+            environment: environment == "sandbox" ? .sandbox : .production,
             teamID: teamID,
             keyID: keyID,
-            privateKeyPEM: pem,
+            privateKeyPEM: privateKeyPEM,
             topic: topic
         )
         if let endpoint = settings.endpoint { apns.endpoint = endpoint }
         if let caFile = settings.caFile { apns.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
         apns.connections = settings.connections
         return try APNsProvider(configuration: apns, logger: logger)
+    }
+
+    /// An FCM provider for one service account (the server's, or a hub's own), with the
+    /// server's endpoint, token URI and CA settings.
+    static func makeFCMProvider(
+        _ account: FCMServiceAccount, settings: HeraldConfiguration.FCM, logger: Logger
+    ) throws -> (provider: FCMProvider, configuration: FCMConfiguration) {
+        var fcm = FCMConfiguration(serviceAccount: account)
+        if let endpoint = settings.endpoint { fcm.endpoint = endpoint }
+        fcm.tokenURI = settings.tokenURI
+        if let caFile = settings.caFile { fcm.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
+        return (try FCMProvider(configuration: fcm, logger: logger), fcm)
+    }
+
+    /// A WNS provider for one app (the server's, or a hub's own), with the server's token URI
+    /// and CA settings.
+    static func makeWNSProvider(
+        packageSID: String, clientSecret: String, settings: HeraldConfiguration.WNS, logger: Logger
+    ) throws -> (provider: WNSProvider, configuration: WNSConfiguration) {
+        var wns = WNSConfiguration(packageSID: packageSID, clientSecret: clientSecret)
+        if let tokenURI = settings.tokenURI { wns.tokenURI = tokenURI }
+        if let caFile = settings.caFile { wns.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
+        return (try WNSProvider(configuration: wns, logger: logger), wns)
+    }
+
+    /// A Web Push provider for one VAPID key (the server's, or a hub's own), with the server's
+    /// CA and allowed push-service hosts.
+    static func makeWebPushProvider(
+        vapidPrivateKeyPEM: String, subject: String, settings: HeraldConfiguration.WebPush, logger: Logger
+    ) throws -> (provider: WebPushProvider, configuration: WebPushConfiguration) {
+        var webPush = WebPushConfiguration(vapidPrivateKey: vapidPrivateKeyPEM, subject: subject)
+        if let caFile = settings.caFile { webPush.trustRoots = try TrustRoots.certificates(pemFile: caFile) }
+        webPush.allowedEndpointHosts = settings.allowedHosts ?? WebPushConfiguration.knownPushServiceHosts
+        return (try WebPushProvider(configuration: webPush, logger: logger), webPush)
     }
 
     /// Closes the providers and the store; the emulators close with their services.
