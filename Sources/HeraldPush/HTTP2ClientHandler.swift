@@ -216,6 +216,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         readinessCheck = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.connectTimeout) {
             guard self.phase == .starting else { return }
             self.failure = "no HTTP/2 SETTINGS within \(self.configuration.connectTimeout)"
+            // TLS shutdown still reads: SETTINGS arriving now must not open streams on a
+            // closing connection, whose requests would fail as if sent and lost.
+            self.phase = .closed
             context.close(promise: nil)
         }
         context.fireChannelActive()

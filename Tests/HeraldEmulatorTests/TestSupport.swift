@@ -51,6 +51,8 @@ enum TestSupport {
         tls.trustRoots = .certificates([try authority.sslCertificate])
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = httpVersion
+        // Not under test: a busy machine may take longer than the default to set up TLS.
+        configuration.timeout.connect = .seconds(60)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let result = try await body(client)

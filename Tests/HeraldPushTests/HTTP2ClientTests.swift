@@ -27,6 +27,8 @@ struct HTTP2Fixture {
         var configuration = HTTP2Client.Configuration(host: "127.0.0.1", port: port ?? harness.emulator.port)
         configuration.trustRoots = [try harness.authority.sslCertificate]
         configuration.connections = connections
+        // Not under test here: a busy machine may take longer than the default to set up TLS.
+        configuration.connectTimeout = .seconds(60)
         return configuration
     }
 
@@ -268,6 +270,20 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             let client = try HTTP2Client(configuration: try fixture.configuration(port: silent.port))
             let result = await client.result(fixture.request(HTTP2Fixture.device), timeout: .milliseconds(200))
             #expect(result.errorCode == .timeout)
+            await client.shutdown()
+            await silent.close()
+        }
+    }
+
+    @Test func aConnectionWithoutSettingsInTimeFailsToConnect() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let silent = try await TCPRelay.start(targetPort: fixture.harness.emulator.port, held: true)
+            var configuration = try fixture.configuration(port: silent.port)
+            configuration.connectTimeout = .milliseconds(200)
+            let client = try HTTP2Client(configuration: configuration)
+            let result = await client.result(fixture.request(HTTP2Fixture.device), timeout: .seconds(30))
+            #expect(result.errorCode == .connectFailed, "\(result)")
+            if case .failure(let error) = result { #expect("\(error)".contains("no HTTP/2 SETTINGS within")) }
             await client.shutdown()
             await silent.close()
         }
