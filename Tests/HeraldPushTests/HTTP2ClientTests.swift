@@ -279,7 +279,9 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
         try await HTTP2Fixture.with { fixture in
             let silent = try await TCPRelay.start(targetPort: fixture.harness.emulator.port, held: true)
             var configuration = try fixture.configuration(port: silent.port)
-            configuration.connectTimeout = .milliseconds(200)
+            // Long enough for the TCP connection, which the relay accepts, on a busy machine:
+            // the limit that runs out is the one on TLS and SETTINGS.
+            configuration.connectTimeout = .seconds(2)
             let client = try HTTP2Client(configuration: configuration)
             let result = await client.result(fixture.request(HTTP2Fixture.device), timeout: .seconds(30))
             #expect(result.errorCode == .connectFailed, "\(result)")
