@@ -62,6 +62,25 @@ import Testing
         }
     }
 
+    /// A path the hub API does not have is a 404 in the hub's format when the request is the
+    /// hub API's (it carries `api-version`); other unknown paths keep the plain 404.
+    @Test func unknownOperationsAreHubErrors() async throws {
+        try await HubTestServer.withServer { server in
+            for (method, path) in [
+                (WireMethod.GET, "/\(Self.hub)/nosuchthing"), (.DELETE, "/\(Self.hub)/messages"),
+                (.GET, "/\(Self.hub)/registrations/a/b/c"), (.POST, "/\(Self.hub)/installations/x"),
+            ] {
+                let detail = expectHubError(try await server.wire(method, "\(path)?\(Self.version)"), 404)
+                #expect(detail.contains("the hub API has no operation \(method) \(path)"), "\(detail)")
+            }
+            let plain = try await server.wire(.GET, "/\(Self.hub)/nosuchthing")
+            #expect(plain.status == 404)
+            #expect(!(plain.header("Content-Type") ?? "").contains("xml"))
+            // The app backend's unknown paths are untouched.
+            #expect(try await server.wire(.GET, "/api/nosuchthing").status == 404)
+        }
+    }
+
     @Test func malformedSignatures() async throws {
         try await HubTestServer.withServer { server in
             let path = "/\(Self.hub)/registrations?\(Self.version)"

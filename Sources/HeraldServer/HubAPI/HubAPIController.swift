@@ -37,6 +37,8 @@ public struct HubAPIController: Sendable {
     }
 
     public func addRoutes(to router: Router<AppRequestContext>) {
+        // Unmatched requests reach the router's not-found answer through its own middleware.
+        router.add(middleware: HubNotFoundMiddleware())
         let hub = router.group("{hub}").add(middleware: HubErrorMiddleware())
         hub.post("registrationids", use: newRegistrationID)
         hub.post("registrations", use: createRegistration)
