@@ -201,9 +201,13 @@ final class HTTP2ClientConnection: Sendable {
                 return
             }
             state.channels[id] = channel
+            // The connect callback runs before channelActive, and a channel closed that early
+            // never reports channelInactive to its handler: its close future is what says for
+            // certain that it is gone.
+            channel.closeFuture.whenComplete { _ in self.channelClosed(id: id) }
             guard state.machine.connectSucceeded(id: id) else {
-                // Shut down meanwhile: close it; its close completes the shutdown.
-                handler.closeWhenIdle()
+                // Shut down meanwhile: nothing was sent on it; its close completes the shutdown.
+                channel.close(promise: nil)
                 return
             }
             opened.wrappingAdd(1, ordering: .relaxed)
@@ -253,6 +257,12 @@ final class HTTP2ClientConnection: Sendable {
         case .none:
             break
         }
+        finishShutdownIfDone()
+    }
+
+    /// Channel `id` is closed, whether or not its handler saw it become inactive.
+    private func channelClosed(id: Int) {
+        guard state.value.channels.removeValue(forKey: id) != nil else { return }
         finishShutdownIfDone()
     }
 

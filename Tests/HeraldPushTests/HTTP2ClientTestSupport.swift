@@ -115,6 +115,13 @@ final class TCPRelay: Sendable {
     }
 }
 
+/// A count that tasks add to.
+final class Tally: Sendable {
+    private let value = Atomic<Int>(0)
+    func add() { value.wrappingAdd(1, ordering: .relaxed) }
+    var count: Int { value.load(ordering: .relaxed) }
+}
+
 /// A port on 127.0.0.1 that refuses connections for as long as this value is open: a TCP
 /// socket bound to it that never listens. Holding the port keeps other tests, which bind
 /// port 0 in the same process, from being given it (a port bound and closed at once could

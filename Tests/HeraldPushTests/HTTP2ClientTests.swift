@@ -356,6 +356,34 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
         }
     }
 
+    /// A client shut down while its connection is being set up finishes shutting down. (The
+    /// connect callback runs before channelActive, and a channel closed there never reports
+    /// channelInactive; shutdown used to wait for that report forever.) Many clients make the
+    /// race likely; each shutdown runs in a task of its own, so a stuck one fails the test
+    /// instead of hanging it.
+    @Test func shutdownDuringConnectionSetupCompletes() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let silent = try await TCPRelay.start(targetPort: fixture.harness.emulator.port, held: true)
+            let clients = 40
+            let finished = Tally()
+            for _ in 0..<clients {
+                let client = try HTTP2Client(configuration: try fixture.configuration(port: silent.port))
+                let request = fixture.request(HTTP2Fixture.device)
+                Task {
+                    async let sent = client.result(request, timeout: .seconds(20))
+                    await Task.yield()
+                    await client.shutdown()
+                    _ = await sent
+                    finished.add()
+                }
+            }
+            try await eventually("every client finishes shutting down", within: .seconds(60)) {
+                finished.count == clients
+            }
+            await silent.close()
+        }
+    }
+
     @Test func shutdownLetsStreamsInFlightFinish() async throws {
         try await HTTP2Fixture.with { fixture in
             let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
