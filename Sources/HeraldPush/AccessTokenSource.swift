@@ -185,11 +185,23 @@ extension AccessTokenRequest {
         ]
         request.body = .bytes(ByteBuffer(string: AccessTokenSource<Self>.formURLEncoded(fields)))
 
-        let response = try await pool.next().execute(request, timeout: timeout)
-        let body = try await response.body.collect(upTo: 256 * 1024)
-        let status = Int(response.status.code)
-        let data = Data(body.readableBytesView)
         let prefix = serviceName.lowercased()
+        let status: Int
+        let data: Data
+        do {
+            let response = try await pool.next().execute(request, timeout: timeout)
+            let body = try await response.body.collect(upTo: 256 * 1024)
+            status = Int(response.status.code)
+            data = Data(body.readableBytesView)
+        } catch {
+            // What went wrong on the way (a connect timeout, a TLS failure) is what an operator
+            // needs; the sends report only that the endpoint was unreachable.
+            logger.warning(
+                "\(serviceName) token endpoint unreachable",
+                metadata: ["\(prefix).token_uri": "\(tokenURI)", "error": "\(error)"])
+            throw AccessTokenFailure(
+                error: .tokenRequestFailed("the \(serviceName) token endpoint could not be reached: \(error)"), transient: true)
+        }
         guard status == 200 else {
             let oauth = try? JSONDecoder().decode(OAuthErrorResponse.self, from: data)
             var message = "the \(serviceName) token endpoint answered \(status)"
