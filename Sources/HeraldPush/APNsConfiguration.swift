@@ -33,10 +33,12 @@ public struct APNsConfiguration: Sendable {
     /// Number of HTTP/2 connections that sends are spread over, round-robin.
     public var connections: Int = 4
     /// Time allowed for one send, from queueing to the end of the response; also bounds setting
-    /// a connection up (at most 10 s). A refused or failed connection fails the sends waiting for
+    /// a connection up (at most ``connectTimeout``). A refused or failed connection fails the sends waiting for
     /// it at once with ``DeliveryOutcome/pnsUnreachable``, and sends fail the same way, without
     /// waiting, during a short backoff (100 ms, doubling up to 5 s) before the next attempt.
     public var timeout: Duration = .seconds(30)
+    /// Time allowed for setting up one connection, TCP and TLS; ``timeout`` caps it too.
+    public var connectTimeout: Duration = .seconds(10)
     /// How long a provider token is reused. Apple rejects tokens older than 60 minutes and
     /// refuses new ones more often than every 20, so this must lie in 20...60 minutes.
     public var tokenLifetime: Duration = .seconds(50 * 60)

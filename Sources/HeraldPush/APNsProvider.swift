@@ -54,7 +54,7 @@ public final class APNsProvider: PushProvider, Service {
         clientConfiguration.usesTLS = endpoint.isTLS
         clientConfiguration.trustRoots = configuration.trustRoots
         clientConfiguration.connections = configuration.connections
-        clientConfiguration.connectTimeout = min(.seconds(10), TimeAmount(configuration.timeout))
+        clientConfiguration.connectTimeout = TimeAmount(min(configuration.connectTimeout, configuration.timeout))
         do {
             self.client = try HTTP2Client(configuration: clientConfiguration)
         } catch {

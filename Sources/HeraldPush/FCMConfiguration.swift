@@ -12,9 +12,11 @@ public struct FCMConfiguration: Sendable {
     /// Certificates to trust for TLS; `nil` uses the system roots.
     public var trustRoots: [NIOSSLCertificate]? = nil
     /// Time allowed for one request (a send or a token exchange).
-    /// A refused connection is retried until then (at most 10 s per connection attempt), so an
+    /// A refused connection is retried until then (at most ``connectTimeout`` per connection attempt), so an
     /// unreachable service fails a send with ``DeliveryOutcome/pnsUnreachable`` after this long.
     public var timeout: Duration = .seconds(30)
+    /// Time allowed for setting up one connection, TCP and TLS; ``timeout`` caps it too.
+    public var connectTimeout: Duration = .seconds(10)
     /// Number of HTTP/2 connections that sends are spread over, round-robin.
     public var connections: Int = 2
     /// The wall clock that access-token expiry and JWT `iat` are read from.

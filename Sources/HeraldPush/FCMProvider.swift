@@ -42,7 +42,8 @@ public final class FCMProvider: PushProvider, Service {
         self.sendURL = endpoint + "/v1/projects/" + configuration.serviceAccount.projectID + "/messages:send"
         self.timeout = TimeAmount(configuration.timeout)
         let pool = HTTPClientPool(
-            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout)
+            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
+            connectTimeout: configuration.connectTimeout)
         self.pool = pool
         self.tokens = FCMAccessTokenSource(
             account: configuration.serviceAccount,

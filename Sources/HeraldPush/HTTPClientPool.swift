@@ -12,14 +12,14 @@ final class HTTPClientPool: Sendable {
     private let counter = Atomic<Int>(0)
     private let isShutdown = Atomic<Bool>(false)
 
-    init(count: Int, trustRoots: [NIOSSLCertificate]?, timeout: Duration) {
+    init(count: Int, trustRoots: [NIOSSLCertificate]?, timeout: Duration, connectTimeout: Duration) {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let trustRoots { tls.trustRoots = .certificates(trustRoots) }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
-        configuration.timeout = .init(connect: min(.seconds(10), TimeAmount(timeout)))
+        configuration.timeout = .init(connect: TimeAmount(min(connectTimeout, timeout)))
         self.clients = (0..<max(1, count)).map { _ in HTTPClient(configuration: configuration) }
     }
 

@@ -23,9 +23,11 @@ public struct WNSConfiguration: Sendable {
     /// Certificates to trust for TLS (token endpoint and channel hosts); `nil` uses the system roots.
     public var trustRoots: [NIOSSLCertificate]? = nil
     /// Time allowed for one request (a send or a token exchange).
-    /// A refused connection is retried until then (at most 10 s per connection attempt), so an
+    /// A refused connection is retried until then (at most ``connectTimeout`` per connection attempt), so an
     /// unreachable service fails a send with ``DeliveryOutcome/pnsUnreachable`` after this long.
     public var timeout: Duration = .seconds(30)
+    /// Time allowed for setting up one connection, TCP and TLS; ``timeout`` caps it too.
+    public var connectTimeout: Duration = .seconds(10)
     /// Number of HTTP clients that sends are spread over, round-robin. Channel URIs point at
     /// many hosts; each client keeps its own connections per host.
     public var connections: Int = 2

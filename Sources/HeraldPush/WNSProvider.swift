@@ -40,7 +40,8 @@ public final class WNSProvider: PushProvider, Service {
         self.logger = logger
         self.timeout = TimeAmount(configuration.timeout)
         let pool = HTTPClientPool(
-            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout)
+            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
+            connectTimeout: configuration.connectTimeout)
         self.pool = pool
         self.tokens = WNSAccessTokenSource(
             request: WNSAccessTokenRequest(

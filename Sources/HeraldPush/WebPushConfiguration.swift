@@ -17,9 +17,11 @@ public struct WebPushConfiguration: Sendable {
     /// Certificates to trust for TLS; `nil` uses the system roots.
     public var trustRoots: [NIOSSLCertificate]? = nil
     /// Time allowed for one send, from queueing to the end of the response.
-    /// A refused connection is retried until then (at most 10 s per connection attempt), so an
+    /// A refused connection is retried until then (at most ``connectTimeout`` per connection attempt), so an
     /// unreachable service fails a send with ``DeliveryOutcome/pnsUnreachable`` after this long.
     public var timeout: Duration = .seconds(30)
+    /// Time allowed for setting up one connection, TCP and TLS; ``timeout`` caps it too.
+    public var connectTimeout: Duration = .seconds(10)
     /// Number of HTTP clients that sends are spread over, round-robin (each keeps one HTTP/2
     /// connection per push service).
     public var connections: Int = 2

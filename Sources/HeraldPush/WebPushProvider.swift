@@ -43,7 +43,8 @@ public final class WebPushProvider: PushProvider, Service {
         self.timeout = TimeAmount(configuration.timeout)
         self.allowedHosts = configuration.allowedEndpointHosts.map { Set($0.map { $0.lowercased() }) }
         self.pool = HTTPClientPool(
-            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout)
+            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
+            connectTimeout: configuration.connectTimeout)
     }
 
     /// The VAPID public key, uncompressed and base64url: the `applicationServerKey` that the

@@ -60,6 +60,8 @@ struct APNsHarness {
         configuration.trustRoots = [try authority.sslCertificate]
         configuration.connections = connections
         configuration.timeout = .seconds(20)
+        // Not under test: a busy machine may take longer than the default to set up TLS.
+        configuration.connectTimeout = .seconds(20)
         return configuration
     }
 

@@ -51,6 +51,8 @@ struct FCMHarness {
         configuration.endpoint = emulator.baseURL
         configuration.trustRoots = [try authority.sslCertificate]
         configuration.timeout = .seconds(20)
+        // Not under test: a busy machine may take longer than the default to set up TLS.
+        configuration.connectTimeout = .seconds(20)
         configuration.now = clientClock.function
         return configuration
     }

@@ -49,6 +49,8 @@ struct WNSHarness {
         configuration.tokenURI = emulator.tokenURI
         configuration.trustRoots = [try authority.sslCertificate]
         configuration.timeout = .seconds(20)
+        // Not under test: a busy machine may take longer than the default to set up TLS.
+        configuration.connectTimeout = .seconds(20)
         configuration.now = clientClock.function
         return configuration
     }

@@ -46,6 +46,8 @@ struct WebPushProviderHarness {
         var configuration = WebPushConfiguration(vapidPrivateKey: vapidKey.pemRepresentation, subject: Self.subject)
         configuration.trustRoots = [try authority.sslCertificate]
         configuration.timeout = .seconds(20)
+        // Not under test: a busy machine may take longer than the default to set up TLS.
+        configuration.connectTimeout = .seconds(20)
         configuration.now = clientClock.function
         return configuration
     }

@@ -93,6 +93,11 @@ struct TestHerald {
             vapidPrivateKey: P256.Signing.PrivateKey().pemRepresentation, subject: "mailto:tests@example.com"
         )
         webPushClient.trustRoots = [try authority.sslCertificate]
+        // Not under test: a busy machine may take longer than the default to set up TLS.
+        apnsClient.connectTimeout = .seconds(30)
+        fcmClient.connectTimeout = .seconds(30)
+        wnsClient.connectTimeout = .seconds(30)
+        webPushClient.connectTimeout = .seconds(30)
         let providers: [any PushProvider] = [
             try APNsProvider(configuration: apnsClient, logger: logger),
             try FCMProvider(configuration: fcmClient, logger: logger),
