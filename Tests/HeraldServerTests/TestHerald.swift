@@ -112,6 +112,9 @@ struct TestHerald {
         var server = ServerConfiguration()
         server.port = 0
         server.bcryptCost = 4
+        // Sends here finish in well under a second; a busy machine may need more than the
+        // default 10 s, after which the notify routes answer with the state so far.
+        server.notifyWait = .seconds(60)
         server.secureKey = try SecurePayloadKey.loadOrCreate(path: directory + "/keys/secure-payload.key")
         server.richDirectory = directory + "/rich"
         let clock = ServerTestClock()
