@@ -31,6 +31,8 @@ struct HubAPNsEndToEndTests {
         client.endpoint = emulator.baseURL
         client.trustRoots = [try authority.sslCertificate]
         client.connections = 1
+        // Not under test: a busy machine may take longer than the default to set up TLS.
+        client.connectTimeout = .seconds(30)
         let provider = try APNsProvider(configuration: client, logger: hubTestLogger)
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-hub-e2e-\(UUID().uuidString)")

@@ -251,6 +251,7 @@ func dataMessage(_ fields: [(String, String)]) -> PushNotification {
             var providerConfiguration = FCMConfiguration(serviceAccount: account)
             providerConfiguration.endpoint = emulator.baseURL
             providerConfiguration.trustRoots = [try authority.sslCertificate]
+            providerConfiguration.connectTimeout = .seconds(30)
             let provider = try FCMProvider(configuration: providerConfiguration, logger: Logger(label: "fcm"))
             let token = String(repeating: "a", count: 22) + ":APA91b" + String(repeating: "b", count: 134)
             let result = await provider.send(dataMessage([("id", "1")]), to: PushTarget(handle: token))

@@ -406,6 +406,7 @@ func wnsNotification(_ body: String, type: String? = nil, headers: [(String, Str
             var configuration = WNSConfiguration(packageSID: credentials.wnsPackageSID, clientSecret: credentials.wnsClientSecret)
             configuration.tokenURI = emulator.tokenURI
             configuration.trustRoots = [try authority.sslCertificate]
+            configuration.connectTimeout = .seconds(30)
             let provider = try WNSProvider(configuration: configuration, logger: Logger(label: "wns"))
             let channel = emulator.registerChannel()
             #expect(await provider.send(wnsNotification(toastXML), to: PushTarget(handle: channel)) == .delivered)
