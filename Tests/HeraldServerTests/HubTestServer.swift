@@ -82,20 +82,27 @@ struct HubTestServer: Sendable {
             // The body's error is carried out as a value: an error thrown through the live test
             // cancels the server instead of shutting it down gracefully, and the hub registry
             // then cannot close its stores.
-            let outcome: Result<T, any Error> = try await application.test(.live) { client in
-                var ports = tlsPorts.makeAsyncIterator()
-                guard let tlsPort = await ports.next(), let httpPort = client.port else {
-                    return .failure(TestFailure("the hub API's listeners did not start"))
+            let outcome: Result<T, any Error>
+            do {
+                outcome = try await application.test(.live) { client in
+                    var ports = tlsPorts.makeAsyncIterator()
+                    guard let tlsPort = await ports.next(), let httpPort = client.port else {
+                        return .failure(TestFailure("the hub API's listeners did not start"))
+                    }
+                    let server = HubTestServer(
+                        herald: herald, catalog: catalog, registry: registry, definition: definition, authority: authority,
+                        httpPort: httpPort, tlsPort: tlsPort, httpClient: httpClient
+                    )
+                    do {
+                        return .success(try await body(server))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
-                let server = HubTestServer(
-                    herald: herald, catalog: catalog, registry: registry, definition: definition, authority: authority,
-                    httpPort: httpPort, tlsPort: tlsPort, httpClient: httpClient
-                )
-                do {
-                    return .success(try await body(server))
-                } catch {
-                    return .failure(error)
-                }
+            } catch {
+                // A client dropped without shutdown is a fatal error in debug builds.
+                try? await httpClient.shutdown()
+                throw error
             }
             try await httpClient.shutdown()
             return try outcome.get()
