@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldPush
+import HeraldStore
 
 /// How one claimed notification is delivered: whom it reaches and what each device gets.
 /// Built once per notification; ``step(for:providers:selection:)`` runs once per device, in
@@ -18,6 +19,9 @@ struct DeliveryPlan: Sendable {
     let expression: TagExpression?
     /// The platforms to read registrations of; `nil` for all.
     let platforms: Set<Platform>?
+    /// The kind of registrations to read: native for native sends, template for template
+    /// sends (`nil` for direct sends, which read none).
+    let kind: RegistrationKind?
     let mode: Mode
 
     /// - Throws: when the stored notification cannot be delivered (a tag expression or a
@@ -29,13 +33,16 @@ struct DeliveryPlan: Sendable {
                 throw HeraldError.badRequest("a direct send has exactly one payload")
             }
             platforms = [payload.platform]
+            kind = nil
             mode = .direct(payload.platform, try Hub.prepare(payload), targets)
         } else if let send = record.template {
             platforms = nil
+            kind = .template
             mode = .template(TemplateProperties(send))
         } else {
             let notifications = try Hub.prepare(record.payloads)
             platforms = Set(notifications.keys)
+            kind = .native
             mode = .native(notifications)
         }
     }

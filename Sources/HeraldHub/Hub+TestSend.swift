@@ -60,7 +60,7 @@ extension Hub {
         let pageSize = max(limit, min(configuration.pageSize, 1000))
         choosing: while true {
             let page = try await store.registrations(
-                matching: plan.expression, platforms: plan.platforms, after: cursor, limit: pageSize
+                matching: plan.expression, platforms: plan.platforms, kind: plan.kind, after: cursor, limit: pageSize
             )
             for registration in page {
                 let step = plan.step(for: registration, providers: providers, selection: &selection)

@@ -212,8 +212,11 @@ public final class Hub: Sendable {
         let store = self.store
         let expression = plan.expression
         let platforms = plan.platforms
+        let kind = plan.kind
         let fetch: @Sendable (String?) async throws -> [Registration] = { after in
-            try await store.registrations(matching: expression, platforms: platforms, after: after, limit: pageSize)
+            try await store.registrations(
+                matching: expression, platforms: platforms, kind: kind, after: after, limit: pageSize
+            )
         }
         var page = try await fetch(cursor)
         while !page.isEmpty {

@@ -53,11 +53,14 @@ public protocol RegistrationStore: Sendable {
 
     /// One page of the registrations an expression targets, ordered by id, strictly after
     /// `cursor`. `expression == nil` targets every registration. Only `platforms` are
-    /// returned (all when `nil`). Expired registrations are not returned. Resolution uses
-    /// the tag index; a broadcast to millions is read page by page, never all at once.
+    /// returned (all when `nil`), and only registrations of `kind` (both when `nil`): a
+    /// native send never reads template registrations, nor a template send native ones.
+    /// Expired registrations are not returned. Resolution uses the tag index; a broadcast to
+    /// millions is read page by page, never all at once.
     func registrations(
         matching expression: TagExpression?,
         platforms: Set<Platform>?,
+        kind: RegistrationKind?,
         after cursor: String?,
         limit: Int
     ) async throws -> [Registration]
@@ -75,6 +78,25 @@ public protocol RegistrationStore: Sendable {
     /// those carrying one tag (`filter.tag`). Registrations derived from installations are
     /// not listed (they are read through their installation). Expired ones are listed.
     func listRegistrations(_ filter: RegistrationFilter, after cursor: String?, limit: Int) async throws -> [Registration]
+}
+
+extension HeraldStore {
+    /// One page of the registrations an expression targets, native and template alike.
+    public func registrations(
+        matching expression: TagExpression?,
+        platforms: Set<Platform>?,
+        after cursor: String?,
+        limit: Int
+    ) async throws -> [Registration] {
+        try await registrations(matching: expression, platforms: platforms, kind: nil, after: cursor, limit: limit)
+    }
+}
+
+/// A native registration (the service's own payload is sent to it) or a template one (each
+/// send is rendered from its template).
+public enum RegistrationKind: Sendable, Hashable {
+    case native
+    case template
 }
 
 /// Which registrations a listing returns; both `nil` for all.

@@ -214,6 +214,7 @@ extension SQLiteStore {
     public func registrations(
         matching expression: TagExpression?,
         platforms: Set<Platform>?,
+        kind: RegistrationKind?,
         after cursor: String?,
         limit: Int
     ) async throws -> [Registration] {
@@ -229,6 +230,11 @@ extension SQLiteStore {
             let names = platforms.map(\.rawValue).sorted()
             filterSQL += " AND r.platform IN (\(RegistrationQuery.placeholders(names.count)))"
             filterBinds += names.map { .text($0) }
+        }
+        switch kind {
+        case .native?: filterSQL += " AND r.template IS NULL"
+        case .template?: filterSQL += " AND r.template IS NOT NULL"
+        case nil: break
         }
         func restSQL(_ rest: [TagExpression], _ binds: inout [SQLiteData]) -> String {
             rest.map { " AND " + RegistrationQuery.condition($0, binds: &binds) }.joined()

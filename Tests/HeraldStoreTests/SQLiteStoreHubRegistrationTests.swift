@@ -88,6 +88,28 @@ struct SQLiteStoreHubRegistrationTests {
         }
     }
 
+    /// A native send reads native registrations only, a template send template ones only, on
+    /// every resolution path (scan, one tag, any of several tags).
+    @Test(arguments: [nil, "news", "news || sport"])
+    func sendsReadOnlyTheirKindOfRegistration(expression: String?) async throws {
+        try await withStore { store, _ in
+            for n in 0..<3 {
+                _ = try await store.upsertRegistration(.sample(id: "n\(n)", platform: .wns, tags: ["news"]), ifVersion: nil)
+                _ = try await store.upsertRegistration(Self.template(id: "t\(n)", handle: "https://wns.example/\(n)"), ifVersion: nil)
+            }
+            let parsed = try expression.map { try TagExpression(parsing: $0) }
+            func ids(_ kind: RegistrationKind?) async throws -> [String] {
+                try await store.registrations(matching: parsed, platforms: nil, kind: kind, after: nil, limit: 10).map(\.id)
+            }
+            #expect(try await ids(.native) == ["n0", "n1", "n2"])
+            #expect(try await ids(.template) == ["t0", "t1", "t2"])
+            #expect(try await ids(nil) == ["n0", "n1", "n2", "t0", "t1", "t2"])
+            // Pages of one kind are full pages: the other kind takes no room in them.
+            let page = try await store.registrations(matching: parsed, platforms: nil, kind: .template, after: nil, limit: 2)
+            #expect(page.map(\.id) == ["t0", "t1"])
+        }
+    }
+
     @Test func concurrentTemplateUpsertsKeepTheirOwnFields() async throws {
         try await withStore { store, _ in
             // Group-committed in multi-row statements: each row must keep its own fields.
