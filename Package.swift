@@ -173,10 +173,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What more than one test target uses: running the Python interop scripts.
+        // What more than one test target uses: the Python interop runner, bounded waits,
+        // expectations on HeraldError.
         .target(
             name: "HeraldTestSupport",
-            dependencies: [.product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: ["HeraldCore", .product(name: "Subprocess", package: "swift-subprocess")],
             path: "Tests/HeraldTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -187,13 +188,13 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldStoreTests",
-            dependencies: ["HeraldCore", "HeraldStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HeraldCore", "HeraldStore", "HeraldTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HeraldHubTests",
             dependencies: [
-                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldEmulator",
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

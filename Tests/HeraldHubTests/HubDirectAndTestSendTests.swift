@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldStore
+import HeraldTestSupport
 import Testing
 
 @Suite("Hub: direct and test sends")

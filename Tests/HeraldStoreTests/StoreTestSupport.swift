@@ -100,22 +100,6 @@ extension Registration {
     }
 }
 
-/// Expects `body` to throw a ``HeraldError`` with `code`.
-func expectHeraldError(
-    _ code: HeraldError.Code,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () async throws -> Void
-) async {
-    do {
-        try await body()
-        Issue.record("expected a HeraldError \(code), nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as HeraldError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-    } catch {
-        Issue.record("expected a HeraldError \(code), got \(error)", sourceLocation: sourceLocation)
-    }
-}
-
 /// Builds a database file at `path` (and its directory) as an older Herald left it: the given
 /// statements only, no store involved.
 func makeDatabase(at path: String, statements: [String]) async throws {
