@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldClient
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
@@ -209,6 +210,19 @@ final class ServerTestClock: Sendable {
     func advance(by duration: Duration) {
         offset.withLock { $0 += Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18 }
     }
+}
+
+/// Signs alice and bob up on the app backend at `base`; returns alice signed in on two
+/// devices and bob on one.
+func signInAliceTwiceAndBob(at base: URL) async throws -> (HeraldClient, HeraldClient, HeraldClient) {
+    let setup = HeraldClient(baseURL: base)
+    try await setup.signUp(username: "alice", password: "alice-password")
+    try await setup.signUp(username: "bob", password: "bob-password")
+    let clients = (HeraldClient(baseURL: base), HeraldClient(baseURL: base), HeraldClient(baseURL: base))
+    try await clients.0.signIn(username: "alice", password: "alice-password")
+    try await clients.1.signIn(username: "alice", password: "alice-password")
+    try await clients.2.signIn(username: "bob", password: "bob-password")
+    return clients
 }
 
 struct TestFailure: Error, CustomStringConvertible {
