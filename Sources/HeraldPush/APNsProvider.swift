@@ -54,7 +54,7 @@ public final class APNsProvider: PushProvider, Service {
         clientConfiguration.usesTLS = endpoint.isTLS
         clientConfiguration.trustRoots = configuration.trustRoots
         clientConfiguration.connections = configuration.connections
-        clientConfiguration.connectTimeout = TimeAmount(min(configuration.connectTimeout, configuration.timeout))
+        clientConfiguration.connectTimeout = .connectionSetup(configuration.connectTimeout, within: configuration.timeout)
         do {
             self.client = try HTTP2Client(configuration: clientConfiguration)
         } catch {

@@ -19,7 +19,7 @@ final class HTTPClientPool: Sendable {
         configuration.httpVersion = .automatic
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
-        configuration.timeout = .init(connect: TimeAmount(min(connectTimeout, timeout)))
+        configuration.timeout = .init(connect: .connectionSetup(connectTimeout, within: timeout))
         self.clients = (0..<max(1, count)).map { _ in HTTPClient(configuration: configuration) }
     }
 
@@ -47,5 +47,11 @@ extension TimeAmount {
     init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// The time one connection may take to set up: a provider's `connectTimeout`, but never
+    /// more than its `timeout` for a whole request.
+    static func connectionSetup(_ connectTimeout: Duration, within timeout: Duration) -> TimeAmount {
+        TimeAmount(min(connectTimeout, timeout))
     }
 }

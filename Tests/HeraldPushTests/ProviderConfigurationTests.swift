@@ -28,6 +28,14 @@ import Testing
         #expect(production.tokenLifetime == .seconds(3000))
         #expect(production.connections == 4)
         #expect(production.timeout == .seconds(30))
+        #expect(production.connectTimeout == .seconds(10))
+    }
+
+    /// Connection setup gets `connectTimeout`, capped by the whole request's `timeout` (the
+    /// limit every provider's connections are set up with).
+    @Test(arguments: [(30, 3, 3), (2, 10, 2), (10, 10, 10)] as [(Int64, Int64, Int64)])
+    func connectionSetupIsCappedByTheTimeout(timeout: Int64, connect: Int64, expected: Int64) {
+        #expect(TimeAmount.connectionSetup(.seconds(connect), within: .seconds(timeout)) == .seconds(expected))
     }
 
     @Test(arguments: [19 * 60, 61 * 60, 0] as [Int64])
