@@ -1,7 +1,19 @@
-import Glibc
 import NIOCore
 import NIOPosix
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+private let streamSocket = Int32(SOCK_STREAM.rawValue)
+#elseif canImport(Darwin)
+import Darwin
+private let streamSocket = SOCK_STREAM
+#endif
+
+/// Closes a file descriptor (the C function, which ``RefusingPort/close()`` shadows).
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
 
 /// A TCP relay on 127.0.0.1 between the client under test and a real server, which can hold
 /// back the server's bytes (a server that stops answering) or cut every connection (a lost
@@ -131,7 +143,7 @@ final class RefusingPort {
     let port: Int
 
     init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, streamSocket, 0)
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -145,7 +157,7 @@ final class RefusingPort {
         }
         guard bound else {
             let code = errno
-            Glibc.close(descriptor)
+            closeDescriptor(descriptor)
             throw IOError(errnoCode: code, reason: "bind")
         }
         self.descriptor = descriptor
@@ -154,7 +166,7 @@ final class RefusingPort {
 
     func close() {
         guard descriptor >= 0 else { return }
-        Glibc.close(descriptor)
+        closeDescriptor(descriptor)
         descriptor = -1
     }
 
