@@ -21,17 +21,23 @@ public protocol RegistrationStore: Sendable {
     /// Whether `id` is a registration or a live reservation.
     func isRegistrationIDValid(_ id: String) async throws -> Bool
 
-    /// Creates or replaces a registration, keeping `createdAt` of an existing one and
-    /// setting `version` to the previous version + 1 (1 for a new one) and `updatedAt`.
-    /// With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the stored
-    /// version equals it (a missing registration never matches). Consumes a reservation.
-    /// The store's clock sets `updatedAt` (and `createdAt` of a new registration); tags are
-    /// stored unique and sorted; the result equals what ``registration(id:)`` then returns.
+    /// Creates or replaces a registration if `condition` holds, checked in the same
+    /// transaction as the write, so that no other writer can slip in between.
+    ///
+    /// Keeps `createdAt` of an existing registration and sets `version` to the previous
+    /// version + 1 (1 for a new one) and `updatedAt`. Consumes a reservation of the id. The
+    /// store's clock sets `updatedAt` (and `createdAt` of a new registration); tags are stored
+    /// unique and sorted; the result equals what ``registration(id:)`` then returns.
     /// Registrations derived from an installation (ids starting with
     /// ``Installation/registrationIDPrefix``) are written by
     /// ``InstallationStore/upsertInstallation(_:ifVersion:)`` only; callers never pass them here
     /// (the hub API's registration ids cannot hold `$`), and this method does not check.
-    func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration
+    ///
+    /// - Throws: ``HeraldError`` when the condition does not hold, and then nothing changes:
+    ///   `notFound` (``RegistrationCondition/mustExist``), `gone`
+    ///   (``RegistrationCondition/mustBeIssued``), `forbidden` (``RegistrationCondition/owner``),
+    ///   `preconditionFailed` (``RegistrationCondition/ifVersion``).
+    func upsertRegistration(_ registration: Registration, when condition: RegistrationCondition) async throws -> Registration
 
     func registration(id: String) async throws -> Registration?
 
@@ -40,10 +46,19 @@ public protocol RegistrationStore: Sendable {
 
     /// Deletes a registration; `false` if there was none (with or without `ifVersion`).
     /// With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the stored
-    /// version equals it. A deleted id is no longer valid (``isRegistrationIDValid(_:)`` is
-    /// `false`), even if it was only reserved.
+    /// version equals it; with `owner`, throws ``HeraldError/forbidden(_:)`` unless the
+    /// registration belongs to that owner (both checked in the delete's transaction). A
+    /// deleted id is no longer valid (``isRegistrationIDValid(_:)`` is `false`), even if it
+    /// was only reserved.
     @discardableResult
-    func deleteRegistration(id: String, ifVersion: Int?) async throws -> Bool
+    func deleteRegistration(id: String, ifVersion: Int?, owner: String?) async throws -> Bool
+
+    /// The registration id a device should use, in one transaction: the oldest registration
+    /// that `owner` has of one of `handles` (registrations derived from installations aside),
+    /// after deleting the owner's other registrations of those handles (duplicates); or, if
+    /// the owner has none, `newID`, reserved for `ttl` as ``reserveRegistrationID(_:owner:ttl:)``
+    /// does.
+    func registrationID(forHandles handles: [String], owner: String, orReserve newID: String, ttl: Duration) async throws -> String
 
     /// Deletes many registrations in one transaction (channel-expired feedback). For a
     /// registration derived from an installation, the installation is kept and marked
@@ -78,6 +93,20 @@ public protocol RegistrationStore: Sendable {
     /// those carrying one tag (`filter.tag`). Registrations derived from installations are
     /// not listed (they are read through their installation). Expired ones are listed.
     func listRegistrations(_ filter: RegistrationFilter, after cursor: String?, limit: Int) async throws -> [Registration]
+}
+
+extension RegistrationStore {
+    /// Creates or replaces a registration with no condition but the version, if given (see
+    /// ``upsertRegistration(_:when:)``).
+    public func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration {
+        try await upsertRegistration(registration, when: RegistrationCondition(ifVersion: ifVersion))
+    }
+
+    /// Deletes a registration whoever owns it (see ``deleteRegistration(id:ifVersion:owner:)``).
+    @discardableResult
+    public func deleteRegistration(id: String, ifVersion: Int?) async throws -> Bool {
+        try await deleteRegistration(id: id, ifVersion: ifVersion, owner: nil)
+    }
 }
 
 extension HeraldStore {

@@ -33,16 +33,49 @@ extension SQLiteStore {
         return rows.first?.column("valid")?.bool ?? false
     }
 
-    /// Creates or replaces a registration (see the protocol). `createdAt` of a new
-    /// registration and `updatedAt` are the store's clock, to the millisecond; tags are stored
-    /// unique and sorted. The returned registration equals what ``registration(id:)`` reads.
-    /// Every field is replaced, `template`, `pushVariables`, `installationID` and `legacyGCM`
-    /// included; registrations derived from installations are written by
-    /// ``upsertInstallation(_:ifVersion:)``, not through here.
-    public func upsertRegistration(_ registration: Registration, ifVersion: Int?) async throws -> Registration {
+    /// Creates or replaces a registration if `condition` holds (see the protocol).
+    /// `createdAt` of a new registration and `updatedAt` are the store's clock, to the
+    /// millisecond; tags are stored unique and sorted. The returned registration equals what
+    /// ``registration(id:)`` reads. Every field is replaced, `template`, `pushVariables`,
+    /// `installationID` and `legacyGCM` included; registrations derived from installations are
+    /// written by ``upsertInstallation(_:ifVersion:)``, not through here. Unconditional writes
+    /// are group-committed with others; conditional ones are checked and written in the same
+    /// transaction, in arrival order.
+    public func upsertRegistration(_ registration: Registration, when condition: RegistrationCondition) async throws -> Registration {
         let now = now()
         let row = try RegistrationRow(registration, createdAt: now, updatedAt: now)
-        return try await upsert(row, ifVersion: ifVersion)
+        return try await upsert(row, when: condition)
+    }
+
+    public func registrationID(forHandles handles: [String], owner: String, orReserve newID: String, ttl: Duration) async throws -> String {
+        let now = now().storeMilliseconds
+        let expiresAt = now.addingReportingOverflow(max(0, ttl.storeMilliseconds)).partialValue
+        let handles = Array(Set(handles)).sorted()
+        guard !handles.isEmpty else { throw HeraldError.badRequest("a device needs a handle") }
+        return try await write { connection in
+            let mine = try await connection.query(
+                """
+                SELECT id FROM registrations WHERE handle IN (\(RegistrationQuery.placeholders(handles.count))) \
+                AND owner = ? AND installation_id IS NULL ORDER BY created_at, id
+                """,
+                handles.map { .text($0) } + [.text(owner)]
+            ).compactMap { $0.column("id")?.string }
+            if let first = mine.first {
+                let duplicates = mine.dropFirst()
+                if !duplicates.isEmpty {
+                    _ = try await connection.query(
+                        "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(duplicates.count)))",
+                        duplicates.map { .text($0) }
+                    )
+                }
+                return first
+            }
+            _ = try await connection.query(
+                "INSERT OR REPLACE INTO reservations (id, owner, expires_at) VALUES (?, ?, ?)",
+                [.text(newID), .text(owner), .integer(expiresAt)]
+            )
+            return newID
+        }
     }
 
     public func registration(id: String) async throws -> Registration? {
@@ -70,8 +103,14 @@ extension SQLiteStore {
     /// Deletes a registration (see the protocol). A missing registration returns `false`,
     /// with or without `ifVersion`; a reservation of `id` is dropped either way.
     @discardableResult
-    public func deleteRegistration(id: String, ifVersion: Int?) async throws -> Bool {
+    public func deleteRegistration(id: String, ifVersion: Int?, owner: String?) async throws -> Bool {
         try await write { connection in
+            if let owner {
+                let stored = try await connection.query("SELECT owner FROM registrations WHERE id = ?", [.text(id)]).first
+                if let stored, stored.column("owner")?.string != owner {
+                    throw HeraldError.forbidden("this registration belongs to another user")
+                }
+            }
             var sql = "DELETE FROM registrations WHERE id = ?"
             var binds: [SQLiteData] = [.text(id)]
             if let ifVersion {

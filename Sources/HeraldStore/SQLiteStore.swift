@@ -217,11 +217,11 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// Upserts through the writer's group commit.
-    func upsert(_ row: RegistrationRow, ifVersion: Int?) async throws -> Registration {
+    func upsert(_ row: RegistrationRow, when condition: RegistrationCondition) async throws -> Registration {
         guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }
         defer { gate.leave() }
         do {
-            return try await writer.upsert(row, ifVersion: ifVersion)
+            return try await writer.upsert(row, when: condition)
         } catch {
             throw mapError(error)
         }

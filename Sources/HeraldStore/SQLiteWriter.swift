@@ -15,7 +15,7 @@ actor SQLiteWriter {
     struct UpsertRequest: Sendable {
         var id: Int
         var row: RegistrationRow
-        var ifVersion: Int?
+        var condition: RegistrationCondition
     }
 
     let connection: SQLiteConnection
@@ -96,11 +96,11 @@ actor SQLiteWriter {
 
     // MARK: Group-committed upserts
 
-    /// Creates or replaces a registration (see ``RegistrationStore/upsertRegistration(_:ifVersion:)``).
-    func upsert(_ row: RegistrationRow, ifVersion: Int?) async throws -> Registration {
+    /// Creates or replaces a registration (see ``RegistrationStore/upsertRegistration(_:when:)``).
+    func upsert(_ row: RegistrationRow, when condition: RegistrationCondition) async throws -> Registration {
         let id = nextRequestID
         nextRequestID &+= 1
-        pendingUpserts.append(UpsertRequest(id: id, row: row, ifVersion: ifVersion))
+        pendingUpserts.append(UpsertRequest(id: id, row: row, condition: condition))
         await lock()
         defer { unlock() }
         if let result = finishedUpserts.removeValue(forKey: id) {
@@ -122,21 +122,20 @@ actor SQLiteWriter {
         return try mine.get()
     }
 
-    /// Applies `batch` in one transaction; one result per request, in order. A version
-    /// mismatch fails only its request; an SQLite error fails the whole batch.
+    /// Applies `batch` in one transaction; one result per request, in order. A condition that
+    /// does not hold fails only its request (before it wrote anything); an SQLite error fails
+    /// the whole batch.
     private func applyUpserts(_ batch: [UpsertRequest]) async -> [Result<Registration, any Error>] {
         do {
             return try await runTransaction { connection in
                 var results: [Result<Registration, any Error>] = []
                 results.reserveCapacity(batch.count)
                 for chunk in Self.chunks(batch) {
-                    if chunk.count == 1, let ifVersion = chunk[0].ifVersion {
-                        let row = chunk[0].row
-                        let returned = try await connection.query(RegistrationRow.updateIfVersionSQL, row.updateBinds(ifVersion: ifVersion))
-                        if let first = returned.first {
-                            results.append(.success(try Self.stored(row, from: first)))
-                        } else {
-                            results.append(.failure(HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")))
+                    if chunk.count == 1, !chunk[0].condition.isUnconditional {
+                        do {
+                            results.append(.success(try await Self.applyConditional(chunk[0], on: connection)))
+                        } catch let error as HeraldError {
+                            results.append(.failure(error))
                         }
                     } else {
                         var binds: [SQLiteData] = []
@@ -162,8 +161,59 @@ actor SQLiteWriter {
         }
     }
 
+    /// One write whose condition depends on what is stored: checks it, writes, and removes the
+    /// device's other registrations if asked. A condition that does not hold throws a
+    /// ``HeraldError`` before anything is written.
+    private static func applyConditional(_ request: UpsertRequest, on connection: SQLiteConnection) async throws -> Registration {
+        let row = request.row
+        let condition = request.condition
+        let id = row.registration.id
+        let existing = try await connection.query("SELECT owner, version FROM registrations WHERE id = ?", [.text(id)]).first
+        if let existing {
+            if let owner = condition.owner, existing.column("owner")?.string != owner {
+                throw HeraldError.forbidden("this registration belongs to another user")
+            }
+        } else {
+            if condition.mustExist {
+                throw HeraldError.notFound("no registration with id \(id) to update")
+            }
+            if let ifVersion = condition.ifVersion {
+                throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+            }
+            if condition.mustBeIssued {
+                let issued = try await connection.query(
+                    "SELECT 1 FROM reservations WHERE id = ? AND expires_at > ?",
+                    [.text(id), .integer(row.registration.updatedAt.storeMilliseconds)]
+                )
+                if issued.isEmpty {
+                    throw HeraldError.gone("the registration id \(id) was not issued, or it expired or was deleted; ask for a new one")
+                }
+            }
+        }
+        let stored: Registration
+        if let ifVersion = condition.ifVersion {
+            guard let returned = try await connection.query(RegistrationRow.updateIfVersionSQL, row.updateBinds(ifVersion: ifVersion)).first else {
+                throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+            }
+            stored = try Self.stored(row, from: returned)
+        } else {
+            guard let returned = try await connection.query(RegistrationRow.upsertSQL(rows: 1, returning: true), row.insertBinds).first else {
+                throw SQLiteStoreError(code: .database, message: "an upserted registration was not returned")
+            }
+            stored = try Self.stored(row, from: returned)
+        }
+        if condition.replacesOtherRegistrationsOfHandle {
+            _ = try await connection.query(
+                "DELETE FROM registrations WHERE handle = ? AND platform = ? AND id != ? AND installation_id IS NULL",
+                [.text(stored.handle), .text(stored.platform.rawValue), .text(id)]
+            )
+        }
+        return stored
+    }
+
     /// Splits a batch into statements: runs of unconditional upserts of distinct ids (at most
-    /// 500, so that each row's `RETURNING` is unambiguous) and single conditional ones.
+    /// 500, so that each row's `RETURNING` is unambiguous) and single conditional ones, in
+    /// order, so that a condition sees every write queued before it.
     private static func chunks(_ batch: [UpsertRequest]) -> [[UpsertRequest]] {
         var chunks: [[UpsertRequest]] = []
         var current: [UpsertRequest] = []
@@ -174,7 +224,7 @@ actor SQLiteWriter {
             ids = []
         }
         for request in batch {
-            if request.ifVersion != nil {
+            if !request.condition.isUnconditional {
                 flush()
                 chunks.append([request])
                 continue

@@ -1,0 +1,126 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import Testing
+
+/// The device registry's rules that depend on what is stored, each checked by the store in
+/// the transaction of its write: a condition that fails changes nothing.
+@Suite("SQLiteStore registry rules")
+struct SQLiteStoreRegistryRuleTests {
+    static let handle = String(repeating: "ab", count: 32)
+
+    @Test func anIDNeverIssuedIsGoneAndNothingIsWritten() async throws {
+        try await withStore { store, _ in
+            let registration = Registration.sample(id: "never-issued", handle: Self.handle)
+            await expectHeraldError(.gone) {
+                _ = try await store.upsertRegistration(registration, when: RegistrationCondition(mustBeIssued: true))
+            }
+            let stored = try await store.registration(id: "never-issued")
+            let count = try await store.registrationCount()
+            #expect(stored == nil)
+            #expect(count == 0)
+        }
+    }
+
+    @Test func anIssuedIDIsUsableUntilItsReservationExpires() async throws {
+        try await withStore { store, clock in
+            try await store.reserveRegistrationID("fresh", owner: nil, ttl: .seconds(60))
+            try await store.reserveRegistrationID("stale", owner: nil, ttl: .seconds(60))
+            let saved = try await store.upsertRegistration(
+                .sample(id: "fresh", handle: Self.handle), when: RegistrationCondition(mustBeIssued: true)
+            )
+            #expect(saved.version == 1)
+            clock.advance(by: .seconds(61))
+            // Once a registration, the id stays valid; the other reservation expired.
+            #expect(try await store.upsertRegistration(saved, when: RegistrationCondition(mustBeIssued: true)).version == 2)
+            await expectHeraldError(.gone) {
+                _ = try await store.upsertRegistration(.sample(id: "stale"), when: RegistrationCondition(mustBeIssued: true))
+            }
+        }
+    }
+
+    @Test func anUpdateOfAMissingRegistrationFailsAndKeepsItsReservation() async throws {
+        try await withStore { store, _ in
+            try await store.reserveRegistrationID("reserved", owner: nil, ttl: .seconds(60))
+            await expectHeraldError(.notFound) {
+                _ = try await store.upsertRegistration(.sample(id: "reserved"), when: RegistrationCondition(mustExist: true, mustBeIssued: true))
+            }
+            await expectHeraldError(.preconditionFailed) {
+                _ = try await store.upsertRegistration(.sample(id: "reserved"), when: RegistrationCondition(ifVersion: 1))
+            }
+            #expect(try await store.registration(id: "reserved") == nil)
+            #expect(try await store.isRegistrationIDValid("reserved"), "a failed condition keeps the reservation")
+        }
+    }
+
+    @Test func anotherOwnersRegistrationIsForbiddenAndKept() async throws {
+        try await withStore { store, _ in
+            let alice = try await store.upsertRegistration(.sample(id: "r1", handle: Self.handle, tags: ["username:alice"], owner: "alice"), ifVersion: nil)
+            var mallory = alice
+            mallory.owner = "mallory"
+            mallory.tags = ["username:mallory"]
+            await expectHeraldError(.forbidden) {
+                _ = try await store.upsertRegistration(mallory, when: RegistrationCondition(mustBeIssued: true, owner: "mallory"))
+            }
+            await expectHeraldError(.forbidden) {
+                _ = try await store.deleteRegistration(id: "r1", ifVersion: nil, owner: "mallory")
+            }
+            #expect(try await store.registration(id: "r1") == alice)
+            #expect(try await store.deleteRegistration(id: "r1", ifVersion: nil, owner: "alice"))
+            #expect(try await !store.deleteRegistration(id: "r1", ifVersion: nil, owner: "alice"))
+        }
+    }
+
+    @Test func oneDeviceOneRegistration() async throws {
+        try await withStore { store, _ in
+            _ = try await store.upsertRegistration(.sample(id: "alice-phone", handle: Self.handle, owner: "alice"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "other-platform", platform: .fcm, handle: Self.handle, owner: "alice"), ifVersion: nil)
+            try await store.reserveRegistrationID("bob-phone", owner: "bob", ttl: .seconds(60))
+            let bob = try await store.upsertRegistration(
+                .sample(id: "bob-phone", handle: Self.handle, owner: "bob"),
+                when: RegistrationCondition(mustBeIssued: true, owner: "bob", replacesOtherRegistrationsOfHandle: true)
+            )
+            #expect(try await store.registrations(handle: Self.handle, platform: .apns) == [bob])
+            #expect(try await store.registration(id: "other-platform") != nil, "another platform's registration is another device")
+        }
+    }
+
+    @Test func aDeviceGetsItsOwnersRegistrationAndLosesItsDuplicates() async throws {
+        try await withStore { store, clock in
+            let first = try await store.upsertRegistration(.sample(id: "first", handle: Self.handle, owner: "alice"), ifVersion: nil)
+            clock.advance(by: .seconds(1))
+            _ = try await store.upsertRegistration(.sample(id: "second", handle: Self.handle, owner: "alice"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "bobs", handle: Self.handle, owner: "bob"), ifVersion: nil)
+            let id = try await store.registrationID(forHandles: [Self.handle], owner: "alice", orReserve: "new-id", ttl: .seconds(60))
+            #expect(id == first.id)
+            #expect(try await store.registration(id: "second") == nil, "the duplicate is deleted")
+            #expect(try await store.registration(id: "bobs") != nil, "another user's registration is not the caller's to delete")
+            #expect(try await !store.isRegistrationIDValid("new-id"))
+
+            let carol = try await store.registrationID(forHandles: [Self.handle, "other"], owner: "carol", orReserve: "carol-id", ttl: .seconds(60))
+            #expect(carol == "carol-id")
+            #expect(try await store.isRegistrationIDValid("carol-id"))
+        }
+    }
+
+    @Test func conditionalAndPlainWritesArrivingTogetherKeepTheirOrder() async throws {
+        try await withStore { store, _ in
+            try await store.reserveRegistrationID("issued", owner: nil, ttl: .seconds(60))
+            let results = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let id = index.isMultiple(of: 2) ? "plain-\(index)" : (index == 1 ? "issued" : "unknown-\(index)")
+                        let condition = index.isMultiple(of: 2) ? RegistrationCondition.none : RegistrationCondition(mustBeIssued: true)
+                        return (try? await store.upsertRegistration(.sample(id: id), when: condition)) != nil
+                    }
+                }
+                var succeeded = 0
+                for await ok in group where ok { succeeded += 1 }
+                return succeeded
+            }
+            #expect(results == 21, "20 plain writes and the one issued id")
+            #expect(try await store.registrationCount() == 21)
+        }
+    }
+}
