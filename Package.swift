@@ -100,9 +100,12 @@ let package = Package(
             name: "HeraldHub",
             dependencies: [
                 "HeraldCore",
+                "HeraldTLS",
                 "HeraldStore",
                 "HeraldPush",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -147,11 +150,11 @@ let package = Package(
         ),
         // The app and backend SDK: Foundation networking only, no server dependencies.
         .target(name: "HeraldClient", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
-        // The app backend on a hub reached through the hub REST API: HeraldServer's DeviceHub
+        // The app backend on a hub reached through the hub REST API: HeraldHub's UserDevices
         // implemented with HeraldClient's NotificationHubClient.
         .target(
             name: "HeraldRemoteHub",
-            dependencies: ["HeraldCore", "HeraldServer", "HeraldClient"],
+            dependencies: ["HeraldCore", "HeraldHub", "HeraldClient"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -195,6 +198,7 @@ let package = Package(
             name: "HeraldHubTests",
             dependencies: [
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -30,7 +30,7 @@ public struct DeliveryWorker: Service {
     }
 
     private func lane() async {
-        while !Task.isCancelled {
+        while !Task.isCancelled, !hub.isStopped {
             do {
                 if try await hub.deliverNext() { continue }
             } catch is CancellationError {

@@ -66,6 +66,7 @@ extension Hub {
         let pageSize = max(1, configuration.pageSize)
         while start < targets.count {
             let chunk = targets[start..<min(start + pageSize, targets.count)]
+            let providers = self.providers
             await fanOut(
                 count: chunk.count,
                 logger: logger,

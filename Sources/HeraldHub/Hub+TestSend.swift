@@ -62,6 +62,7 @@ extension Hub {
             let page = try await store.registrations(
                 matching: plan.expression, platforms: plan.platforms, kind: plan.kind, after: cursor, limit: pageSize
             )
+            let providers = self.providers
             for registration in page {
                 let step = plan.step(for: registration, providers: providers, selection: &selection)
                 switch step {

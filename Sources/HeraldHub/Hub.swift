@@ -4,6 +4,7 @@ public import HeraldPush
 public import HeraldStore
 public import Logging
 import NIOCore
+import Synchronization
 
 /// The engine: accepts notifications durably, resolves their targets by streaming from
 /// the store, renders per platform, delivers with bounded concurrency, retries what is
@@ -33,7 +34,8 @@ public final class Hub: Sendable {
 
     public let store: any HeraldStore
     public let configuration: Configuration
-    let providers: [Platform: any PushProvider]
+    private let providerTable: Mutex<[Platform: any PushProvider]>
+    private let stopped = Atomic<Bool>(false)
     let logger: Logger
     let signal = Signal()
     static let workerKey = "\u{0}worker"
@@ -47,13 +49,39 @@ public final class Hub: Sendable {
         self.store = store
         self.configuration = configuration
         self.logger = logger
-        var byPlatform: [Platform: any PushProvider] = [:]
-        for provider in providers { byPlatform[provider.platform] = provider }
-        self.providers = byPlatform
+        self.providerTable = Mutex(Self.byPlatform(providers))
     }
+
+    /// The push provider of each platform that has one: read once per page of devices, so
+    /// that a change of providers takes effect between pages.
+    var providers: [Platform: any PushProvider] { providerTable.withLock { $0 } }
 
     /// The platforms that have a provider.
     public var configuredPlatforms: Set<Platform> { Set(providers.keys) }
+
+    /// Delivers through `providers` from now on (the hub's push credentials changed). Sends
+    /// in flight finish on the providers they started with; shutting the replaced ones down
+    /// is the caller's business.
+    public func replaceProviders(_ providers: [any PushProvider]) {
+        providerTable.withLock { $0 = Self.byPlatform(providers) }
+    }
+
+    /// Stops this engine's delivery workers once their current notification is done (the hub
+    /// was deleted, or created again with another store). Accepting still works; the store
+    /// keeps what is accepted for whoever delivers next.
+    public func stop() {
+        stopped.store(true, ordering: .relaxed)
+        signal.ring(Self.workerKey, remember: true)
+    }
+
+    /// Whether ``stop()`` was called.
+    public var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    private static func byPlatform(_ providers: [any PushProvider]) -> [Platform: any PushProvider] {
+        var byPlatform: [Platform: any PushProvider] = [:]
+        for provider in providers { byPlatform[provider.platform] = provider }
+        return byPlatform
+    }
 
     // MARK: Accepting
 
@@ -227,6 +255,7 @@ public final class Hub: Sendable {
             defer { next?.cancel() }
 
             var expired: [String] = []
+            let providers = self.providers
             await fanOut(
                 count: page.count,
                 logger: logger,

@@ -1,7 +1,7 @@
 package import Foundation
 public import HeraldClient
 public import HeraldCore
-public import HeraldServer
+public import HeraldHub
 
 /// The app backend on a hub reached through the hub REST API: Herald's own hub API on
 /// another server, or the established cloud hub.
@@ -16,7 +16,7 @@ public import HeraldServer
 /// telemetry is polled until every one of them ended or the wait is over, and reported as
 /// one notification. The connection string needs the Listen, Send and Manage rights (the
 /// default full-access rule has them).
-public struct RemoteDeviceHub: DeviceHub {
+public struct RemoteDeviceHub: UserDevices {
     public let client: NotificationHubClient
     public let platforms: Set<Platform>
     /// How often a send's telemetry is read while waiting for delivery to end.
@@ -33,29 +33,65 @@ public struct RemoteDeviceHub: DeviceHub {
         self.pollInterval = pollInterval
     }
 
+    /// A new registration id from the hub (`POST registrationids`).
     public func newRegistrationID() async throws -> String {
         try await reaching { try await client.createRegistrationID() }
     }
 
-    public func registrations(handle: String) async throws -> [Registration] {
-        try await reaching { try await client.registrations(channel: handle, top: 100) }
+    /// The user's registration of `handle` (the one made first; the user's others are
+    /// deleted), or a new id. The hub keeps no owner: a registration is the user's when it
+    /// carries their `username:` tag. Several calls to the hub, so two devices racing can
+    /// both get new ids; the hub's own rules keep its registry consistent.
+    public func registrationID(handle: String?, user: String) async throws -> String {
+        guard let handle else { return try await newRegistrationID() }
+        guard !handle.isEmpty else { throw HeraldError.badRequest("the handle query parameter is empty") }
+        let mine = try await registrations(handle: handle)
+            .filter { Self.user(of: $0) == user && $0.installationID == nil }
+            .sorted { $0.createdAt < $1.createdAt }
+        guard let first = mine.first else { return try await newRegistrationID() }
+        try await deleteRegistrations(ids: mine.dropFirst().map(\.id))
+        return first.id
     }
 
-    public func registration(id: String) async throws -> Registration? {
-        try await reaching { try await client.registration(id: id) }
-    }
-
-    /// Creates or replaces the registration; the hub's `410 Gone` for an id it no longer
-    /// knows stays ``HeraldError/gone(_:)``, which the app backend passes on to the device.
-    public func saveRegistration(_ registration: Registration) async throws -> Registration {
+    /// Creates or replaces the user's registration, after checking that it is not another
+    /// user's, then deletes the other registrations of the device. The hub's `410 Gone` for an
+    /// id it no longer knows stays ``HeraldError/gone(_:)``, which the app backend passes on
+    /// to the device.
+    public func saveRegistration(_ registration: Registration, user: String) async throws -> Registration {
+        let existing = try await reaching { try await client.registration(id: registration.id) }
+        if let existing, Self.user(of: existing) != user {
+            throw HeraldError.forbidden("this registration belongs to another user")
+        }
         var saved = try await reaching { try await client.createOrUpdateRegistration(registration) }
         // The hub keeps no owner; the caller's is what the app backend set.
-        saved.owner = registration.owner
+        saved.owner = user
+        if existing?.handle != saved.handle || existing?.platform != saved.platform {
+            let others = try await registrations(handle: saved.handle).filter {
+                $0.platform == saved.platform && $0.id != saved.id && $0.installationID == nil
+            }
+            try await deleteRegistrations(ids: others.map(\.id))
+        }
         return saved
     }
 
+    public func deleteRegistration(id: String, user: String) async throws {
+        guard let existing = try await reaching({ try await client.registration(id: id) }) else {
+            throw HeraldError.notFound("no such registration")
+        }
+        guard Self.user(of: existing) == user else { throw HeraldError.forbidden("this registration belongs to another user") }
+        try await deleteRegistrations(ids: [id])
+    }
+
+    /// The registrations of a handle on the hub, as stored (APNs tokens in lowercase too).
+    func registrations(handle: String) async throws -> [Registration] {
+        var found = try await reaching { try await client.registrations(channel: handle, top: 100) }
+        let lower = handle.lowercased()
+        if lower != handle { found += try await reaching { try await client.registrations(channel: lower, top: 100) } }
+        return found
+    }
+
     /// Deletes each registration; one that is already gone is skipped.
-    public func deleteRegistrations(ids: [String]) async throws {
+    func deleteRegistrations(ids: [String]) async throws {
         for id in ids {
             do {
                 try await reaching { try await client.deleteRegistration(id: id) }
@@ -63,6 +99,11 @@ public struct RemoteDeviceHub: DeviceHub {
                 continue
             }
         }
+    }
+
+    /// The app-backend user a registration on the hub belongs to: its `username:` tag.
+    static func user(of registration: Registration) -> String? {
+        registration.tags.first { $0.hasPrefix("username:") }.map { String($0.dropFirst("username:".count)) }
     }
 
     public func send(tagExpression: String, payloads: [PlatformPayload], wait: Duration) async throws -> NotificationRecord {

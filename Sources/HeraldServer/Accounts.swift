@@ -13,7 +13,7 @@ import Synchronization
 /// successful HTTP Basic check is remembered for a minute (by the SHA-256 of the
 /// credentials) so that clients using Basic on every request don't pay bcrypt each time.
 public final class Accounts: Sendable {
-    let store: any HeraldStore
+    let store: any AccountStore
     let configuration: ServerConfiguration
     private let basicCache = Mutex<[String: Date]>([:])
     private static let basicCacheLifetime: TimeInterval = 60
@@ -24,7 +24,7 @@ public final class Accounts: Sendable {
     private let sessionCache = Mutex<[String: (username: String, until: Date)]>([:])
     static let sessionCacheLifetime: TimeInterval = 10
 
-    public init(store: any HeraldStore, configuration: ServerConfiguration) {
+    public init(store: any AccountStore, configuration: ServerConfiguration) {
         self.store = store
         self.configuration = configuration
     }

@@ -1,5 +1,6 @@
 public import Foundation
 public import HeraldCore
+public import HeraldHub
 public import Hummingbird
 import Logging
 
@@ -12,13 +13,13 @@ import Logging
 /// - `DELETE /api/register/{id}`.
 /// - `POST /api/notifications?pns=&to_tag=` with a JSON string → notifies that user's devices.
 public struct AppBackendController: Sendable {
-    let devices: any DeviceHub
+    let devices: any UserDevices
     let configuration: ServerConfiguration
 
     /// Tags a device may not claim: they are set by the backend.
     static let reservedTagPrefixes = ["username:", "from:", "$"]
 
-    public init(devices: any DeviceHub, configuration: ServerConfiguration) {
+    public init(devices: any UserDevices, configuration: ServerConfiguration) {
         self.devices = devices
         self.configuration = configuration
     }
@@ -34,28 +35,8 @@ public struct AppBackendController: Sendable {
 
     @Sendable func newRegistrationID(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        var reused: String?
-        if let handle = request.uri.queryParameters.get("handle"), !handle.isEmpty {
-            // The handle's platform is not known yet: look it up as sent and as an APNs token is stored.
-            var candidates = try await devices.registrations(handle: handle)
-            let lower = handle.lowercased()
-            if lower != handle { candidates += try await devices.registrations(handle: lower) }
-            let mine = candidates.filter { $0.appUser == user && $0.installationID == nil }.sorted { $0.createdAt < $1.createdAt }
-            if let first = mine.first {
-                reused = first.id
-                let duplicates = mine.dropFirst().map(\.id)
-                if !duplicates.isEmpty { try await devices.deleteRegistrations(ids: Array(duplicates)) }
-            }
-        } else if request.uri.queryParameters.get("handle") != nil {
-            throw HeraldError.badRequest("the handle query parameter is empty")
-        }
-        let id: String
-        if let reused {
-            id = reused
-        } else {
-            id = try await devices.newRegistrationID()
-        }
-        context.logger.debug("Issued a registration id", metadata: ["herald.reused": "\(reused != nil)"])
+        let id = try await devices.registrationID(handle: request.uri.queryParameters.get("handle").map { String($0) }, user: user)
+        context.logger.debug("Issued a registration id")
         return try .json(id)
     }
 
@@ -77,11 +58,6 @@ public struct AppBackendController: Sendable {
         let handle = try Registration.normalizedHandle(rawHandle, platform: platform)
         let requestedTags = try Self.tags(from: body.member("Tags"))
         let keys = try Self.webPushKeys(from: body, platform: platform)
-
-        let existing = try await devices.registration(id: id)
-        if let existing, existing.appUser != user {
-            throw HeraldError.forbidden("this registration belongs to another user")
-        }
         let registration = Registration(
             id: id,
             platform: platform,
@@ -90,18 +66,8 @@ public struct AppBackendController: Sendable {
             tags: requestedTags + ["username:\(user)"],
             owner: user
         )
-        let saved = try await devices.saveRegistration(registration)
         // One device, one registration: whoever signed in last on this device owns it.
-        // An update that keeps its handle was de-duplicated when the handle was set.
-        if existing?.handle != handle || existing?.platform != platform {
-            let others = try await devices.registrations(handle: handle).filter {
-                $0.platform == platform && $0.id != id && $0.installationID == nil
-            }
-            if !others.isEmpty {
-                try await devices.deleteRegistrations(ids: others.map(\.id))
-                context.logger.debug("Replaced other registrations of the same device", metadata: ["herald.count": "\(others.count)"])
-            }
-        }
+        let saved = try await devices.saveRegistration(registration, user: user)
         return try .json(RegistrationView(saved))
     }
 
@@ -109,11 +75,7 @@ public struct AppBackendController: Sendable {
         let user = try context.requireUser()
         let id = try context.parameters.require("id")
         guard RegistrationID.isWellFormed(id) else { throw HeraldError.badRequest("malformed registration id") }
-        guard let existing = try await devices.registration(id: id) else {
-            throw HeraldError.notFound("no such registration")
-        }
-        guard existing.appUser == user else { throw HeraldError.forbidden("this registration belongs to another user") }
-        try await devices.deleteRegistrations(ids: [id])
+        try await devices.deleteRegistration(id: id, user: user)
         return Response(status: .ok)
     }
 

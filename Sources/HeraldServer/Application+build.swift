@@ -1,6 +1,6 @@
 import Foundation
 public import HeraldHub
-import HeraldStore
+public import HeraldStore
 public import Hummingbird
 public import Logging
 public import ServiceLifecycle
@@ -11,16 +11,17 @@ import HummingbirdTLS
 /// Builds the router of every Herald HTTP API. Tests and the `herald` binary use the same one.
 ///
 /// - Parameters:
-///   - hub: Herald's own hub; its store also keeps the app backend's accounts and content.
-///   - devices: the hub the app backend registers devices with and sends through; `nil`
-///     for `hub` itself.
-///   - hubs: the hubs of the hub REST API (`/{hub}/…`); `nil` leaves that API out.
+///   - hubs: the hubs of this server: the hub REST API's (`/{hub}/…`), the app backend's among them.
+///   - devices: the hub the app backend registers its users' devices with and sends through:
+///     a hub of `hubs` (``RegistryUserDevices``), or one reached through the hub REST API.
+///   - appStore: where the app backend keeps its accounts, sessions and secure and rich
+///     content: the store of its hub.
 ///   - scheme: `https` for the TLS listener: the scheme of the URLs the hub API hands out.
 public func buildRouter(
-    hub: Hub,
+    hubs: HubRegistry,
+    devices: any UserDevices,
+    appStore: any AccountStore & ContentStore,
     configuration: ServerConfiguration,
-    devices: (any DeviceHub)? = nil,
-    hubs: HubRegistry? = nil,
     scheme: String = "http"
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
@@ -31,40 +32,36 @@ public func buildRouter(
     if let emulators = configuration.emulators {
         router.get("emulators") { _, _ -> Response in try .json(emulators) }
     }
-    let devices = devices ?? LocalDeviceHub(hub: hub)
-    let accounts = Accounts(store: hub.store, configuration: configuration)
+    let accounts = Accounts(store: appStore, configuration: configuration)
     let api = router.group("api")
     AccountsController(accounts: accounts).addRoutes(to: api)
     let authenticated = api.group().add(middleware: UserAuthenticator(accounts: accounts))
     AppBackendController(devices: devices, configuration: configuration).addRoutes(to: authenticated)
-    SecurePushController(store: hub.store, devices: devices, configuration: configuration).addRoutes(to: authenticated)
-    RichPushController(store: hub.store, devices: devices, configuration: configuration).addRoutes(to: authenticated)
-    if let hubs {
-        HubAPIController(
-            registry: hubs,
-            scheme: scheme,
-            requestsPerSecond: configuration.hubRequestsPerSecond,
-            now: configuration.now
-        ).addRoutes(to: router)
-    }
+    SecurePushController(store: appStore, devices: devices, configuration: configuration).addRoutes(to: authenticated)
+    RichPushController(store: appStore, devices: devices, configuration: configuration).addRoutes(to: authenticated)
+    HubAPIController(
+        registry: hubs,
+        scheme: scheme,
+        requestsPerSecond: configuration.hubRequestsPerSecond,
+        now: configuration.now
+    ).addRoutes(to: router)
     return router
 }
 
-/// Builds the Herald application: the HTTP server, the delivery worker, the sweeper of
-/// expired secure and rich content, and the hub registry's workers when there is one.
+/// Builds the Herald application: the HTTP server, the hub registry (which runs every hub's
+/// delivery worker), and the sweeper of expired secure and rich content.
 public func buildApplication(
-    hub: Hub,
+    hubs: HubRegistry,
+    devices: any UserDevices,
+    appStore: any AccountStore & ContentStore,
     configuration: ServerConfiguration,
-    devices: (any DeviceHub)? = nil,
-    hubs: HubRegistry? = nil,
     services: [any Service] = [],
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    var own: [any Service] = [DeliveryWorker(hub: hub), ContentSweeper(store: hub.store, configuration: configuration, logger: logger)]
-    if let hubs { own.append(hubs) }
+    let own: [any Service] = [hubs, ContentSweeper(store: appStore, configuration: configuration, logger: logger)]
     return Application(
-        router: buildRouter(hub: hub, configuration: configuration, devices: devices, hubs: hubs),
+        router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: own + services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
@@ -75,16 +72,16 @@ public func buildApplication(
 /// The same APIs over TLS on `configuration.tlsPort`, as the hub SDKs require (they turn
 /// `sb://` into `https://`). Runs no services of its own: run it beside ``buildApplication``.
 public func buildTLSApplication(
-    hub: Hub,
+    hubs: HubRegistry,
+    devices: any UserDevices,
+    appStore: any AccountStore & ContentStore,
     configuration: ServerConfiguration,
     tls: TLSConfiguration,
-    devices: (any DeviceHub)? = nil,
-    hubs: HubRegistry? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) throws -> some ApplicationProtocol {
     Application(
-        router: buildRouter(hub: hub, configuration: configuration, devices: devices, hubs: hubs, scheme: "https"),
+        router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, scheme: "https"),
         server: try .tls(.http1(), tlsConfiguration: tls),
         configuration: .init(address: .hostname(configuration.host, port: configuration.tlsPort), serverName: "Herald"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.tlsPort) },

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHub
 import Hummingbird
 import Logging
 
@@ -32,7 +33,7 @@ struct NotifyTarget {
     /// was abandoned).
     func send(
         _ payloads: [PlatformPayload],
-        devices: any DeviceHub,
+        devices: any UserDevices,
         wait: Duration,
         logger: Logger
     ) async throws -> (NotificationRecord, HTTPResponse.Status) {

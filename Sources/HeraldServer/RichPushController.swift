@@ -1,5 +1,6 @@
 import Foundation
 public import HeraldCore
+public import HeraldHub
 public import HeraldStore
 public import Hummingbird
 import Logging
@@ -19,11 +20,11 @@ import Logging
 ///
 /// Without ``ServerConfiguration/richDirectory`` these answer 503.
 public struct RichPushController: Sendable {
-    let store: any HeraldStore
-    let devices: any DeviceHub
+    let store: any ContentStore
+    let devices: any UserDevices
     let configuration: ServerConfiguration
 
-    public init(store: any HeraldStore, devices: any DeviceHub, configuration: ServerConfiguration) {
+    public init(store: any ContentStore, devices: any UserDevices, configuration: ServerConfiguration) {
         self.store = store
         self.devices = devices
         self.configuration = configuration

@@ -67,14 +67,14 @@ struct Bench: AsyncParsableCommand {
     static func fanOut(devices: Int, logger: Logger) async throws -> (line: String, perSecond: Double) {
         try await withRuntime(logger: logger) { runtime in
             print("\nfan-out: seeding \(devices) APNs registrations with the tag 'bench'…")
-            let seed = try await seedRegistrations(runtime.store, count: devices, tags: ["bench"])
+            let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["bench"])
             print(String(format: "  seeded in %.1f s", seed))
             let content = NotificationContent(body: "Benchmark")
             let record = try await runtime.hub.enqueue(tagExpression: "bench", payloads: [try content.payload(for: .apns)])
             let start = ContinuousClock.now
             _ = try await runtime.hub.deliverNext()
             let elapsed = (ContinuousClock.now - start).seconds
-            let finished = try await runtime.store.notification(id: record.id)
+            let finished = try await runtime.hub.store.notification(id: record.id)
             let success = finished?.counts.total(.success) ?? 0
             let accepted = runtime.apnsEmulator?.acceptedCount ?? 0
             let perSecond = Double(success) / elapsed
@@ -94,7 +94,8 @@ struct Bench: AsyncParsableCommand {
             server.bcryptCost = 4
             let (ports, portContinuation) = AsyncStream<Int>.makeStream()
             let app = buildApplication(
-                hub: runtime.hub, configuration: server, onServerRunning: { portContinuation.yield($0) }, logger: logger
+                hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.hub.store, configuration: server,
+                onServerRunning: { portContinuation.yield($0) }, logger: logger
             )
             let group = ServiceGroup(services: [app], logger: logger)
             return try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -113,7 +114,7 @@ struct Bench: AsyncParsableCommand {
                 print("\nupserts: reserving \(count / 2) registration ids…")
                 // Half the upserts create registrations, half update them.
                 let ids = (0..<(count / 2)).map { _ in RegistrationID.make() }
-                for id in ids { try await runtime.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
+                for id in ids { try await runtime.hub.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
                 let work = ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
                 print("  \(work.count) PUT /api/register/{id} over \(connections) connections…")
                 let start = ContinuousClock.now
@@ -147,7 +148,7 @@ struct Bench: AsyncParsableCommand {
     static func broadcastMemory(devices: Int, logger: Logger) async throws -> String {
         try await withRuntime(logger: logger) { runtime in
             print("\nbroadcast: seeding \(devices) APNs registrations…")
-            let seed = try await seedRegistrations(runtime.store, count: devices, tags: ["all"])
+            let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["all"])
             print(String(format: "  seeded in %.1f s; RSS now %d MB", seed, residentMegabytes().current))
             let content = NotificationContent(body: "Broadcast")
             _ = try await runtime.hub.enqueue(tagExpression: nil, payloads: [try content.payload(for: .apns)])
@@ -230,7 +231,7 @@ struct Bench: AsyncParsableCommand {
     }
 
     /// Inserts `count` APNs registrations in batches; returns the seconds it took.
-    static func seedRegistrations(_ store: SQLiteStore, count: Int, tags: [String]) async throws -> Double {
+    static func seedRegistrations(_ store: any HeraldStore, count: Int, tags: [String]) async throws -> Double {
         let start = ContinuousClock.now
         let batch = 10_000
         var next = 0

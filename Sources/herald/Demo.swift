@@ -45,15 +45,13 @@ struct Demo: AsyncParsableCommand {
         }
         var server = try runtime.serverConfiguration()
         server.port = 0
-        let catalog = HubCatalog(dataDirectory: directory)
-        let registry = HubRegistry(catalog: catalog, logger: logger) { definition in
-            try runtime.providers(for: definition, logger: logger)
-        }
+        let catalog = runtime.catalog
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
-            hub: runtime.hub,
+            hubs: runtime.registry,
+            devices: runtime.userDevices,
+            appStore: runtime.hub.store,
             configuration: server,
-            hubs: registry,
             services: runtime.services,
             onServerRunning: { port in portContinuation.yield(port) },
             logger: logger

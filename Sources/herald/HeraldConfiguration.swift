@@ -1,4 +1,5 @@
 import Foundation
+import HeraldHub
 import HeraldCore
 import Logging
 
@@ -73,6 +74,12 @@ struct HeraldConfiguration: Sendable {
     /// Herald's own in-process hub.
     var appHubConnectionString: String?
     var appHubName: String?
+
+    /// The hub of this server's catalog that keeps the app backend's accounts and content, and
+    /// its devices unless they live in a remote hub.
+    var localAppHubName: String {
+        appHubConnectionString == nil ? appHubName ?? HubCatalog.defaultAppHubName : HubCatalog.defaultAppHubName
+    }
     /// Requests per second one hub's REST API accepts (bursts of twice that).
     var hubRequestsPerSecond = 2000
 
@@ -94,7 +101,7 @@ struct HeraldConfiguration: Sendable {
     static let settings: [Setting] = [
         .init(variable: "HERALD_HOST", help: "address to listen on (default 127.0.0.1)") { $0.host = $1 },
         .init(variable: "HERALD_PORT", help: "HTTP port (default 8080)") { $0.port = try int($1, "HERALD_PORT", 0...65535) },
-        .init(variable: "HERALD_DATA_DIR", help: "data directory: the SQLite file, keys, certificates (default ./herald-data)") { $0.dataDirectory = $1 },
+        .init(variable: "HERALD_DATA_DIR", help: "data directory: the hubs (each with its SQLite store), keys, certificates (default ./herald-data)") { $0.dataDirectory = $1 },
         .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
             guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }
             $0.logLevel = level
@@ -118,7 +125,7 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_APP_HUB_CONNECTION_STRING", help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub") {
             $0.appHubConnectionString = $1
         },
-        .init(variable: "HERALD_APP_HUB_NAME", help: "the hub name that goes with HERALD_APP_HUB_CONNECTION_STRING") { $0.appHubName = $1 },
+        .init(variable: "HERALD_APP_HUB_NAME", help: "the hub that keeps the app backend's devices, accounts and content (default app, created on first start); with HERALD_APP_HUB_CONNECTION_STRING, the name of that remote hub") { $0.appHubName = $1 },
         .init(variable: "HERALD_APNS_KEY_FILE", help: "APNs token-auth key (.p8 file)") { $0.apns.keyFile = $1 },
         .init(variable: "HERALD_APNS_KEY_ID", help: "APNs key id (10 characters)") { $0.apns.keyID = $1 },
         .init(variable: "HERALD_APNS_TEAM_ID", help: "Apple developer team id") { $0.apns.teamID = $1 },

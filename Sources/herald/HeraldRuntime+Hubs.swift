@@ -12,27 +12,32 @@ extension HeraldRuntime {
     /// them (`herald hub set-credentials`), the server's otherwise, emulators included. A
     /// hub's own credentials go to the endpoints, and trust the CAs, that the server's
     /// settings name (`HERALD_APNS_ENDPOINT`, `HERALD_FCM_CA_FILE`, …).
-    func providers(for definition: HubDefinition, logger: Logger) throws -> [any PushProvider] {
+    static func providers(
+        for definition: HubDefinition,
+        serverProviders: [any PushProvider],
+        configuration: HeraldConfiguration,
+        logger: Logger
+    ) throws -> [any PushProvider] {
         var byPlatform: [Platform: any PushProvider] = [:]
-        for provider in providers { byPlatform[provider.platform] = provider }
+        for provider in serverProviders { byPlatform[provider.platform] = provider }
         let credentials = definition.credentials
         if let apns = credentials.apns {
-            byPlatform[.apns] = try Self.makeAPNsProvider(
+            byPlatform[.apns] = try makeAPNsProvider(
                 teamID: apns.teamID, keyID: apns.keyID, privateKeyPEM: apns.privateKeyPEM, topic: apns.topic,
                 environment: apns.environment, settings: configuration.apns, logger: logger
             )
         }
         if let fcm = credentials.fcm {
             let account = try FCMServiceAccount(json: Data(fcm.serviceAccountJSON.utf8))
-            byPlatform[.fcm] = try Self.makeFCMProvider(account, settings: configuration.fcm, logger: logger).provider
+            byPlatform[.fcm] = try makeFCMProvider(account, settings: configuration.fcm, logger: logger).provider
         }
         if let wns = credentials.wns {
-            byPlatform[.wns] = try Self.makeWNSProvider(
+            byPlatform[.wns] = try makeWNSProvider(
                 packageSID: wns.packageSID, clientSecret: wns.clientSecret, settings: configuration.wns, logger: logger
             ).provider
         }
         if let webPush = credentials.webPush {
-            byPlatform[.webpush] = try Self.makeWebPushProvider(
+            byPlatform[.webpush] = try makeWebPushProvider(
                 vapidPrivateKeyPEM: webPush.vapidPrivateKeyPEM, subject: webPush.subject, settings: configuration.webPush,
                 logger: logger
             ).provider

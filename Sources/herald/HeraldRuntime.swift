@@ -10,12 +10,19 @@ import HeraldTLS
 import Logging
 import ServiceLifecycle
 
-/// A running Herald: the store, the push providers (real, or the built-in emulators for
-/// platforms without credentials) and the hub. Shared by `serve`, `demo` and `bench`.
+/// A running Herald: the push providers (real, or the built-in emulators for platforms
+/// without credentials), the hubs of the data directory's catalog, and among them the app
+/// backend's hub, open. Shared by `serve`, `demo` and `bench`.
 struct HeraldRuntime {
     let configuration: HeraldConfiguration
-    let store: SQLiteStore
+    let catalog: HubCatalog
+    /// Opens every hub and runs their workers (run it as a service).
+    let registry: HubRegistry
+    /// The name of the hub that keeps the app backend's devices, accounts and content.
+    let appHubName: String
+    /// The app backend's hub's engine.
     let hub: Hub
+    /// The server's own providers, which hubs without credentials of their own deliver through.
     let providers: [any PushProvider]
     var apnsEmulator: APNsEmulator?
     var fcmEmulator: FCMEmulator?
@@ -44,7 +51,6 @@ struct HeraldRuntime {
     ) async throws -> HeraldRuntime {
         let dataDirectory = configuration.dataDirectory
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        let store = try await SQLiteStore.open(path: "\(dataDirectory)/herald.sqlite", logger: logger)
 
         var providers: [any PushProvider] = []
         var lines: [String] = []
@@ -194,10 +200,21 @@ struct HeraldRuntime {
                 caCertificatePEM: authority.certificatePEM
             )
         }
-        let hub = Hub(store: store, providers: providers, configuration: hubConfiguration, logger: logger)
+        let catalog = HubCatalog(dataDirectory: dataDirectory)
+        let appHubName = configuration.localAppHubName
+        try await catalog.prepareAppHub(named: appHubName, logger: logger)
+        let serverProviders = providers
+        let registry = HubRegistry(catalog: catalog, hubConfiguration: hubConfiguration, logger: logger) { definition in
+            try Self.providers(for: definition, serverProviders: serverProviders, configuration: configuration, logger: logger)
+        }
+        guard let hub = try await registry.hub(named: appHubName) else {
+            throw ConfigurationError("the app backend's hub '\(appHubName)' could not be opened")
+        }
         return HeraldRuntime(
             configuration: configuration,
-            store: store,
+            catalog: catalog,
+            registry: registry,
+            appHubName: appHubName,
             hub: hub,
             providers: providers,
             apnsEmulator: apnsEmulator,
@@ -313,13 +330,20 @@ struct HeraldRuntime {
         return (try WebPushProvider(configuration: webPush, logger: logger), webPush)
     }
 
-    /// Closes the providers and the store; the emulators close with their services.
+    /// The app backend's devices: in its hub of the catalog, or, with
+    /// `HERALD_APP_HUB_CONNECTION_STRING`, in a hub reached through the hub REST API.
+    var userDevices: any UserDevices {
+        RegistryUserDevices(registry: registry, hubName: appHubName)
+    }
+
+    /// Closes the hubs (if the registry did not run) and the providers; the emulators close
+    /// with their services.
     func shutdown() async {
+        await registry.close()
         for provider in providers { try? await provider.shutdown() }
         try? await apnsEmulator?.shutdown()
         try? await fcmEmulator?.shutdown()
         try? await webPushEmulator?.shutdown()
         try? await wnsEmulator?.shutdown()
-        try? await store.close()
     }
 }

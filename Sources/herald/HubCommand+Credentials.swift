@@ -2,7 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import HeraldCore
-import HeraldServer
+import HeraldHub
 
 extension HubCommand {
     struct SetCredentials: ParsableCommand {

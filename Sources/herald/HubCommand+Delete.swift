@@ -1,5 +1,5 @@
 import ArgumentParser
-import HeraldServer
+import HeraldHub
 
 extension HubCommand {
     struct Delete: ParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
-import HeraldServer
+import HeraldHub
 
 extension HubCommand {
     struct List: ParsableCommand {

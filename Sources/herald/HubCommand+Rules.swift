@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import HeraldServer
+import HeraldHub
 
 extension HubCommand {
     struct AddRule: ParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
-import HeraldServer
+import HeraldHub
 
 /// `herald hub …`: the hubs of a data directory, their keys and their push credentials.
 struct HubCommand: ParsableCommand {

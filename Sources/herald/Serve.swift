@@ -9,6 +9,7 @@ import Logging
 import NIOSSL
 import ServiceLifecycle
 import UnixSignals
+import HeraldHub
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,23 +42,23 @@ struct Serve: AsyncParsableCommand {
 
         let runtime = try await HeraldRuntime.start(configuration, logger: logger)
         let server = try runtime.serverConfiguration()
-        let catalog = HubCatalog(dataDirectory: configuration.dataDirectory)
-        let registry = HubRegistry(catalog: catalog, logger: logger) { definition in
-            try runtime.providers(for: definition, logger: logger)
-        }
-        var devices: (any DeviceHub)?
+        let catalog = runtime.catalog
+        var devices: any UserDevices = runtime.userDevices
+        var remoteAppHub: String?
         if let connectionString = configuration.appHubConnectionString {
             guard let name = configuration.appHubName else {
                 throw ConfigurationError("HERALD_APP_HUB_CONNECTION_STRING needs HERALD_APP_HUB_NAME: the hub's name")
             }
             let client = try NotificationHubClient(connectionString: connectionString, hubName: name)
             devices = RemoteDeviceHub(client: client)
+            remoteAppHub = name
         }
 
-        let registrations = try await runtime.store.registrationCount()
+        let registrations = try await runtime.hub.registrationCount()
         var banner = [
             "Herald is listening on http://\(configuration.host):\(configuration.port)",
-            "  data     \(configuration.dataDirectory) (SQLite, \(registrations) registrations)",
+            "  data     \(configuration.dataDirectory) (SQLite, one store per hub)",
+            "  app hub  '\(runtime.appHubName)' keeps the app backend's accounts and content\(remoteAppHub == nil ? " and its \(registrations) registrations" : "")",
             "  secure   payloads sealed with the key \(server.secureKey?.fingerprint ?? "-") (keys/secure-payload.key: back it up apart from the data)",
         ]
         banner += runtime.platformLines.map { "  \($0)" }
@@ -75,7 +76,7 @@ struct Serve: AsyncParsableCommand {
                 ? "  hubs     none yet: herald hub create NAME prints its connection strings"
                 : "  hubs     \(hubs.map(\.name).joined(separator: ", ")) (herald hub keys NAME prints connection strings)"
         )
-        if let name = configuration.appHubName, devices != nil {
+        if let name = remoteAppHub {
             banner.append("  devices  the app backend registers devices with hub '\(name)' through the hub API")
         }
         if configuration.insecureDemoAuth {
@@ -88,10 +89,10 @@ struct Serve: AsyncParsableCommand {
         fflush(nil)  // the banner shows before the first log line, also when stdout is a file
 
         let app = buildApplication(
-            hub: runtime.hub,
-            configuration: server,
+            hubs: runtime.registry,
             devices: devices,
-            hubs: registry,
+            appStore: runtime.hub.store,
+            configuration: server,
             services: runtime.services,
             logger: logger
         )
@@ -99,11 +100,11 @@ struct Serve: AsyncParsableCommand {
         if let tls {
             services.append(
                 try buildTLSApplication(
-                    hub: runtime.hub,
+                    hubs: runtime.registry,
+                    devices: devices,
+                    appStore: runtime.hub.store,
                     configuration: server,
                     tls: tls.configuration,
-                    devices: devices,
-                    hubs: registry,
                     logger: logger
                 )
             )

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import HeraldCore
-import HeraldServer
+import HeraldHub
 import Testing
 
 @Suite("HubCatalog")

@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldPush
-import HeraldServer
 import HeraldStore
 import Logging
 import Synchronization
@@ -63,12 +62,15 @@ struct HubRegistryTests {
                 $0.wns = .init(packageSID: "ms-app://s-1-15-2-1", clientSecret: "wns-client-secret-value")
             }
             let after = try #require(try await registry.hub(named: "hub"))
-            #expect(ObjectIdentifier(after) != ObjectIdentifier(before), "the engine is made anew with the new credentials")
+            #expect(ObjectIdentifier(after) == ObjectIdentifier(before), "one engine per hub, given the new providers")
             #expect(Self.storeID(after) == Self.storeID(before), "the registrations stay where they are")
             #expect(made.current == 2)
+            #expect(!after.isStopped)
             let current = try #require(try await registry.hub(named: "hub"))
             #expect(ObjectIdentifier(current) == ObjectIdentifier(after))
-            await Self.close(before, after)
+            #expect(made.current == 2, "unchanged credentials make no providers")
+            await registry.close()
+            #expect(after.isStopped)
         }
     }
 
@@ -88,6 +90,8 @@ struct HubRegistryTests {
             let new = try #require(try await registry.hub(named: "hub"))
             #expect(Self.storeID(new) != Self.storeID(old))
             #expect(try await new.store.registration(id: "old-1") == nil, "the new hub starts empty")
+            #expect(old.isStopped, "the old hub's worker stops")
+            #expect(!new.isStopped)
             await Self.close(old, new)
         }
     }

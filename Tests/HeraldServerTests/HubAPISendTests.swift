@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHub
 import HeraldEmulator
 import HeraldServer
 import Testing

@@ -13,6 +13,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
+import HeraldHub
 
 // Support for the wire-level tests of the hub REST API (`HubAPI*Tests`): raw HTTP requests with
 // hand-made bodies and hand-made shared access signatures, made the way each hub SDK makes
@@ -458,11 +459,10 @@ extension TestHerald {
         try await withHerald(configure: configure) { herald in
             var logger = Logger(label: "test.hub")
             logger.logLevel = .warning
-            let catalog = HubCatalog(dataDirectory: herald.directory + "/data")
-            let definition = try catalog.create(name: HubTestServer.hubName)
-            let providers = herald.providers
-            let registry = HubRegistry(catalog: catalog, logger: logger) { _ in providers }
-            let application = buildApplication(hub: herald.hub, configuration: herald.server, hubs: registry, logger: logger)
+            let definition = try herald.catalog.create(name: HubTestServer.hubName)
+            let application = buildApplication(
+                hubs: herald.registry, devices: herald.devices, appStore: herald.store, configuration: herald.server, logger: logger
+            )
             let outcome: Result<T, any Error> = try await application.test(.router) { client in
                 do {
                     return .success(try await body(definition, client))

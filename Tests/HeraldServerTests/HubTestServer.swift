@@ -49,13 +49,9 @@ struct HubTestServer: Sendable {
         try await TestHerald.withHerald { herald in
             var logger = Logger(label: "test.hub")
             logger.logLevel = .warning
-            let catalog = HubCatalog(dataDirectory: herald.directory + "/data")
+            let catalog = herald.catalog
             let definition = try catalog.create(name: hubName)
-            var hubConfiguration = Hub.Configuration()
-            hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
-            hubConfiguration.pollInterval = .milliseconds(50)
-            let providers = herald.providers
-            let registry = HubRegistry(catalog: catalog, hubConfiguration: hubConfiguration, logger: logger) { _ in providers }
+            let registry = herald.registry
 
             let authority = try CertificateAuthority.makeEphemeral()
             let identity = try authority.issueServerIdentity(hosts: ["127.0.0.1", "localhost"])
@@ -63,10 +59,11 @@ struct HubTestServer: Sendable {
             configuration.tlsPort = 0
             let (tlsPorts, tlsPortContinuation) = AsyncStream<Int>.makeStream()
             let tlsApplication = try buildTLSApplication(
-                hub: herald.hub,
+                hubs: registry,
+                devices: herald.devices,
+                appStore: herald.store,
                 configuration: configuration,
                 tls: identity.makeServerConfiguration(applicationProtocols: ["http/1.1"]),
-                hubs: registry,
                 onServerRunning: { port in
                     tlsPortContinuation.yield(port)
                     tlsPortContinuation.finish()
@@ -74,7 +71,8 @@ struct HubTestServer: Sendable {
                 logger: logger
             )
             let application = buildApplication(
-                hub: herald.hub, configuration: configuration, hubs: registry, services: [tlsApplication], logger: logger
+                hubs: registry, devices: herald.devices, appStore: herald.store, configuration: configuration,
+                services: [tlsApplication], logger: logger
             )
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates([try authority.sslCertificate])

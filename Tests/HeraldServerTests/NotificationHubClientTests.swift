@@ -1,6 +1,7 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldHub
 import HeraldEmulator
 import HeraldServer
 import Testing

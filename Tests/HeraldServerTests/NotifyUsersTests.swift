@@ -199,7 +199,7 @@ import FoundationNetworking
 
             var logger = Logger(label: "test")
             logger.logLevel = .warning
-            let reopened = try await SQLiteStore.open(path: herald.directory + "/herald.sqlite", logger: logger)
+            let reopened = try await SQLiteStore.open(path: herald.catalog.storePath(of: TestHerald.appHubName), logger: logger)
             let hub = Hub(store: reopened, providers: herald.providers, logger: logger)
             #expect(try await hub.deliverNext())
             let finished = try #require(try await reopened.notification(id: record.id))

@@ -22,7 +22,9 @@ import Testing
             try await TestHerald.withHerald { backend in
                 var logger = Logger(label: "test.backend")
                 logger.logLevel = .warning
-                let app = buildApplication(hub: backend.hub, configuration: backend.server, devices: devices, logger: logger)
+                let app = buildApplication(
+                    hubs: backend.registry, devices: devices, appStore: backend.store, configuration: backend.server, logger: logger
+                )
                 try await app.test(.live) { client in
                     let base = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
                     // The devices are B's emulated devices: B delivers.

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHub
 import HeraldEmulator
 import HeraldServer
 import HeraldStore
@@ -152,7 +153,7 @@ import Testing
 
                 var files = Data()
                 for suffix in ["", "-wal"] {
-                    files.append(FileManager.default.contents(atPath: herald.directory + "/herald.sqlite" + suffix) ?? Data())
+                    files.append(FileManager.default.contents(atPath: herald.catalog.storePath(of: TestHerald.appHubName) + suffix) ?? Data())
                 }
                 // The right files: the row is there, by its id.
                 #expect(files.range(of: Data(id.utf8)) != nil)

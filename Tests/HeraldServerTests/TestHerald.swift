@@ -13,18 +13,24 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import Synchronization
+import Testing
 
-/// A complete Herald for tests: a SQLite file in a temporary directory, APNs, FCM, WNS and
-/// Web Push emulators over real sockets, real providers, a hub with fast retries, and the app built
-/// by the same function as the binary. Secure push has a key and rich push a directory in
+/// A complete Herald for tests: a data directory in a temporary directory with the app
+/// backend's hub in its catalog, APNs, FCM, WNS and Web Push emulators over real sockets, real
+/// providers, hubs with fast retries, and the app built by the same function as the binary. Secure push has a key and rich push a directory in
 /// the temporary directory; their expiry follows ``clock``.
 struct TestHerald {
     static let topic = "com.example.tests"
     /// One set of emulator credentials for every test: making an RSA key for each would spend
     /// a fifth of the suite's CPU time, blocking the threads that the other tests run on.
     static let sharedCredentials = Result { try EmulatorCredentials.makeEphemeral() }
+    static let appHubName = HubCatalog.defaultAppHubName
+    /// The data directory.
     let directory: String
-    let store: SQLiteStore
+    let catalog: HubCatalog
+    /// Opens the hubs of ``catalog`` with ``providers``; run by the app.
+    let registry: HubRegistry
+    /// The app backend's hub's engine.
     let hub: Hub
     let apns: APNsEmulator
     let fcm: FCMEmulator
@@ -105,11 +111,13 @@ struct TestHerald {
             try WNSProvider(configuration: wnsClient, logger: logger),
             try WebPushProvider(configuration: webPushClient, logger: logger),
         ]
-        let store = try await SQLiteStore.open(path: directory + "/herald.sqlite", logger: logger)
         var hubConfiguration = Hub.Configuration()
         hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         hubConfiguration.pollInterval = .milliseconds(100)
-        let hub = Hub(store: store, providers: providers, configuration: hubConfiguration, logger: logger)
+        let catalog = HubCatalog(dataDirectory: directory)
+        try await catalog.prepareAppHub(named: appHubName, logger: logger)
+        let registry = HubRegistry(catalog: catalog, hubConfiguration: hubConfiguration, logger: logger) { _ in providers }
+        let hub = try #require(try await registry.hub(named: appHubName))
         var server = ServerConfiguration()
         server.port = 0
         server.bcryptCost = 4
@@ -122,7 +130,7 @@ struct TestHerald {
         server.now = { clock.now }
         configure(&server)
         let herald = TestHerald(
-            directory: directory, store: store, hub: hub, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
+            directory: directory, catalog: catalog, registry: registry, hub: hub, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
             clock: clock
         )
         do {
@@ -135,19 +143,25 @@ struct TestHerald {
         }
     }
 
+    /// The app backend's hub's store: the registry opens hubs on SQLite.
+    var store: SQLiteStore { hub.store as! SQLiteStore }
+
+    /// The app backend's devices, as the binary has them.
+    var devices: RegistryUserDevices { RegistryUserDevices(registry: registry, hubName: Self.appHubName) }
+
     func close() async {
+        await registry.close()
         for provider in providers { try? await provider.shutdown() }
         try? await apns.shutdown()
         try? await fcm.shutdown()
         try? await wns.shutdown()
         try? await webPush.shutdown()
-        try? await store.close()
     }
 
     func application() -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        return buildApplication(hub: hub, configuration: server, logger: logger)
+        return buildApplication(hubs: registry, devices: devices, appStore: hub.store, configuration: server, logger: logger)
     }
 }
 

@@ -31,6 +31,8 @@ public final class HubCatalog: Sendable {
     /// The store's file name in a hub's directory.
     public static let storeFileName = "herald.sqlite"
 
+    /// Herald's data directory.
+    public let dataDirectory: String
     /// `<data-dir>/hubs`.
     public let directory: String
     private let now: @Sendable () -> Date
@@ -47,6 +49,7 @@ public final class HubCatalog: Sendable {
     ///   - now: the clock that dates new hubs.
     public init(dataDirectory: String, now: @escaping @Sendable () -> Date = { Date() }) {
         let trimmed = dataDirectory.count > 1 && dataDirectory.hasSuffix("/") ? String(dataDirectory.dropLast()) : dataDirectory
+        self.dataDirectory = trimmed
         self.directory = trimmed + "/hubs"
         self.now = now
     }

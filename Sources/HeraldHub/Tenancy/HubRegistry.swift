@@ -1,6 +1,5 @@
 import Foundation
 public import HeraldCore
-public import HeraldHub
 public import HeraldPush
 public import HeraldStore
 public import Logging
@@ -8,12 +7,18 @@ public import ServiceLifecycle
 import Synchronization
 
 /// The hubs of the catalog that this server has open: each one's store, engine and
-/// delivery worker.
+/// delivery worker. It is the one way a hub is opened, the app backend's hub included.
 ///
 /// A hub opens on first use (or at start-up, for those that exist then), so a hub created
-/// with `herald hub create` while the server runs is served at once. The registry is a
-/// service: it runs one ``DeliveryWorker`` per open hub until shutdown, then closes the
-/// stores.
+/// with `herald hub create` while the server runs is served at once. Each hub has one engine
+/// for as long as it exists: when its push credentials change (`herald hub set-credentials`),
+/// the engine gets new providers and the replaced ones are shut down once the sends still in
+/// flight on them had time to end. A hub deleted and created again under the same name is
+/// another hub, with another store and engine.
+///
+/// The registry is a service: it runs one ``DeliveryWorker`` per open hub, and the retiring of
+/// replaced providers, as child tasks until graceful shutdown. ``close()`` then shuts down the
+/// providers made from hubs' own credentials and closes the stores.
 public final class HubRegistry: Service, Sendable {
     /// The push providers of a hub: the server's own for platforms the hub has no
     /// credentials for, and ones made from the hub's credentials for the others. The
@@ -25,6 +30,8 @@ public final class HubRegistry: Service, Sendable {
     let makeProviders: ProviderFactory
     let hubConfiguration: Hub.Configuration
     let logger: Logger
+    /// How long replaced providers are kept for the sends still in flight on them.
+    let retirementDelay: Duration
 
     private struct OpenHub {
         var hub: Hub
@@ -41,163 +48,227 @@ public final class HubRegistry: Service, Sendable {
         }
     }
 
+    /// Work for ``run()``'s task group.
+    private enum Work: Sendable {
+        /// Run the delivery worker of a newly opened engine.
+        case deliver(Hub)
+        /// Shut down providers that were replaced, once their sends had time to end.
+        case retire([any PushProvider])
+        /// Close the store of an engine that was replaced by a hub created again.
+        case close(Hub, [any PushProvider])
+    }
+
     private struct State {
         var hubs: [String: OpenHub] = [:]
-        var opening: [String: Task<OpenHub, any Error>] = [:]
-        var started: AsyncStream<(String, Hub)>.Continuation?
-        var pending: [(String, Hub)] = []
+        /// Hubs being opened, with the callers waiting for them.
+        var opening: [String: [CheckedContinuation<Void, Never>]] = [:]
+        /// ``run()``'s queue of work, once it runs; work before that waits in `pending`.
+        var work: AsyncStream<Work>.Continuation?
+        var pending: [Work] = []
         var closed = false
+
+        mutating func submit(_ item: Work) {
+            if let work { work.yield(item) } else { pending.append(item) }
+        }
     }
     private let state = Mutex(State())
 
     public init(
         catalog: HubCatalog,
         hubConfiguration: Hub.Configuration = Hub.Configuration(),
+        retirementDelay: Duration = .seconds(30),
         logger: Logger,
         makeProviders: @escaping ProviderFactory
     ) {
         self.catalog = catalog
         self.hubConfiguration = hubConfiguration
+        self.retirementDelay = retirementDelay
         self.logger = logger
         self.makeProviders = makeProviders
     }
 
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
-    /// such hub. When the hub's push credentials changed since it was opened (`herald hub
-    /// set-credentials`), its providers are made anew and its worker restarted.
+    /// such hub. When the hub's push credentials changed since it was opened, its providers
+    /// are made anew first.
     public func hub(named requested: String) async throws -> Hub? {
         guard let definition = try catalog.hub(named: requested) else { return nil }
         return try await hub(for: definition)
     }
 
+    /// The engine of a hub that is open already, as it is now; `nil` if it is not open.
+    public func openHub(named name: String) -> Hub? {
+        state.withLock { state in
+            state.hubs[name]?.hub ?? state.hubs.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value.hub
+        }
+    }
+
     /// The engine of the hub `definition` describes (as just read from the catalog), opened
-    /// if needed, or opened anew when its credentials changed or it was created again.
+    /// if needed; given new providers when its credentials changed; opened anew when it was
+    /// created again.
     public func hub(for definition: HubDefinition) async throws -> Hub {
         // Names are looked up case-insensitively; the definition's spelling is the key.
         let name = definition.name
         enum Next {
             case ready(Hub)
-            case wait(Task<OpenHub, any Error>)
+            case wait
+            case open(OpenHub?)
         }
-        let next: Next = try state.withLock { state in
-            if state.closed { throw HeraldError.unavailable("the server is shutting down") }
-            if let open = state.hubs[name], open.serves(definition) { return .ready(open.hub) }
-            if let task = state.opening[name] { return .wait(task) }
-            // New credentials keep the store; a re-created hub gets its own.
-            let store = state.hubs[name].flatMap { $0.createdAt == definition.createdAt ? $0.hub.store : nil }
-            let task = Task { try await self.open(definition, store: store) }
-            state.opening[name] = task
-            return .wait(task)
-        }
-        switch next {
-        case .ready(let hub):
-            return hub
-        case .wait(let task):
-            do {
-                let opened = try await task.value
-                return state.withLock { state in
-                    state.opening[name] = nil
-                    if let current = state.hubs[name], current.credentials == opened.credentials,
-                        current.createdAt == opened.createdAt, current.hub !== opened.hub
-                    {
-                        return current.hub
+        while true {
+            let next: Next = try state.withLock { state in
+                if state.closed { throw HeraldError.unavailable("the server is shutting down") }
+                if let open = state.hubs[name], open.serves(definition) { return .ready(open.hub) }
+                if state.opening[name] != nil { return .wait }
+                state.opening[name] = []
+                return .open(state.hubs[name])
+            }
+            switch next {
+            case .ready(let hub):
+                return hub
+            case .wait:
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let waiting = state.withLock { state in
+                        guard state.opening[name] != nil else { return false }
+                        state.opening[name]?.append(continuation)
+                        return true
                     }
-                    if state.hubs[name]?.hub !== opened.hub {
-                        if let replaced = state.hubs[name] { Self.retire(replaced.owned, logger: logger) }
-                        state.hubs[name] = opened
-                        if let started = state.started { started.yield((name, opened.hub)) } else { state.pending.append((name, opened.hub)) }
-                    }
-                    return opened.hub
+                    if !waiting { continuation.resume() }
                 }
-            } catch {
-                state.withLock { $0.opening[name] = nil }
-                throw error
+            case .open(let current):
+                defer {
+                    let waiters = state.withLock { $0.opening.removeValue(forKey: name) } ?? []
+                    for waiter in waiters { waiter.resume() }
+                }
+                if let current, current.createdAt == definition.createdAt {
+                    return try await replaceProviders(of: current, for: definition)
+                }
+                return try await open(definition, replacing: current)
             }
         }
     }
 
-    /// Opens a hub's store (or keeps the one already open) and makes its providers.
-    private func open(_ definition: HubDefinition, store existing: (any HeraldStore)?) async throws -> OpenHub {
-        var hubLogger = logger
-        hubLogger[metadataKey: "herald.hub"] = "\(definition.name)"
-        let store: any HeraldStore
-        if let existing {
-            store = existing
-        } else {
-            store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: hubLogger)
-        }
+    /// Opens a hub's store, makes its providers and starts its worker; an engine of an earlier
+    /// hub of the same name is stopped and its store closed.
+    private func open(_ definition: HubDefinition, replacing replaced: OpenHub?) async throws -> Hub {
+        let hubLogger = hubLogger(definition.name)
+        let store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: hubLogger)
         let providers: [any PushProvider]
         do {
             providers = try await makeProviders(definition)
         } catch {
-            if existing == nil { try? await store.close() }
+            try? await store.close()
             throw error
         }
-        hubLogger.info(
-            existing == nil ? "Opened hub" : "Hub credentials changed: providers made anew",
-            metadata: ["herald.platforms": "\(providers.map(\.platform.rawValue).sorted())"]
-        )
-        return OpenHub(
-            hub: Hub(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger),
+        let hub = Hub(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger)
+        let opened = OpenHub(
+            hub: hub,
             credentials: definition.credentials,
             createdAt: definition.createdAt,
             owned: providers.filter { definition.credentials.isConfigured($0.platform) }
         )
-    }
-
-    /// Shuts down the providers of a hub that was opened anew, once the sends its old worker
-    /// still has in flight had time to end.
-    private static func retire(_ providers: [any PushProvider], logger: Logger) {
-        guard !providers.isEmpty else { return }
-        Task.detached {
-            try? await Task.sleep(for: .seconds(30))
-            for provider in providers { try? await provider.shutdown() }
-            logger.debug("Shut down the providers of replaced hub credentials", metadata: ["herald.count": "\(providers.count)"])
+        let closing = try state.withLock { state in
+            if state.closed { throw HeraldError.unavailable("the server is shutting down") }
+            state.hubs[definition.name] = opened
+            state.submit(.deliver(hub))
+            return replaced
         }
+        if let closing {
+            closing.hub.stop()
+            state.withLock { $0.submit(.close(closing.hub, closing.owned)) }
+        }
+        hubLogger.info("Opened hub", metadata: ["herald.platforms": "\(providers.map(\.platform.rawValue).sorted())"])
+        return hub
     }
 
-    /// Opens every hub in the catalog, then runs their delivery workers (and those of hubs
-    /// opened later) until graceful shutdown.
+    /// Gives an open hub's engine providers made from its new credentials; the replaced ones
+    /// are retired.
+    private func replaceProviders(of current: OpenHub, for definition: HubDefinition) async throws -> Hub {
+        let providers = try await makeProviders(definition)
+        current.hub.replaceProviders(providers)
+        let owned = providers.filter { definition.credentials.isConfigured($0.platform) }
+        state.withLock { state in
+            state.hubs[definition.name]?.credentials = definition.credentials
+            state.hubs[definition.name]?.owned = owned
+            if !current.owned.isEmpty { state.submit(.retire(current.owned)) }
+        }
+        hubLogger(definition.name).info(
+            "Hub credentials changed: providers made anew",
+            metadata: ["herald.platforms": "\(providers.map(\.platform.rawValue).sorted())"]
+        )
+        return current.hub
+    }
+
+    private func hubLogger(_ name: String) -> Logger {
+        var hubLogger = logger
+        hubLogger[metadataKey: "herald.hub"] = "\(name)"
+        return hubLogger
+    }
+
+    /// Opens every hub in the catalog, then runs the delivery workers of the open hubs (and of
+    /// hubs opened later) until graceful shutdown. The hubs stay open when it returns, so that
+    /// it can run again; ``close()`` closes them.
     public func run() async throws {
-        let (stream, continuation) = AsyncStream<(String, Hub)>.makeStream()
-        let pending = state.withLock { state in
-            state.started = continuation
+        let (stream, continuation) = AsyncStream<Work>.makeStream()
+        let start: [Work] = state.withLock { state in
+            state.work = continuation
             defer { state.pending = [] }
-            return state.pending
+            // Every open hub gets a worker; what else waited is done now.
+            let retiring = state.pending.filter { if case .deliver = $0 { false } else { true } }
+            return state.hubs.values.filter { !$0.hub.isStopped }.map { .deliver($0.hub) } + retiring
         }
-        for item in pending { continuation.yield(item) }
+        for item in start { continuation.yield(item) }
         for definition in (try? catalog.list()) ?? [] {
             do {
-                _ = try await hub(named: definition.name)
+                _ = try await hub(for: definition)
             } catch {
                 logger.error("Cannot open hub", metadata: ["herald.hub": "\(definition.name)", "error": "\(error)"])
             }
         }
-        // One worker per hub; a hub opened anew (new credentials) replaces its worker. The
-        // workers are child tasks of this service's task, so they inherit its graceful shutdown.
-        let workers = await cancelWhenGracefulShutdown {
-            var workers: [String: Task<Void, Never>] = [:]
-            for await (name, hub) in stream {
-                workers[name]?.cancel()
-                workers[name] = Task { try? await DeliveryWorker(hub: hub).run() }
+        let retirementDelay = self.retirementDelay
+        let logger = self.logger
+        // Workers and retirements are child tasks of this service's task: graceful shutdown
+        // ends the stream, and cancels the workers' waits and the retirements' delays.
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                for await item in stream {
+                    switch item {
+                    case .deliver(let hub):
+                        group.addTask { try? await DeliveryWorker(hub: hub).run() }
+                    case .retire(let providers):
+                        group.addTask {
+                            try? await Task.sleep(for: retirementDelay)
+                            for provider in providers { try? await provider.shutdown() }
+                            logger.debug("Shut down the providers of replaced hub credentials", metadata: ["herald.count": "\(providers.count)"])
+                        }
+                    case .close(let hub, let providers):
+                        group.addTask {
+                            try? await Task.sleep(for: retirementDelay)
+                            for provider in providers { try? await provider.shutdown() }
+                            try? await hub.store.close()
+                        }
+                    }
+                }
+                group.cancelAll()
             }
-            return workers
         }
+        state.withLock { $0.work = nil }
         continuation.finish()
-        for worker in workers.values {
-            worker.cancel()
-            await worker.value
-        }
+    }
+
+    /// Stops every engine, shuts down the providers made from hubs' own credentials and
+    /// closes the stores. Later requests for a hub fail with `unavailable`. Whoever made the
+    /// registry calls it once ``run()`` has returned (or if it never ran).
+    public func close() async {
         let hubs = state.withLock { state in
             state.closed = true
-            return Array(state.hubs.values)
+            state.work?.finish()
+            let hubs = Array(state.hubs.values)
+            state.hubs = [:]
+            return hubs
         }
-        // Closing must not be cut short by the cancellation that ends the service.
-        await Task.detached {
-            for open in hubs {
-                for provider in open.owned { try? await provider.shutdown() }
-                try? await open.hub.store.close()
-            }
-        }.value
+        for open in hubs {
+            open.hub.stop()
+            for provider in open.owned { try? await provider.shutdown() }
+            try? await open.hub.store.close()
+        }
     }
 }

@@ -16,7 +16,7 @@ extension HubAPIController {
         guard installation.id == id else {
             throw HeraldError.badRequest("the installationId in the body (\(installation.id)) differs from the one in the URL (\(id))")
         }
-        let saved = try await hub.store.upsertInstallation(installation, ifVersion: nil)
+        let saved = try await hub.saveInstallation(installation)
         context.logger.debug("Saved an installation", metadata: ["herald.platform": "\(saved.platform)"])
         return installationWritten(saved, request: request, context: context)
     }
@@ -24,7 +24,7 @@ extension HubAPIController {
     @Sendable func getInstallation(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
         let id = try Self.pathParameter("id", context)
-        guard let installation = try await hub.store.installation(id: id) else {
+        guard let installation = try await hub.installation(id: id) else {
             throw HeraldError.notFound("no installation with id \(id)")
         }
         var headers = HTTPFields()
@@ -37,27 +37,14 @@ extension HubAPIController {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
         let id = try Self.pathParameter("id", context)
         let patch = try await request.bodyData(limit: Self.maxBodyBytes)
-        // Read, patch, write if nobody wrote in between; a concurrent writer makes us retry.
-        for _ in 0..<5 {
-            guard let current = try await hub.store.installation(id: id) else {
-                throw HeraldError.notFound("no installation with id \(id) to patch; create it with PUT first")
-            }
-            var patched = try current.applying(patch)
-            patched.pushChannelExpired = patched.pushChannel == current.pushChannel ? current.pushChannelExpired : false
-            do {
-                let saved = try await hub.store.upsertInstallation(patched, ifVersion: current.version)
-                return installationWritten(saved, request: request, context: context)
-            } catch let error as HeraldError where error.code == .preconditionFailed {
-                continue
-            }
-        }
-        throw HeraldError.conflict("the installation kept changing while it was being patched; try again")
+        let saved = try await hub.patchInstallation(id: id, patch: patch)
+        return installationWritten(saved, request: request, context: context)
     }
 
     @Sendable func deleteInstallation(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
         let id = try Self.pathParameter("id", context)
-        try await hub.store.deleteInstallation(id: id)
+        try await hub.deleteInstallation(id: id)
         return Response(status: .noContent)
     }
 
@@ -70,7 +57,7 @@ extension HubAPIController {
         if let tag { try Tag.validate(tag) }
         let top = try Self.top(request)
         let cursor = try request.formQuery("continuationtoken").map(ContinuationToken.decode)
-        let page = try await hub.store.listInstallations(userId: userId, tag: tag, after: cursor, limit: top)
+        let page = try await hub.installations(userID: userId, tag: tag, after: cursor, limit: top)
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         if page.count == top, let last = page.last {

@@ -25,8 +25,6 @@ public struct HubAPIController: Sendable {
     static let maxPageSize = 100
     /// The largest notification or registration body accepted.
     static let maxBodyBytes = 64 * 1024
-    /// How long an id from `POST registrationids` waits for its first PUT.
-    static let reservationLifetime: Duration = .seconds(24 * 3600)
     static let apiVersion = "2020-06"
 
     public init(registry: HubRegistry, scheme: String, requestsPerSecond: Int = 2000, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -109,8 +107,7 @@ public struct HubAPIController: Sendable {
 
     @Sendable func newRegistrationID(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .listen)
-        let id = RegistrationID.make()
-        try await hub.store.reserveRegistrationID(id, owner: nil, ttl: Self.reservationLifetime)
+        let id = try await hub.issueRegistrationID()
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/registrationids/\(id)?api-version=\(Self.apiVersion)"
         headers[.contentLength] = "0"
@@ -119,9 +116,8 @@ public struct HubAPIController: Sendable {
 
     @Sendable func createRegistration(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .listen)
-        var registration = try RegistrationDescription.parse(try await request.bodyData(limit: Self.maxBodyBytes))
-        registration.id = RegistrationID.make()
-        let saved = try await hub.store.upsertRegistration(registration, ifVersion: nil)
+        let registration = try RegistrationDescription.parse(try await request.bodyData(limit: Self.maxBodyBytes))
+        let saved = try await hub.createRegistration(registration)
         context.logger.debug("Created a registration", metadata: ["herald.platform": "\(saved.platform)"])
         return entryResponse(saved, request: request, hub: name)
     }
@@ -134,23 +130,20 @@ public struct HubAPIController: Sendable {
             throw HeraldError.badRequest("the RegistrationId in the body (\(registration.id)) differs from the one in the URL (\(id))")
         }
         registration.id = id
-        let store = hub.store
         let ifVersion = try Self.version(ifMatch: request.headers[.ifMatch])
-        let existing = try await store.registration(id: id)
-        if request.headers[.ifMatch] != nil, existing == nil {
-            throw HeraldError.notFound("no registration with id \(id) to update")
-        }
-        if existing == nil, try await !store.isRegistrationIDValid(id) {
+        let saved: Registration
+        do {
+            saved = try await hub.saveRegistration(registration, ifVersion: ifVersion, mustExist: request.headers[.ifMatch] != nil)
+        } catch let error as HeraldError where error.code == .gone {
             throw HeraldError.gone("Cannot use specified location, use a different registrationid: \(id) was not issued by POST registrationids, or it expired or was deleted")
         }
-        let saved = try await store.upsertRegistration(registration, ifVersion: ifVersion)
         return entryResponse(saved, request: request, hub: name)
     }
 
     @Sendable func getRegistration(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .listen)
         let id = try registrationID(context)
-        guard let registration = try await hub.store.registration(id: id), registration.installationID == nil else {
+        guard let registration = try await hub.registration(id: id), registration.installationID == nil else {
             throw HeraldError.notFound("no registration with id \(id)")
         }
         return entryResponse(registration, request: request, hub: name)
@@ -160,7 +153,7 @@ public struct HubAPIController: Sendable {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
         let id = try registrationID(context)
         let ifVersion = try Self.version(ifMatch: request.headers[.ifMatch])
-        guard try await hub.store.deleteRegistration(id: id, ifVersion: ifVersion) else {
+        guard try await hub.deleteRegistration(id: id, ifVersion: ifVersion) else {
             throw HeraldError.notFound("no registration with id \(id)")
         }
         return Response(status: .ok, headers: [.contentLength: "0"])
@@ -195,7 +188,7 @@ public struct HubAPIController: Sendable {
         let cursor = try request.formQuery("continuationtoken").map(ContinuationToken.decode)
         var page: [Registration] = []
         for filter in filters {
-            page += try await hub.store.listRegistrations(filter, after: cursor, limit: top)
+            page += try await hub.registrations(filter, after: cursor, limit: top)
         }
         page.sort { $0.id < $1.id }
         if page.count > top { page.removeLast(page.count - top) }

@@ -1,0 +1,57 @@
+public import Foundation
+
+/// A notification the hub accepted: what to send, to whom, and how far delivery got.
+public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
+    public var id: String
+    /// The tag expression as given; `nil` broadcasts to every registration.
+    public var tagExpression: String?
+    /// Rendered payloads; only registrations on these platforms are targeted. Empty for a
+    /// template send.
+    public var payloads: [PlatformPayload]
+    /// For a template send, the properties each template registration's body is rendered
+    /// from; `nil` for a native send.
+    public var template: TemplateSend?
+    /// For a direct send, the devices it goes to (no registration is consulted); `nil` for a
+    /// send to tags or to everyone.
+    public var directTargets: [DirectTarget]?
+    /// When delivery may start; `nil` for at once. A notification with a future time is
+    /// ``NotificationState/scheduled`` until then.
+    public var scheduledAt: Date?
+    public var state: NotificationState
+    public var counts: OutcomeCounts
+    /// Registration id after which delivery resumes if it was interrupted.
+    public var cursor: String?
+    public var enqueuedAt: Date
+    public var startedAt: Date?
+    public var endedAt: Date?
+
+    public init(
+        id: String,
+        tagExpression: String?,
+        payloads: [PlatformPayload],
+        template: TemplateSend? = nil,
+        directTargets: [DirectTarget]? = nil,
+        scheduledAt: Date? = nil,
+        state: NotificationState = .enqueued,
+        counts: OutcomeCounts = OutcomeCounts(),
+        cursor: String? = nil,
+        enqueuedAt: Date = Date(),
+        startedAt: Date? = nil,
+        endedAt: Date? = nil
+    ) {
+        self.id = id
+        self.tagExpression = tagExpression
+        self.payloads = payloads
+        self.template = template
+        self.directTargets = directTargets
+        self.scheduledAt = scheduledAt
+        self.state = state
+        self.counts = counts
+        self.cursor = cursor
+        self.enqueuedAt = enqueuedAt
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+    }
+
+    public var platforms: Set<Platform> { Set(payloads.map(\.platform)) }
+}

@@ -1,0 +1,81 @@
+public import Foundation
+public import HeraldCore
+import HeraldStore
+public import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension HubCatalog {
+    /// The hub that keeps the app backend's devices, accounts and content, unless the
+    /// configuration names another.
+    public static let defaultAppHubName = "app"
+
+    /// Where releases before the catalog kept the app backend's store: the data directory's
+    /// root.
+    public var legacyStorePath: String { "\(dataDirectory)/\(Self.storeFileName)" }
+
+    /// What ``prepareAppHub(named:logger:)`` did.
+    public enum AppHubPreparation: Sendable, Equatable {
+        /// The hub was there already.
+        case existing
+        /// The hub was created, empty.
+        case created
+        /// The store an earlier release left at the data directory's root was moved into the
+        /// hub, with every registration, account, session, notification and content in it.
+        case migrated
+    }
+
+    /// Makes sure the app backend's hub exists, so that it opens like every other hub: creates
+    /// it if needed, and moves the store that an earlier release kept at the data directory's
+    /// root (`<data-dir>/herald.sqlite`) into it, losing nothing.
+    ///
+    /// The move survives a crash at any point: the store is checkpointed (its write-ahead log
+    /// folded into the file) and closed first, then its side files and last the file itself
+    /// are renamed into the hub's directory; until that last rename the next start finds the
+    /// old file and moves it again. A hub that already has a store of its own is never
+    /// overwritten: the old file is then left where it is, and a warning says so.
+    @discardableResult
+    public func prepareAppHub(named name: String, logger: Logger) async throws -> AppHubPreparation {
+        let fileManager = FileManager.default
+        let legacy = legacyStorePath
+        let hasLegacy = fileManager.fileExists(atPath: legacy)
+        var created = false
+        let hub: HubDefinition
+        if let existing = try self.hub(named: name) {
+            hub = existing
+        } else {
+            hub = try create(name: name)
+            created = true
+            logger.info("Created the app backend's hub", metadata: ["herald.hub": "\(hub.name)"])
+        }
+        guard hasLegacy else { return created ? .created : .existing }
+        let target = storePath(of: hub.name)
+        if fileManager.fileExists(atPath: target) {
+            logger.warning(
+                "A store from an earlier release is left alone: the app backend's hub has a store of its own",
+                metadata: ["herald.hub": "\(hub.name)", "herald.path": "\(legacy)"]
+            )
+            return created ? .created : .existing
+        }
+        // Fold the write-ahead log into the file (and bring its schema up to date).
+        let store = try await SQLiteStore.open(path: legacy, logger: logger)
+        let registrations = try await store.registrationCount()
+        try await store.close()
+        for suffix in ["-wal", "-shm", ""] where fileManager.fileExists(atPath: legacy + suffix) {
+            guard rename(legacy + suffix, target + suffix) == 0 else {
+                throw HeraldError(code: .internalError, message: "cannot move \(legacy + suffix) to \(target + suffix): errno \(errno)")
+            }
+        }
+        logger.notice(
+            "Moved the app backend's store from the data directory's root into its hub: its registrations, accounts, sessions, notifications and content are kept",
+            metadata: ["herald.hub": "\(hub.name)", "herald.from": "\(legacy)", "herald.to": "\(target)", "herald.registrations": "\(registrations)"]
+        )
+        return .migrated
+    }
+}

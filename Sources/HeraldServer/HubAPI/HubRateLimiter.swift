@@ -1,0 +1,34 @@
+import Foundation
+import Synchronization
+
+/// A token bucket per hub: the hub API's requests per second, with bursts of up to twice
+/// that. A caller over the limit gets 429 with the seconds until a token is free.
+final class HubRateLimiter: Sendable {
+    let rate: Double
+    let burst: Double
+    private let buckets = Mutex<[String: (tokens: Double, at: ContinuousClock.Instant)]>([:])
+
+    init(requestsPerSecond: Int) {
+        self.rate = Double(max(1, requestsPerSecond))
+        self.burst = Double(max(1, requestsPerSecond)) * 2
+    }
+
+    func admit(_ hub: String) throws {
+        let now = ContinuousClock.now
+        let wait: Double? = buckets.withLock { buckets in
+            var bucket = buckets[hub] ?? (burst, now)
+            let elapsed = now - bucket.at
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            bucket.tokens = min(burst, bucket.tokens + seconds * rate)
+            bucket.at = now
+            if bucket.tokens >= 1 {
+                bucket.tokens -= 1
+                buckets[hub] = bucket
+                return nil
+            }
+            buckets[hub] = bucket
+            return (1 - bucket.tokens) / rate
+        }
+        if let wait { throw HubThrottled(retryAfterSeconds: max(1, Int(wait.rounded(.up)))) }
+    }
+}
