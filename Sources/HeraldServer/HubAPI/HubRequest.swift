@@ -108,8 +108,7 @@ final class HubRateLimiter: Sendable {
         let wait: Double? = buckets.withLock { buckets in
             var bucket = buckets[hub] ?? (burst, now)
             let elapsed = now - bucket.at
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-            bucket.tokens = min(burst, bucket.tokens + seconds * rate)
+            bucket.tokens = min(burst, bucket.tokens + elapsed.seconds * rate)
             bucket.at = now
             if bucket.tokens >= 1 {
                 bucket.tokens -= 1
