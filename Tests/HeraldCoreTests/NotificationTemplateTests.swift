@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 /// Expressions in JSON bodies, and the plain-text form for headers.
@@ -278,7 +279,7 @@ struct NotificationTemplateTests {
         let name = String(repeating: "a", count: 120)
         let template = try NotificationTemplate(body: #"{"a":"$("# + name + #")"}"#)
         #expect(template.propertyNames == [name])
-        #expect(throws: HeraldError.self) {
+        expectError(HeraldError.self) {
             try NotificationTemplate(body: #"{"a":"$("# + name + #"b)"}"#)
         }
         do {
@@ -310,12 +311,12 @@ struct NotificationTemplateTests {
         (#"{"a":1} {"b":2}"#, "The JSON template body is malformed at line 1, column 9: unexpected '{' after the end of the JSON document."),
     ])
     func malformedBodiesAreRefusedWithPlace(body: String, message: String) {
-        #expect(throws: HeraldError.badRequest(message)) { try NotificationTemplate(body: body) }
+        expectError(HeraldError.badRequest(message)) { try NotificationTemplate(body: body) }
     }
 
     @Test func deeplyNestedJSONIsRefused() throws {
         let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
-        #expect(throws: HeraldError.self) { try NotificationTemplate(body: deep) }
+        expectError(HeraldError.self) { try NotificationTemplate(body: deep) }
         let allowed = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         _ = try NotificationTemplate(body: allowed)
     }
@@ -356,8 +357,8 @@ struct NotificationTemplateTests {
     }
 
     @Test func renderTextReportsSyntaxErrors() {
-        #expect(
-            throws: HeraldError.badRequest(
+        expectError(
+            HeraldError.badRequest(
                 "The template has an invalid expression \"$(a b)\" at character 6 of \"wns/ $(a b)\": a property name may contain only letters A–Z and a–z, digits and underscores (found 'b')."
             )
         ) {
