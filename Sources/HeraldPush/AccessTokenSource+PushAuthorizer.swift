@@ -1,3 +1,5 @@
+import HeraldCore
+
 extension AccessTokenSource: PushAuthorizer {
     /// A valid access token; a token endpoint that does not answer makes the send
     /// retryable, one that refuses the credentials fails it.

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import Logging
+import NIOCore
 import NIOHTTP1
 
 extension FCMProvider: HTTPPushService {

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// The send loop that FCM, WNS and Web Push share, over AsyncHTTPClient (HTTP/1.1 or 2):
 /// authorize, `POST`, on a 401 refresh the credential once and repeat, read `Retry-After`,

@@ -1,3 +1,4 @@
+import HeraldCore
 import Logging
 
 /// VAPID authorization of the sends to one push service origin.

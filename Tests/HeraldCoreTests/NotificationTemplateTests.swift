@@ -279,7 +279,7 @@ struct NotificationTemplateTests {
         let name = String(repeating: "a", count: 120)
         let template = try NotificationTemplate(body: #"{"a":"$("# + name + #")"}"#)
         #expect(template.propertyNames == [name])
-        expectError(HeraldError.self) {
+        #expect(throws: HeraldError.self) {
             try NotificationTemplate(body: #"{"a":"$("# + name + #"b)"}"#)
         }
         do {
@@ -316,7 +316,7 @@ struct NotificationTemplateTests {
 
     @Test func deeplyNestedJSONIsRefused() throws {
         let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
-        expectError(HeraldError.self) { try NotificationTemplate(body: deep) }
+        #expect(throws: HeraldError.self) { try NotificationTemplate(body: deep) }
         let allowed = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         _ = try NotificationTemplate(body: allowed)
     }

@@ -204,7 +204,7 @@ func webPushMessage(_ text: String, headers: [(name: String, value: String)] = [
         func expectInvalid(_ change: (inout WebPushConfiguration) -> Void) {
             var configuration = WebPushConfiguration(vapidPrivateKey: pem, subject: "mailto:ops@herald.test")
             change(&configuration)
-            expectError(PushProviderError.self) {
+            #expect(throws: PushProviderError.self) {
                 _ = try WebPushProvider(configuration: configuration, logger: Logger(label: "webpush"))
             }
         }
