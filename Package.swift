@@ -54,10 +54,12 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // Certificates and keys: a local certificate authority, PEM loading, trust roots.
+        // Certificates and keys: a local certificate authority, PEM loading, trust roots. Its
+        // errors follow HeraldCore's CodedError.
         .target(
             name: "HeraldTLS",
             dependencies: [
+                "HeraldCore",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -186,7 +188,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldCoreTests",
-            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldCore", "HeraldTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -181,13 +181,13 @@ public final class HeraldClient: Sendable {
         var request = request
         if authenticated {
             guard let token = try credentials.load().token else {
-                throw HeraldClientError(status: 401, code: "unauthorized", message: "not signed in")
+                throw HeraldClientError(status: 401, code: .unauthorized, message: "not signed in")
             }
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         }
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else {
-            throw HeraldClientError(status: 0, code: "transport", message: "no HTTP response")
+            throw HeraldClientError(status: 0, code: .transport, message: "no HTTP response")
         }
         guard (200..<300).contains(http.statusCode) else {
             throw HeraldClientError(status: http.statusCode, body: data)
@@ -197,12 +197,32 @@ public final class HeraldClient: Sendable {
 }
 
 /// An error answer from Herald: the HTTP status and Herald's code and message.
-public struct HeraldClientError: Error, Hashable, Sendable, CustomStringConvertible {
+///
+/// Equality compares the code only (``CodedError``).
+public struct HeraldClientError: CodedError {
+    /// Herald's error code (`notFound`, `unauthorized`, …), `transport` when no HTTP answer
+    /// came, or `http<status>` when the answer was not Herald's error document. An open
+    /// value: a code this SDK does not know yet is kept as it came.
+    public struct Code: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+        public let rawValue: String
+
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+
+        /// The request got no HTTP answer.
+        public static let transport = Code("transport")
+        /// The client is not signed in, or the server refused its token.
+        public static let unauthorized = Code("unauthorized")
+
+        /// The code as Herald sent it, safe as a metric label.
+        public var description: String { rawValue }
+    }
+
     public var status: Int
-    public var code: String
+    public var code: Code
     public var message: String
 
-    public init(status: Int, code: String, message: String) {
+    public init(status: Int, code: Code, message: String) {
         self.status = status
         self.code = code
         self.message = message
@@ -217,9 +237,9 @@ public struct HeraldClientError: Error, Hashable, Sendable, CustomStringConverti
             var error: Detail
         }
         if let parsed = try? JSONDecoder().decode(Body.self, from: body) {
-            self.init(status: status, code: parsed.error.code, message: parsed.error.message)
+            self.init(status: status, code: Code(parsed.error.code), message: parsed.error.message)
         } else {
-            self.init(status: status, code: "http\(status)", message: String(decoding: body.prefix(200), as: UTF8.self))
+            self.init(status: status, code: Code("http\(status)"), message: String(decoding: body.prefix(200), as: UTF8.self))
         }
     }
 

@@ -1,5 +1,6 @@
 #if canImport(Security)
 import Foundation
+public import HeraldCore
 import Security
 
 /// Keeps ``StoredCredentials`` in the Keychain, as one generic password item (service
@@ -62,13 +63,28 @@ public struct KeychainCredentialStore: CredentialStore {
 }
 
 /// A Keychain call failed with this `OSStatus`.
-public struct KeychainError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var status: Int32
+///
+/// Equality compares the code only (``CodedError``).
+public struct KeychainError: CodedError {
+    /// The `OSStatus` the Keychain returned.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let status: Int32
 
-    public init(status: Int32) {
-        self.status = status
+        public init(status: Int32) { self.status = status }
+
+        /// `osstatus<status>`, safe as a metric label.
+        public var description: String { "osstatus\(status)" }
     }
 
-    public var description: String { "Keychain error \(status)" }
+    public let code: Code
+    public let message: String
+
+    public init(status: Int32) {
+        self.code = Code(status: status)
+        self.message = "Keychain error \(status)"
+    }
+
+    /// The `OSStatus` the Keychain returned.
+    public var status: Int32 { code.status }
 }
 #endif

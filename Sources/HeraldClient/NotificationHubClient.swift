@@ -163,7 +163,7 @@ public final class NotificationHubClient: Sendable {
 
     /// The `Authorization` value: a shared access signature over the hub's URL.
     func authorization(now: Date) -> String {
-        let seconds = Double(tokenLifetime.components.seconds) + Double(tokenLifetime.components.attoseconds) * 1e-18
+        let seconds = tokenLifetime.seconds
         return SharedAccessSignature.make(
             resource: hubURL.absoluteString,
             keyName: keyName,

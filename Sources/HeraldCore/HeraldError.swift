@@ -2,8 +2,8 @@
 /// message safe to show to that caller.
 ///
 /// Messages never contain secrets (keys, tokens, secure payloads). Equality compares the
-/// code and the message.
-public struct HeraldError: Error, Hashable, Sendable, CustomStringConvertible {
+/// code only (``CodedError``).
+public struct HeraldError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case badRequest, unauthorized, forbidden, notFound, gone, conflict
@@ -55,8 +55,6 @@ public struct HeraldError: Error, Hashable, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    public var description: String { "\(code): \(message)" }
 
     public static func badRequest(_ message: String) -> HeraldError { .init(code: .badRequest, message: message) }
     public static func unauthorized(_ message: String) -> HeraldError { .init(code: .unauthorized, message: message) }

@@ -2,8 +2,8 @@
 ///
 /// ``position`` is a 0-based offset, in characters, into the text that was parsed. The
 /// ``description`` is a message safe to return to the caller, such as
-/// `expected a tag or '(' at position 5`.
-public struct TagExpressionSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+/// `expected a tag or '(' at position 5`. Equality compares the code only (``CodedError``).
+public struct TagExpressionSyntaxError: CodedError {
     /// What kind of mistake it is; a short name safe as a metric label.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {

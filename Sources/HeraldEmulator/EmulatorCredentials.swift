@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+public import HeraldCore
 import HeraldTLS
 public import _CryptoExtras
 
@@ -211,5 +212,18 @@ extension EmulatorCredentials {
     private func wnsDerived(_ label: String) -> [UInt8] {
         let key = SymmetricKey(data: SHA256.hash(data: fcmPrivateKey.derRepresentation))
         return Array(HMAC<SHA256>.authenticationCode(for: Data(label.utf8), using: key))
+    }
+}
+
+extension EmulatorCredentials: SecretRedacting {
+    /// The ids and the directory, with both private keys redacted.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "apnsKeyID": apnsKeyID, "apnsTeamID": apnsTeamID, "apnsPrivateKey": Self.redacted,
+                "fcmProjectID": fcmProjectID, "fcmClientEmail": fcmClientEmail, "fcmPrivateKeyID": fcmPrivateKeyID,
+                "fcmPrivateKey": Self.redacted, "directory": directory as Any,
+            ])
     }
 }

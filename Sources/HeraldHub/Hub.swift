@@ -420,12 +420,6 @@ extension NotificationState {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) * 1e-18
-    }
-}
-
 extension Error {
     /// This error as a ``HeraldError`` for a caller: tag-expression syntax errors keep their
     /// message, anything unexpected becomes an internal error with no detail.

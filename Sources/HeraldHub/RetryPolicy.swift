@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// How the hub retries a send that a push service called retryable: exponential backoff
 /// with full jitter, honouring `Retry-After`, bounded in attempts and in wait.
 public struct RetryPolicy: Sendable, Hashable {
@@ -41,7 +43,6 @@ public struct RetryPolicy: Sendable, Hashable {
         }
         let exponent = min(attempt - 1, 30)
         let ceiling = min(baseDelay * (1 << exponent), maxDelay)
-        let seconds = Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) * 1e-18
-        return .retry(after: .milliseconds(Int64((seconds * random(0...1) * 1000).rounded())))
+        return .retry(after: .milliseconds(Int64((ceiling.seconds * random(0...1) * 1000).rounded())))
     }
 }

@@ -1,3 +1,4 @@
+public import HeraldCore
 import Foundation
 public import NIOSSL
 
@@ -80,5 +81,18 @@ func validateBaseURL(_ value: String, name: String) throws(PushProviderError) {
         scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty
     else {
         throw .invalidConfiguration("\(name) '\(value)' is not an http(s) URL")
+    }
+}
+
+extension APNsConfiguration: SecretRedacting {
+    /// The fields, with the private key redacted.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "endpoint": endpoint, "teamID": teamID, "keyID": keyID, "privateKeyPEM": Self.redacted, "topic": topic,
+                "connections": connections, "timeout": timeout, "connectTimeout": connectTimeout,
+                "tokenLifetime": tokenLifetime,
+            ])
     }
 }

@@ -1,3 +1,4 @@
+public import HeraldCore
 public import Foundation
 public import NIOSSL
 
@@ -37,5 +38,17 @@ public struct FCMConfiguration: Sendable {
         guard serviceAccount.projectID.utf8.allSatisfy({ $0 > 32 && $0 < 127 && $0 != UInt8(ascii: "/") }) else {
             throw .invalidConfiguration("FCM project id '\(serviceAccount.projectID)' is not valid")
         }
+    }
+}
+
+extension FCMConfiguration: SecretRedacting {
+    /// The fields; the service account shows itself without its private key.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "serviceAccount": serviceAccount, "endpoint": endpoint, "tokenURI": tokenURI as Any,
+                "timeout": timeout, "connectTimeout": connectTimeout, "connections": connections,
+            ])
     }
 }

@@ -19,11 +19,10 @@ public final class FCMProvider: PushProvider, Service {
     public let platform: Platform = .fcm
     public let configuration: FCMConfiguration
 
-    private let logger: Logger
     private let pool: HTTPClientPool
+    private let transport: HTTPPushTransport
     private let tokens: FCMAccessTokenSource
     private let sendURL: String
-    private let timeout: TimeAmount
 
     /// - Throws: ``PushProviderError`` when the configuration or the service account's key is invalid.
     public init(configuration: FCMConfiguration, logger: Logger) throws {
@@ -36,15 +35,14 @@ public final class FCMProvider: PushProvider, Service {
                 "the private key of service account \(configuration.serviceAccount.clientEmail) is not a PEM RSA key of 2048 bits or more")
         }
         self.configuration = configuration
-        self.logger = logger
         var endpoint = configuration.endpoint
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         self.sendURL = endpoint + "/v1/projects/" + configuration.serviceAccount.projectID + "/messages:send"
-        self.timeout = TimeAmount(configuration.timeout)
         let pool = HTTPClientPool(
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
+        self.transport = HTTPPushTransport(pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger)
         self.tokens = FCMAccessTokenSource(
             account: configuration.serviceAccount,
             key: key,
@@ -69,68 +67,12 @@ public final class FCMProvider: PushProvider, Service {
         } catch {
             return .rejectedLocally(.invalidNotificationFormat, reason: "the FCM message is not a JSON object")
         }
-        guard !pool.isShutDown else { return .unreachable(reason: "provider shut down") }
-
-        var attempt = 0
-        while true {
-            attempt += 1
-            let accessToken: FCMAccessTokenSource.AccessToken
-            do {
-                accessToken = try await tokens.token()
-            } catch {
-                if error.transient { return .unreachable(reason: error.oauthError ?? "token endpoint unreachable") }
-                return .rejectedLocally(.invalidCredentials, reason: error.oauthError ?? "token request refused")
-            }
-
-            var request = HTTPClientRequest(url: sendURL)
-            request.method = .POST
-            request.headers = [
-                "authorization": accessToken.authorization,
-                "content-type": "application/json; charset=UTF-8",
-            ]
-            request.body = .bytes(body)
-
-            let response: HTTPClientResponse
-            do {
-                response = try await pool.next().execute(request, timeout: timeout)
-            } catch {
-                logger.debug(
-                    "FCM send failed without a response",
-                    metadata: ["herald.device": "\(redacted(target.handle))", "error": "\(String(describing: error))"])
-                return .unreachable()
-            }
-            let status = Int(response.status.code)
-            if status == 200 {
-                do { for try await _ in response.body {} } catch {}
-                return .delivered
-            }
-
-            let errorCode = await Self.errorCode(of: response)
-            if status == 401, attempt == 1, errorCode != .thirdPartyAuthError {
-                // The access token was refused (revoked or expired early): get a new one and
-                // repeat this send once.
-                tokens.invalidate(accessToken)
-                logger.debug("FCM access token refused; refreshing")
-                continue
-            }
-            let retryAfter = response.headers.first(name: "retry-after").flatMap {
-                RetryAfter.parse($0, now: configuration.now())
-            }
-            let result = Self.classify(status: status, errorCode: errorCode, retryAfter: retryAfter)
-            if result.outcome == .invalidCredentials {
-                logger.warning(
-                    "FCM refused the credentials",
-                    metadata: ["fcm.status": "\(status)", "fcm.error_code": "\(errorCode?.rawValue ?? "")"])
-            } else {
-                logger.debug(
-                    "FCM send not delivered",
-                    metadata: [
-                        "herald.device": "\(redacted(target.handle))", "fcm.status": "\(status)",
-                        "fcm.error_code": "\(errorCode?.rawValue ?? "")",
-                    ])
-            }
-            return result
-        }
+        var request = HTTPClientRequest(url: sendURL)
+        request.method = .POST
+        request.headers = ["content-type": "application/json; charset=UTF-8"]
+        request.body = .bytes(body)
+        return await transport.send(
+            request, authorizer: tokens, service: self, target: ["herald.device": "\(redacted(target.handle))"])
     }
 
     /// `{"message": {…fields, "token": token}}`, encoded with `JSONEncoder`. A byte body
@@ -152,12 +94,6 @@ public final class FCMProvider: PushProvider, Service {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         return ByteBuffer(bytes: try encoder.encode(SendRequest(message: .object(fields))))
-    }
-
-    /// `error.details[].errorCode`, else `error.status`, from an error response.
-    static func errorCode(of response: HTTPClientResponse) async -> FCMErrorCode? {
-        guard let bytes = try? await response.body.collect(upTo: 256 * 1024) else { return nil }
-        return errorCode(fromBody: Data(bytes.readableBytesView))
     }
 
     static func errorCode(fromBody data: Data) -> FCMErrorCode? {

@@ -1,3 +1,4 @@
+public import HeraldCore
 public import Foundation
 
 /// The fields of a Google service-account key file (`type: service_account`) that the
@@ -79,16 +80,13 @@ public struct FCMServiceAccount: Sendable, Hashable, Decodable {
     }
 }
 
-extension FCMServiceAccount: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
-        "FCMServiceAccount(projectID: \(projectID), clientEmail: \(clientEmail), privateKey: <redacted>)"
-    }
-    public var debugDescription: String { description }
+extension FCMServiceAccount: SecretRedacting {
+    /// The fields, with the private key redacted.
     public var customMirror: Mirror {
         Mirror(
             self,
             children: [
-                "projectID": projectID, "clientEmail": clientEmail, "privateKey": "<redacted>",
+                "projectID": projectID, "clientEmail": clientEmail, "privateKey": Self.redacted,
                 "tokenURI": tokenURI, "privateKeyID": privateKeyID as Any,
             ])
     }

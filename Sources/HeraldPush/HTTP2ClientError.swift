@@ -1,9 +1,11 @@
+import HeraldCore
+
 /// Why an ``HTTP2Client`` request got no complete response.
 ///
 /// Every case means the push service did not (knowingly) answer, so a caller may send again.
 /// Messages name the peer and what went wrong, never a header value or a body.
-/// Equality compares the code only.
-struct HTTP2ClientError: Error, Hashable, Sendable, CustomStringConvertible {
+/// Equality compares the code only (``CodedError``).
+struct HTTP2ClientError: CodedError {
     struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case connectFailed, connectionClosed, goAway, streamReset, timeout, cancelled, shutDown
@@ -43,9 +45,4 @@ struct HTTP2ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    var description: String { "\(code): \(message)" }
-
-    static func == (lhs: HTTP2ClientError, rhs: HTTP2ClientError) -> Bool { lhs.code == rhs.code }
-    func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -41,17 +41,3 @@ final class HTTPClientPool: Sendable {
         if let firstError { throw firstError }
     }
 }
-
-extension TimeAmount {
-    /// The nearest whole nanoseconds of a `Duration`.
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-
-    /// The time one connection may take to set up: a provider's `connectTimeout`, but never
-    /// more than its `timeout` for a whole request.
-    static func connectionSetup(_ connectTimeout: Duration, within timeout: Duration) -> TimeAmount {
-        TimeAmount(min(connectTimeout, timeout))
-    }
-}

@@ -1,8 +1,10 @@
+public import HeraldCore
+
 /// An error from setting up or authenticating a push provider.
 ///
 /// Messages name what is wrong (a missing field, a key that does not parse) and never
-/// contain the key, a token or a payload. Equality compares the code and the message.
-public struct PushProviderError: Error, Hashable, Sendable, CustomStringConvertible {
+/// contain the key, a token or a payload. Equality compares the code only (``CodedError``).
+public struct PushProviderError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidConfiguration, invalidPrivateKey, invalidServiceAccount, signingFailed
@@ -33,8 +35,6 @@ public struct PushProviderError: Error, Hashable, Sendable, CustomStringConverti
         self.code = code
         self.message = message
     }
-
-    public var description: String { "\(code): \(message)" }
 
     public static func invalidConfiguration(_ message: String) -> PushProviderError {
         .init(code: .invalidConfiguration, message: message)

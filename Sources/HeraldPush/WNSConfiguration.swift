@@ -1,3 +1,4 @@
+public import HeraldCore
 public import Foundation
 public import NIOSSL
 
@@ -58,17 +59,14 @@ public struct WNSConfiguration: Sendable {
     }
 }
 
-extension WNSConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
-        "WNSConfiguration(clientID: \(clientID), clientSecret: <redacted>, tokenURI: \(tokenURI), scope: \(scope))"
-    }
-    public var debugDescription: String { description }
+extension WNSConfiguration: SecretRedacting {
+    /// The fields, with the client secret redacted.
     public var customMirror: Mirror {
         Mirror(
             self,
             children: [
-                "clientID": clientID, "clientSecret": "<redacted>", "tokenURI": tokenURI, "scope": scope,
-                "timeout": timeout, "connections": connections,
+                "clientID": clientID, "clientSecret": Self.redacted, "tokenURI": tokenURI, "scope": scope,
+                "timeout": timeout, "connectTimeout": connectTimeout, "connections": connections,
             ])
     }
 }

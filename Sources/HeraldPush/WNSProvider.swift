@@ -28,21 +28,19 @@ public final class WNSProvider: PushProvider, Service {
     public let platform: Platform = .wns
     public let configuration: WNSConfiguration
 
-    private let logger: Logger
     private let pool: HTTPClientPool
+    private let transport: HTTPPushTransport
     private let tokens: WNSAccessTokenSource
-    private let timeout: TimeAmount
 
     /// - Throws: ``PushProviderError`` when the configuration is invalid.
     public init(configuration: WNSConfiguration, logger: Logger) throws {
         try configuration.validate()
         self.configuration = configuration
-        self.logger = logger
-        self.timeout = TimeAmount(configuration.timeout)
         let pool = HTTPClientPool(
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
+        self.transport = HTTPPushTransport(pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger)
         self.tokens = WNSAccessTokenSource(
             request: WNSAccessTokenRequest(
                 clientID: configuration.clientID,
@@ -69,70 +67,12 @@ public final class WNSProvider: PushProvider, Service {
         case .success(let value): prepared = value
         case .failure(let rejection): return rejection.result
         }
-        guard !pool.isShutDown else { return .unreachable(reason: "provider shut down") }
-
-        var attempt = 0
-        while true {
-            attempt += 1
-            let accessToken: WNSAccessTokenSource.AccessToken
-            do {
-                accessToken = try await tokens.token()
-            } catch {
-                if error.transient { return .unreachable(reason: error.oauthError ?? "token endpoint unreachable") }
-                return .rejectedLocally(.invalidCredentials, reason: error.oauthError ?? "token request refused")
-            }
-
-            var request = HTTPClientRequest(url: target.handle)
-            request.method = .POST
-            request.headers = prepared.headers
-            request.headers.add(name: "authorization", value: accessToken.authorization)
-            request.body = .bytes(prepared.body)
-
-            let response: HTTPClientResponse
-            do {
-                response = try await pool.next().execute(request, timeout: timeout)
-            } catch {
-                logger.debug(
-                    "WNS send failed without a response",
-                    metadata: ["herald.device": "\(Self.redacted(target.handle))", "error": "\(String(describing: error))"])
-                return .unreachable()
-            }
-            // The answer is in the headers; drain the body (WNS sends none worth reading).
-            do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
-
-            let status = Int(response.status.code)
-            let wnsStatus = response.headers.first(name: "x-wns-status").map { WNSStatus($0.lowercased()) }
-            if status == 401, attempt == 1 {
-                // The access token was refused (expired or revoked early): get a new one and
-                // repeat this send once.
-                tokens.invalidate(accessToken)
-                logger.debug("WNS access token refused; refreshing")
-                continue
-            }
-            let retryAfter = response.headers.first(name: "retry-after").flatMap {
-                RetryAfter.parse($0, now: configuration.now())
-            }
-            let result = Self.classify(
-                status: status,
-                wnsStatus: wnsStatus,
-                errorDescription: response.headers.first(name: "x-wns-error-description"),
-                retryAfter: retryAfter
-            )
-            if result.disposition != .delivered {
-                let metadata: Logger.Metadata = [
-                    "herald.device": "\(Self.redacted(target.handle))", "wns.status": "\(status)",
-                    "wns.notification_status": "\(wnsStatus?.rawValue ?? "")",
-                    "wns.device_connection_status": "\(response.headers.first(name: "x-wns-deviceconnectionstatus") ?? "")",
-                    "wns.msg_id": "\(response.headers.first(name: "x-wns-msg-id") ?? "")",
-                ]
-                if result.outcome == .invalidCredentials {
-                    logger.warning("WNS refused the credentials", metadata: metadata)
-                } else {
-                    logger.debug("WNS send not delivered", metadata: metadata)
-                }
-            }
-            return result
-        }
+        var request = HTTPClientRequest(url: target.handle)
+        request.method = .POST
+        request.headers = prepared.headers
+        request.body = .bytes(prepared.body)
+        return await transport.send(
+            request, authorizer: tokens, service: self, target: ["herald.device": "\(Self.redacted(target.handle))"])
     }
 
     /// Headers and body of a send, built once before any attempt.

@@ -1,3 +1,4 @@
+public import HeraldCore
 public import Foundation
 public import NIOSSL
 
@@ -65,5 +66,18 @@ public struct WebPushConfiguration: Sendable {
         guard defaultTTL >= 0 else { throw .invalidConfiguration("the Web Push default TTL must not be negative") }
         guard connections >= 1 else { throw .invalidConfiguration("Web Push connections must be at least 1") }
         guard timeout > .zero else { throw .invalidConfiguration("Web Push timeout must be positive") }
+    }
+}
+
+extension WebPushConfiguration: SecretRedacting {
+    /// The fields, with the VAPID private key redacted.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "vapidPrivateKey": Self.redacted, "subject": subject, "timeout": timeout, "connectTimeout": connectTimeout,
+                "connections": connections, "defaultTTL": defaultTTL, "tokenLifetime": tokenLifetime,
+                "allowedEndpointHosts": allowedEndpointHosts as Any,
+            ])
     }
 }

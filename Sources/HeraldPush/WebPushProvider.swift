@@ -25,7 +25,7 @@ public final class WebPushProvider: PushProvider, Service {
     private let logger: Logger
     let vapid: WebPushVAPID
     private let pool: HTTPClientPool
-    private let timeout: TimeAmount
+    private let transport: HTTPPushTransport
     private let allowedHosts: Set<String>?
 
     /// - Throws: ``PushProviderError`` when the configuration or the VAPID key is invalid.
@@ -40,11 +40,12 @@ public final class WebPushProvider: PushProvider, Service {
             lifetime: Double(configuration.tokenLifetime.components.seconds),
             now: configuration.now
         )
-        self.timeout = TimeAmount(configuration.timeout)
         self.allowedHosts = configuration.allowedEndpointHosts.map { Set($0.map { $0.lowercased() }) }
-        self.pool = HTTPClientPool(
+        let pool = HTTPClientPool(
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
+        self.pool = pool
+        self.transport = HTTPPushTransport(pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger)
     }
 
     /// The VAPID public key, uncompressed and base64url: the `applicationServerKey` that the
@@ -81,15 +82,6 @@ public final class WebPushProvider: PushProvider, Service {
         case .success(let value): headers = value
         case .failure(let failure): return .rejectedLocally(.invalidNotificationFormat, reason: failure.message)
         }
-        guard !pool.isShutDown else { return .unreachable(reason: "provider shut down") }
-
-        let authorization: String
-        do {
-            authorization = try vapid.authorization(origin: endpoint.origin)
-        } catch {
-            logger.error("VAPID token could not be signed")
-            return .rejectedLocally(.invalidCredentials, reason: "VAPID signing failed")
-        }
         let body: [UInt8]
         do throws(WebPushCryptoError) {
             body = try WebPushCrypto.encrypt(Array(plaintext.readableBytesView), userAgentPublicKey: userAgentKey, authSecret: authSecret)
@@ -100,38 +92,13 @@ public final class WebPushProvider: PushProvider, Service {
         var request = HTTPClientRequest(url: endpoint.url)
         request.method = .POST
         request.headers = headers
-        request.headers.add(name: "authorization", value: authorization)
         request.body = .bytes(ByteBuffer(bytes: body))
-
-        let response: HTTPClientResponse
-        do {
-            response = try await pool.next().execute(request, timeout: timeout)
-        } catch {
-            logger.debug(
-                "Web Push send failed without a response",
-                metadata: ["webpush.origin": "\(endpoint.origin)", "error": "\(String(describing: error))"])
-            return .unreachable()
-        }
-        let status = Int(response.status.code)
-        if (200...202).contains(status) {
-            do { for try await _ in response.body {} } catch {}
-            return PushResult(disposition: .delivered, outcome: .success, status: status)
-        }
-        let reason = await Self.reason(of: response)
-        let retryAfter = response.headers.first(name: "retry-after").flatMap {
-            RetryAfter.parse($0, now: configuration.now())
-        }
-        let result = Self.classify(status: status, reason: reason, retryAfter: retryAfter)
-        if result.outcome == .invalidCredentials {
-            logger.warning(
-                "Web Push service refused the VAPID credentials",
-                metadata: ["webpush.origin": "\(endpoint.origin)", "webpush.status": "\(status)", "webpush.reason": "\(reason ?? "")"])
-        } else {
-            logger.debug(
-                "Web Push send not delivered",
-                metadata: ["webpush.origin": "\(endpoint.origin)", "webpush.status": "\(status)", "webpush.reason": "\(reason ?? "")"])
-        }
-        return result
+        return await transport.send(
+            request,
+            authorizer: VAPIDAuthorizer(vapid: vapid, origin: endpoint.origin, logger: logger),
+            service: self,
+            target: ["webpush.origin": "\(endpoint.origin)"]
+        )
     }
 
     /// The subscription's `p256dh` (a 65-byte P-256 point) and `auth` (16 bytes), decoded.
@@ -194,20 +161,6 @@ public final class WebPushProvider: PushProvider, Service {
                     || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                     || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
             }
-    }
-
-    /// A reason from an error body: `reason` (Apple, the Herald emulator), else `error`
-    /// (Mozilla's autopush), else `nil`. Only the first 200 characters are kept.
-    static func reason(of response: HTTPClientResponse) async -> String? {
-        guard let bytes = try? await response.body.collect(upTo: 64 * 1024) else { return nil }
-        struct ErrorBody: Decodable {
-            var reason: String?
-            var error: String?
-        }
-        guard let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(bytes.readableBytesView)),
-            let reason = decoded.reason ?? decoded.error
-        else { return nil }
-        return String(reason.prefix(200))
     }
 
     /// Waits for graceful shutdown, then closes the connections.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 public import HeraldHub
 public import HeraldStore
 public import Hummingbird
@@ -115,8 +116,7 @@ struct RequestLogger: RouterMiddleware {
     }
 
     private func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
-        let elapsed = ContinuousClock.now - start
-        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        (ContinuousClock.now - start).wholeMilliseconds
     }
 
     private func log(_ request: Request, context: AppRequestContext, status: Int, start: ContinuousClock.Instant) {

@@ -73,7 +73,7 @@ public struct RichPushController: Sendable {
             mediaType: mediaType,
             size: size,
             createdAt: now,
-            expiresAt: now.addingTimeInterval(configuration.richRetention.timeInterval)
+            expiresAt: now.addingTimeInterval(configuration.richRetention.seconds)
         )
         do {
             try await store.saveRichContent(content)

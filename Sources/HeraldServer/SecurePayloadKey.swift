@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-import HeraldCore
+public import HeraldCore
 
 #if canImport(Glibc)
 import Glibc
@@ -151,7 +151,7 @@ public struct SecurePayloadKey: Sendable, CustomStringConvertible, CustomDebugSt
 
 /// A secure payload key that cannot be used: a file that cannot be read or written, or that
 /// does not hold a 256-bit key. Messages name the file, never the key.
-public struct SecurePayloadKeyError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct SecurePayloadKeyError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidKey, fileSystem
@@ -176,8 +176,4 @@ public struct SecurePayloadKeyError: Error, Hashable, Sendable, CustomStringConv
         self.message = message
     }
 
-    public var description: String { "\(code): \(message)" }
-
-    public static func == (lhs: SecurePayloadKeyError, rhs: SecurePayloadKeyError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

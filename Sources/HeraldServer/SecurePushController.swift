@@ -59,7 +59,7 @@ public struct SecurePushController: Sendable {
                 sender: user,
                 sealed: sealed,
                 createdAt: now,
-                expiresAt: now.addingTimeInterval(configuration.secureRetention.timeInterval)
+                expiresAt: now.addingTimeInterval(configuration.secureRetention.seconds)
             )
         )
         let (outcome, status) = try await target.send(notifications, devices: devices, wait: configuration.notifyWait, logger: context.logger)
@@ -90,12 +90,5 @@ public struct SecurePushController: Sendable {
             SecurePayload(id: id, payload: payload, read: message.readCount > 0),
             headers: [.cacheControl: "no-store"]
         )
-    }
-}
-
-extension Duration {
-    /// This duration in seconds, as `Date` arithmetic takes it.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) * 1e-18
     }
 }

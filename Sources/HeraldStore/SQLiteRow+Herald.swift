@@ -22,10 +22,9 @@ extension Date {
 extension Duration {
     /// Whole milliseconds, saturating.
     var storeMilliseconds: Int {
-        let (seconds, attoseconds) = components
-        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return seconds < 0 ? Int.min / 2 : Int.max / 2 }
-        return Int(ms + attoseconds / 1_000_000_000_000_000)
+        let ms = wholeMilliseconds
+        guard ms != .max, ms != .min else { return ms < 0 ? Int.min / 2 : Int.max / 2 }
+        return Int(ms)
     }
 }
 

@@ -1,9 +1,11 @@
+public import HeraldCore
+
 /// An error of the SQLite store that is not the caller's fault: a database that cannot be
 /// opened or was written by a newer Herald, or a failure inside SQLite.
 ///
 /// Messages never contain SQL or values a caller sent; SQLite's own message is logged at
-/// `.error` by the store instead. Equality compares the code only.
-public struct SQLiteStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+/// `.error` by the store instead. Equality compares the code only (``CodedError``).
+public struct SQLiteStoreError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case cannotOpen, schemaTooNew, database, corruptData
@@ -32,8 +34,4 @@ public struct SQLiteStoreError: Error, Hashable, Sendable, CustomStringConvertib
         self.message = message
     }
 
-    public var description: String { "\(code): \(message)" }
-
-    public static func == (lhs: SQLiteStoreError, rhs: SQLiteStoreError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

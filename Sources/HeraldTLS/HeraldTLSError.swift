@@ -1,7 +1,10 @@
+public import HeraldCore
+
 /// An error from loading or creating certificates and keys.
 ///
-/// Descriptions name files and hosts, never key material. Equality compares the code only.
-public struct HeraldTLSError: Error, Hashable, Sendable, CustomStringConvertible {
+/// Descriptions name files and hosts, never key material. Equality compares the code only
+/// (``CodedError``).
+public struct HeraldTLSError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case fileSystem, invalidPEM, keyMismatch, invalidHost
@@ -31,8 +34,4 @@ public struct HeraldTLSError: Error, Hashable, Sendable, CustomStringConvertible
         self.message = message
     }
 
-    public var description: String { "HeraldTLSError.\(code): \(message)" }
-
-    public static func == (lhs: HeraldTLSError, rhs: HeraldTLSError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -1,8 +1,11 @@
+public import HeraldCore
+
 /// An error from encrypting or decrypting a Web Push message (RFC 8188, RFC 8291).
 ///
 /// Messages say what is wrong with the input (a key of the wrong length, a bad padding
-/// delimiter) and never contain key material or plaintext. Equality compares the code only.
-public struct WebPushCryptoError: Error, Hashable, Sendable, CustomStringConvertible {
+/// delimiter) and never contain key material or plaintext. Equality compares the code only
+/// (``CodedError``).
+public struct WebPushCryptoError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidKey, invalidHeader, plaintextTooLarge, decryptionFailed, invalidPadding, truncated
@@ -38,10 +41,6 @@ public struct WebPushCryptoError: Error, Hashable, Sendable, CustomStringConvert
         self.message = message
     }
 
-    public var description: String { "WebPushCryptoError.\(code): \(message)" }
-
-    public static func == (lhs: WebPushCryptoError, rhs: WebPushCryptoError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     static func invalidKey(_ message: String) -> WebPushCryptoError { .init(code: .invalidKey, message: message) }
     static func invalidHeader(_ message: String) -> WebPushCryptoError { .init(code: .invalidHeader, message: message) }

@@ -305,7 +305,3 @@ struct Bench: AsyncParsableCommand {
         return result.standardOutput + result.standardError
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 @Suite("Notification payloads")
@@ -108,21 +109,21 @@ struct NotificationContentPayloadTests {
 
     @Test(arguments: Platform.allCases)
     func emptyBodyIsRefused(platform: Platform) {
-        #expect(throws: HeraldError.badRequest("a notification needs a body; 'body' is empty")) {
+        expectError(HeraldError.badRequest("a notification needs a body; 'body' is empty")) {
             try NotificationContent(title: "t", body: "").payload(for: platform)
         }
     }
 
     @Test(arguments: Platform.allCases)
     func negativeBadgeIsRefused(platform: Platform) {
-        #expect(throws: HeraldError.badRequest("'badge' must be 0 or more; it is -1")) {
+        expectError(HeraldError.badRequest("'badge' must be 0 or more; it is -1")) {
             try NotificationContent(body: "b", badge: -1).payload(for: platform)
         }
     }
 
     @Test func apsDataKeyIsRefusedForAPNsOnly() throws {
         let content = NotificationContent(body: "b", data: ["aps": "x"])
-        #expect(throws: HeraldError.badRequest("data key 'aps' is reserved by APNs for the notification itself")) {
+        expectError(HeraldError.badRequest("data key 'aps' is reserved by APNs for the notification itself")) {
             try content.payload(for: .apns)
         }
         for platform in [Platform.fcm, .wns, .webpush] { _ = try content.payload(for: platform) }
@@ -143,8 +144,8 @@ struct NotificationContentPayloadTests {
         let name = "U+" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
             + String(scalar.value, radix: 16, uppercase: true)
         let expected = HeraldError.badRequest("the wns payload cannot carry the character \(name): XML 1.0 does not allow it")
-        #expect(throws: expected) { try NotificationContent(body: "a\(character)b").payload(for: .wns) }
-        #expect(throws: expected) { try NotificationContent(title: character, body: "b").payload(for: .wns) }
+        expectError(expected) { try NotificationContent(body: "a\(character)b").payload(for: .wns) }
+        expectError(expected) { try NotificationContent(title: character, body: "b").payload(for: .wns) }
         // Data travels as JSON in the launch attribute: JSON escapes control characters, so
         // only the noncharacters reach the XML writer.
         let withData = NotificationContent(body: "b", data: ["k": character])
@@ -152,7 +153,7 @@ struct NotificationContentPayloadTests {
             let body = try withData.payload(for: .wns).body
             #expect(try Self.decodedData(body, platform: .wns) == ["k": character])
         } else {
-            #expect(throws: expected) { try withData.payload(for: .wns) }
+            expectError(expected) { try withData.payload(for: .wns) }
         }
         // JSON carries them escaped.
         for platform in [Platform.apns, .fcm, .webpush] {
@@ -205,7 +206,7 @@ struct NotificationContentPayloadTests {
             let expected = HeraldError.payloadTooLarge(
                 "the \(platform) payload would be \(limit + 1) bytes; \(name) accepts at most \(limit)"
             )
-            #expect(throws: expected) { try over.payload(for: platform) }
+            expectError(expected) { try over.payload(for: platform) }
         }
     }
 
@@ -239,7 +240,7 @@ struct NotificationContentPayloadTests {
 
     @Test func checkNamesPlatformSizeAndLimit() throws {
         try PayloadLimits.check(byteCount: 5000, for: .wns)
-        #expect(throws: HeraldError.payloadTooLarge("the apns payload would be 5012 bytes; APNs accepts at most 4096")) {
+        expectError(HeraldError.payloadTooLarge("the apns payload would be 5012 bytes; APNs accepts at most 4096")) {
             try PayloadLimits.check(byteCount: 5012, for: .apns)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 /// Expressions in JSON bodies, and the plain-text form for headers.
@@ -310,7 +311,7 @@ struct NotificationTemplateTests {
         (#"{"a":1} {"b":2}"#, "The JSON template body is malformed at line 1, column 9: unexpected '{' after the end of the JSON document."),
     ])
     func malformedBodiesAreRefusedWithPlace(body: String, message: String) {
-        #expect(throws: HeraldError.badRequest(message)) { try NotificationTemplate(body: body) }
+        expectError(HeraldError.badRequest(message)) { try NotificationTemplate(body: body) }
     }
 
     @Test func deeplyNestedJSONIsRefused() throws {
@@ -356,8 +357,8 @@ struct NotificationTemplateTests {
     }
 
     @Test func renderTextReportsSyntaxErrors() {
-        #expect(
-            throws: HeraldError.badRequest(
+        expectError(
+            HeraldError.badRequest(
                 "The template has an invalid expression \"$(a b)\" at character 6 of \"wns/ $(a b)\": a property name may contain only letters A–Z and a–z, digits and underscores (found 'b')."
             )
         ) {

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 #if canImport(FoundationXML)
@@ -151,7 +152,7 @@ struct NotificationTemplateXMLTests {
         ("<!-- only a comment -->", "line 1, column 24: it has no root element."),
     ])
     func malformedXMLIsRefusedWithPlace(body: String, message: String) {
-        #expect(throws: HeraldError.badRequest("The XML template body is malformed at " + message)) {
+        expectError(HeraldError.badRequest("The XML template body is malformed at " + message)) {
             try NotificationTemplate(body: body)
         }
     }
@@ -160,21 +161,21 @@ struct NotificationTemplateXMLTests {
         let allowed = String(repeating: "<a>", count: 64) + "$(v)" + String(repeating: "</a>", count: 64)
         #expect(try NotificationTemplate(body: allowed).render(["v": "1"]).contains("<a>1</a>"))
         let deep = String(repeating: "<a>", count: 65) + String(repeating: "</a>", count: 65)
-        #expect(throws: HeraldError.badRequest("The XML template body is malformed at line 1, column 193: elements are nested more than 64 levels deep.")) {
+        expectError(HeraldError.badRequest("The XML template body is malformed at line 1, column 193: elements are nested more than 64 levels deep.")) {
             try NotificationTemplate(body: deep)
         }
     }
 
     @Test func expressionErrorsInXMLSayWhere() {
-        #expect(
-            throws: HeraldError.badRequest(
+        expectError(
+            HeraldError.badRequest(
                 "The template has an invalid expression \".(title)\" in the XML text at line 2, column 16: '.(' needs a length, as in .(title, 20)."
             )
         ) {
             try NotificationTemplate(body: "<toast>\n  <text id=\"1\">.(title)</text></toast>")
         }
-        #expect(
-            throws: HeraldError.badRequest(
+        expectError(
+            HeraldError.badRequest(
                 "The template has an invalid expression \"$(a.b)\" in the XML attribute value at line 1, column 9: a property name may contain only letters A–Z and a–z, digits and underscores (found '.')."
             )
         ) {

@@ -136,7 +136,8 @@ struct TagExpressionParsingTests {
 
     @Test func heraldErrorIsABadRequest() throws {
         let error = try #require(throws: TagExpressionSyntaxError.self) { try TagExpression(parsing: "a &&") }
-        #expect(error.heraldError == .badRequest("invalid tag expression: expected a tag or '(' at position 4"))
+        #expect(error.heraldError.code == .badRequest)
+        #expect(error.heraldError.message == "invalid tag expression: expected a tag or '(' at position 4")
         #expect(error.heraldError.code.httpStatus == 400)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 @Suite("Tag validation")
@@ -60,7 +61,7 @@ struct TagTests {
 
     @Test(arguments: invalidTags)
     func refusesInvalidTag(_ tag: String, reason: String) {
-        #expect(throws: HeraldError.badRequest("tag '\(Self.display(tag))' is invalid: \(reason)")) {
+        expectError(HeraldError.badRequest("tag '\(Self.display(tag))' is invalid: \(reason)")) {
             try Tag.validate(tag)
         }
     }
@@ -72,11 +73,11 @@ struct TagTests {
     }
 
     @Test func messageShowsLongTagCutAndInvisibleCharactersEscaped() {
-        #expect(throws: HeraldError.badRequest("tag 'tab\\u{9}here' is invalid: character U+0009 at position 3 is not allowed; tags use ASCII letters, digits and _ @ # . : -")) {
+        expectError(HeraldError.badRequest("tag 'tab\\u{9}here' is invalid: character U+0009 at position 3 is not allowed; tags use ASCII letters, digits and _ @ # . : -")) {
             try Tag.validate("tab\there")
         }
         let long = String(repeating: "x", count: 200)
-        #expect(throws: HeraldError.badRequest("tag '\(String(repeating: "x", count: 40))…' is invalid: it is 200 characters long; a tag has at most 120")) {
+        expectError(HeraldError.badRequest("tag '\(String(repeating: "x", count: 40))…' is invalid: it is 200 characters long; a tag has at most 120")) {
             try Tag.validate(long)
         }
     }
@@ -90,10 +91,10 @@ struct TagTests {
     @Test func tagListLimits() throws {
         try Tag.validate(tags: [])
         try Tag.validate(tags: (1...Tag.maxPerRegistration).map { "t\($0)" })
-        #expect(throws: HeraldError.badRequest("a registration has at most 60 tags; 61 were given")) {
+        expectError(HeraldError.badRequest("a registration has at most 60 tags; 61 were given")) {
             try Tag.validate(tags: (1...61).map { "t\($0)" })
         }
-        #expect(throws: HeraldError.badRequest("tag 'b c' is invalid: character U+0020 at position 1 is not allowed; tags use ASCII letters, digits and _ @ # . : -")) {
+        expectError(HeraldError.badRequest("tag 'b c' is invalid: character U+0020 at position 1 is not allowed; tags use ASCII letters, digits and _ @ # . : -")) {
             try Tag.validate(tags: ["a", "b c", "d e"])
         }
     }

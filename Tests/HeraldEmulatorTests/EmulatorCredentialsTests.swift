@@ -98,4 +98,19 @@ struct EmulatorCredentialsTests {
         try await apns.shutdown()
         try await fcm.shutdown()
     }
+
+    @Test func printingNeverShowsAKey() throws {
+        let credentials = try EmulatorCredentials.makeEphemeral()
+        /// The base64 lines of both PEM keys, which no printed form may contain.
+        let keyLines = (credentials.apnsPrivateKeyPEM + credentials.fcmPrivateKeyPEM)
+            .split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
+        #expect(!keyLines.isEmpty)
+        var dumped = ""
+        dump(credentials, to: &dumped)
+        for text in ["\(credentials)", String(describing: credentials), String(reflecting: credentials), dumped] {
+            for line in keyLines { #expect(!text.contains(line), "\(text)") }
+            #expect(text.contains(credentials.apnsKeyID), "\(text)")
+            #expect(text.contains("<redacted>"), "\(text)")
+        }
+    }
 }

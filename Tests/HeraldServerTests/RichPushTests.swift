@@ -121,9 +121,11 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = RichContentFiles(directory: directory)
         let chunks = (0..<10).map { _ in ByteBuffer(bytes: [UInt8](repeating: 1, count: 100)) }
-        await #expect(throws: HeraldError.payloadTooLarge("the content is larger than the 950 bytes this server accepts")) {
+        let tooLarge = await #expect(throws: HeraldError.self) {
             try await files.store(chunks.async, id: "big", limit: 950)
         }
+        #expect(tooLarge?.code == .payloadTooLarge)
+        #expect(tooLarge?.message == "the content is larger than the 950 bytes this server accepts")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
         #expect(try await files.store(chunks.async, id: "fits", limit: 1000) == 1000)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["fits"])

@@ -15,7 +15,8 @@ struct SQLiteStoreAccountTests {
                 try await store.createAccount(Account(username: "alice", passwordHash: "hash-2"))
                 Issue.record("a duplicate account was created")
             } catch let error as HeraldError {
-                #expect(error == .conflict("the user name 'alice' is taken"))
+                #expect(error.code == .conflict)
+                #expect(error.message == "the user name 'alice' is taken")
             }
             #expect(try await store.account(username: "alice")?.passwordHash == "hash-1")
         }
