@@ -1,8 +1,8 @@
 import Foundation
-public import HeraldCore
+import HeraldCore
 public import HeraldHub
 public import HeraldPush
-public import HeraldStore
+import HeraldStore
 public import Logging
 public import ServiceLifecycle
 import Synchronization
