@@ -7,7 +7,7 @@ import FoundationNetworking
 /// What `POST /api/notifications/secure` answered: the payload's id and the notification's
 /// outcome.
 public struct SecureNotificationReceipt: Sendable, Hashable {
-    /// The id the recipient's devices received (``SecurePayload/id``).
+    /// The id the recipient's devices received (`SecurePayload.id`).
     public var secureID: String
     public var notification: NotificationSummary
 
@@ -45,7 +45,7 @@ extension HeraldClient {
         )
     }
 
-    /// Fetches the secure payload a notification announced (``IncomingNotification/secure(id:)``).
+    /// Fetches the secure payload a notification announced (`IncomingNotification.secure(id:)`).
     /// Only the user it was sent to may; anyone else, and an expired id, get a 404
     /// ``HeraldClientError``.
     public func fetchSecurePayload(id: String) async throws -> SecurePayload {
@@ -65,9 +65,9 @@ extension HeraldClient {
     }
 
     /// Sends content this user uploaded to `user`'s devices: a silent notification with its id,
-    /// type and `message` (``RichNotificationStyle/silent``), or a visible one with the message
+    /// type and `message` (`RichNotificationStyle.silent`), or a visible one with the message
     /// as its text that an iOS notification service extension can enrich
-    /// (``RichNotificationStyle/alert``). `user` may then fetch the content.
+    /// (`RichNotificationStyle.alert`). `user` may then fetch the content.
     @discardableResult
     public func sendRich(
         to user: String,
@@ -83,7 +83,7 @@ extension HeraldClient {
         return RichNotificationReceipt(richID: richID, notification: try Self.decoder.decode(NotificationSummary.self, from: data))
     }
 
-    /// Downloads rich content a notification announced (``IncomingNotification/rich(id:type:message:url:)``)
+    /// Downloads rich content a notification announced (`IncomingNotification.rich(id:type:message:url:)`)
     /// with its media type. Only its uploader and the users it was sent to may.
     public func fetchRichContent(id: String) async throws -> (data: Data, type: String) {
         let (data, response) = try await perform(makeRequest("GET", "api/rich/\(id)"))

@@ -38,7 +38,7 @@ extension NotificationHubClient {
     /// Changes parts of an installation with JSON Patch operations, applied in order and all
     /// or none. Needs the Listen right.
     ///
-    /// - Throws: ``HeraldError`` `notFound` (404) when there is no such installation,
+    /// - Throws: `HeraldError` `notFound` (404) when there is no such installation,
     ///   `badRequest` (400) naming an operation the hub refuses.
     public func patchInstallation(id: String, _ operations: [InstallationPatchOperation]) async throws {
         try Self.checkInstallationID(id)

@@ -35,7 +35,7 @@ extension NotificationHubClient {
     /// ``createRegistrationID()``, or one of an existing registration), and returns it as
     /// stored.
     ///
-    /// - Throws: ``HeraldError`` `gone` (410) when the id was not issued by the hub or no
+    /// - Throws: `HeraldError` `gone` (410) when the id was not issued by the hub or no
     ///   longer is valid: ask for a new one.
     public func createOrUpdateRegistration(_ registration: Registration) async throws -> Registration {
         try Self.checkRegistrationID(registration.id)
@@ -49,7 +49,7 @@ extension NotificationHubClient {
     /// Replaces an existing registration if it is still at `registration.version` (sent as
     /// `If-Match`), and returns it as stored.
     ///
-    /// - Throws: ``HeraldError`` `preconditionFailed` (412) when someone changed it since it
+    /// - Throws: `HeraldError` `preconditionFailed` (412) when someone changed it since it
     ///   was read, `notFound` (404) when it does not exist.
     public func updateRegistration(_ registration: Registration) async throws -> Registration {
         try Self.checkRegistrationID(registration.id)
@@ -93,7 +93,7 @@ extension NotificationHubClient {
 
     /// Deletes a registration; with `ifVersion`, only if it is still at that version.
     ///
-    /// - Throws: ``HeraldError`` `notFound` (404) when there is no such registration,
+    /// - Throws: `HeraldError` `notFound` (404) when there is no such registration,
     ///   `preconditionFailed` (412) when it changed since `ifVersion`.
     public func deleteRegistration(id: String, ifVersion: Int? = nil) async throws {
         try Self.checkRegistrationID(id)

@@ -133,7 +133,7 @@ extension NotificationHubClient {
 
     /// Cancels a scheduled notification that is not yet due.
     ///
-    /// - Throws: ``HeraldError`` `notFound` (404) when there is no such scheduled
+    /// - Throws: `HeraldError` `notFound` (404) when there is no such scheduled
     ///   notification, `conflict` (409) when its delivery already started.
     public func cancelScheduled(id: String) async throws {
         try await perform(makeRequest("DELETE", path: ["schedulednotifications", id]), accepted: [200, 204])
@@ -141,7 +141,7 @@ extension NotificationHubClient {
 
     /// A notification's state, times, body and outcome counts per platform.
     ///
-    /// - Throws: ``HeraldError`` `notFound` (404) for an unknown id.
+    /// - Throws: `HeraldError` `notFound` (404) for an unknown id.
     public func notificationDetails(id: String) async throws -> NotificationDetails {
         let (data, _) = try await perform(makeRequest("GET", path: ["messages", id]), accepted: [200])
         do throws(HeraldError) {

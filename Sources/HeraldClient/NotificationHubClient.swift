@@ -35,8 +35,8 @@ public import FoundationNetworking
 ///
 /// Every request carries `Authorization: SharedAccessSignature sr=…&sig=…&se=…&skn=…`
 /// (signed over the hub's URL, valid for `tokenLifetime`), `x-ms-version: 2020-06` and
-/// `?api-version=2020-06`. An answer that is not a success throws a ``HeraldError`` whose
-/// code follows the HTTP status (401 ``HeraldError/Code/unauthorized``, 403 `forbidden`, 404
+/// `?api-version=2020-06`. An answer that is not a success throws a `HeraldError` whose
+/// code follows the HTTP status (401 `HeraldError.Code.unauthorized`, 403 `forbidden`, 404
 /// `notFound`, 410 `gone`, 412 `preconditionFailed`, 429 `tooManyRequests`, …) and whose
 /// message is the `Detail` of the hub's error document. A request that gets no answer throws
 /// the `URLSession` error as it is.
@@ -81,7 +81,7 @@ public final class NotificationHubClient: Sendable {
     ///   - hubName: the hub's name (letters, digits, `.`, `-`, `_`).
     ///   - session: the `URLSession` requests go through.
     ///   - tokenLifetime: how long each request's shared access signature is valid.
-    /// - Throws: ``HeraldError`` `badRequest` for a malformed connection string or hub name.
+    /// - Throws: `HeraldError` `badRequest` for a malformed connection string or hub name.
     public convenience init(
         connectionString: String,
         hubName: String,
@@ -172,7 +172,7 @@ public final class NotificationHubClient: Sendable {
         )
     }
 
-    /// Sends `request`; an answer outside `accepted` throws the hub's error as a ``HeraldError``.
+    /// Sends `request`; an answer outside `accepted` throws the hub's error as a `HeraldError`.
     @discardableResult
     func perform(_ request: URLRequest, accepted: Set<Int> = [200, 201]) async throws -> (data: Data, response: HTTPURLResponse) {
         let (data, response) = try await transport.perform(request)
@@ -182,7 +182,7 @@ public final class NotificationHubClient: Sendable {
         return (data, response)
     }
 
-    /// The hub's error answer as a ``HeraldError``: the code from the status, the message from
+    /// The hub's error answer as a `HeraldError`: the code from the status, the message from
     /// the error document's `Detail` (or the start of the body, if it is not one).
     static func error(status: Int, body: Data) -> HeraldError {
         let detail: String

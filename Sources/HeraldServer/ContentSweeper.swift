@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import HeraldCore
 public import HeraldStore
 public import Logging

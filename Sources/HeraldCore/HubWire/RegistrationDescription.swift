@@ -55,7 +55,10 @@ public enum RegistrationDescription {
     /// single `GET`): `a:etag`, `id`, `title`, `published`, `updated`, `link rel="self"` and
     /// the description with `ETag` and `ExpirationTime`.
     ///
-    /// - Parameter hubURL: the hub's URL without a trailing slash, e.g. `https://host/myhub`.
+    /// - Parameters:
+    ///   - r: the registration.
+    ///   - hubURL: the hub's URL without a trailing slash, e.g. `https://host/myhub`.
+    ///   - apiVersion: the `api-version` in the entry's URLs.
     public static func entry(_ r: Registration, hubURL: String, apiVersion: String = defaultAPIVersion) -> Data {
         var xml = WireXMLWriter()
         writeEntry(r, hubURL: hubURL, apiVersion: apiVersion, declaresAtom: true, into: &xml)

@@ -1,6 +1,6 @@
 public import Foundation
-public import HeraldCore
-public import HeraldHub
+import HeraldCore
+import HeraldHub
 import HeraldStore
 import HTTPTypes
 public import Hummingbird
