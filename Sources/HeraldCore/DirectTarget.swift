@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One device of a direct send: a handle that no registration needs to hold.
 public struct DirectTarget: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Outcome counts of one notification, per platform and outcome.
 public struct OutcomeCounts: Sendable, Hashable, Codable {

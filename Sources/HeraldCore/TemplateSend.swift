@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What a template send carries: the properties, and optionally the one template to use.
 public struct TemplateSend: Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
 import Foundation
-public import HeraldCore
+import HeraldCore
 public import HeraldHub
 public import HeraldStore
 public import Hummingbird

@@ -1,5 +1,5 @@
-public import Foundation
-public import HeraldCore
+import Foundation
+import HeraldCore
 import HeraldStore
 public import Logging
 

@@ -1,7 +1,7 @@
 import Foundation
-public import HeraldCore
+import HeraldCore
 public import HeraldPush
-public import HeraldStore
+import HeraldStore
 public import Logging
 public import ServiceLifecycle
 import Synchronization

@@ -1,6 +1,6 @@
 public import Foundation
 import HeraldCore
-import HeraldHub
+public import HeraldHub
 import HeraldStore
 import HTTPTypes
 public import Hummingbird

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Synchronization
 
 /// A token bucket per hub: the hub API's requests per second, with bursts of up to twice
@@ -18,8 +19,7 @@ final class HubRateLimiter: Sendable {
         let wait: Double? = buckets.withLock { buckets in
             var bucket = buckets[hub] ?? (burst, now)
             let elapsed = now - bucket.at
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-            bucket.tokens = min(burst, bucket.tokens + seconds * rate)
+            bucket.tokens = min(burst, bucket.tokens + elapsed.seconds * rate)
             bucket.at = now
             if bucket.tokens >= 1 {
                 bucket.tokens -= 1
