@@ -34,13 +34,13 @@ struct DeliveryPlan: Sendable {
             }
             platforms = [payload.platform]
             kind = nil
-            mode = .direct(payload.platform, try Hub.prepare(payload), targets)
+            mode = .direct(payload.platform, try HubEngine.prepare(payload), targets)
         } else if let send = record.template {
             platforms = nil
             kind = .template
             mode = .template(TemplateProperties(send))
         } else {
-            let notifications = try Hub.prepare(record.payloads)
+            let notifications = try HubEngine.prepare(record.payloads)
             platforms = Set(notifications.keys)
             kind = .native
             mode = .native(notifications)

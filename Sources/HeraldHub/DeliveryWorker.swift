@@ -2,19 +2,19 @@ public import ServiceLifecycle
 import Logging
 
 /// Delivers accepted notifications: claims them from the store one at a time per lane and
-/// hands them to the ``Hub``. Several nodes sharing one store each run a worker; the store's
+/// hands them to the ``HubEngine``. Several nodes sharing one store each run a worker; the store's
 /// leases make sure each notification has one owner at a time.
 ///
 /// An idle lane waits until a notification is enqueued on this node, until
-/// ``Hub/Configuration/pollInterval`` has passed (work enqueued on other nodes), or until the
+/// ``HubEngine/Configuration/pollInterval`` has passed (work enqueued on other nodes), or until the
 /// earliest scheduled notification falls due (the store's `nextScheduledTime()`, read each
 /// time the lane goes idle), whichever comes first.
 public struct DeliveryWorker: Service {
-    let hub: Hub
+    let hub: HubEngine
     /// Notifications delivered at once.
     let lanes: Int
 
-    public init(hub: Hub, lanes: Int = 2) {
+    public init(hub: HubEngine, lanes: Int = 2) {
         self.hub = hub
         self.lanes = max(1, lanes)
     }

@@ -61,7 +61,7 @@ struct TemplateRendering: Sendable {
                 platform: platform, legacyGCM: legacyGCM, body: Data(body.utf8), headers: headers
             )
             do {
-                return try Hub.prepare(payload)
+                return try HubEngine.prepare(payload)
             } catch {
                 throw .badRequest("the rendered template is not a valid \(platform) notification")
             }

@@ -13,7 +13,7 @@ public struct TestSendResult: Sendable, Hashable {
         }
     }
 
-    /// The finished notification; ``Hub/notification(id:)`` returns it too.
+    /// The finished notification; ``HubEngine/notification(id:)`` returns it too.
     public var record: NotificationRecord
     /// One per registration reached, in the order of their ids.
     public var results: [Result]

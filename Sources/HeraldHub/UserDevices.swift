@@ -3,7 +3,7 @@ public import HeraldCore
 /// What the app backend asks of the hub that keeps its users' devices: the device registry
 /// seen by signed-in users, and sends that wait for their outcome.
 ///
-/// A hub's engine (``Hub``) answers it with one atomic store operation per rule. A hub
+/// A hub's engine (``HubEngine``) answers it with one atomic store operation per rule. A hub
 /// reached through the hub REST API (`RemoteDeviceHub`) answers it as well as that API
 /// allows.
 public protocol UserDevices: Sendable {

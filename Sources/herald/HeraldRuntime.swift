@@ -21,7 +21,7 @@ struct HeraldRuntime {
     /// The name of the hub that keeps the app backend's devices, accounts and content.
     let appHubName: String
     /// The app backend's hub's engine.
-    let hub: Hub
+    let hub: HubEngine
     /// The server's own providers, which hubs without credentials of their own deliver through.
     let providers: [any PushProvider]
     var apnsEmulator: APNsEmulator?
@@ -44,7 +44,7 @@ struct HeraldRuntime {
 
     static func start(
         _ configuration: HeraldConfiguration,
-        hubConfiguration: Hub.Configuration = Hub.Configuration(),
+        hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
         openDeviceRegistry: Bool = false,
         recordsPayloads: Bool = true,
         logger: Logger

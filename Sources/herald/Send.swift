@@ -49,7 +49,7 @@ struct Send: AsyncParsableCommand {
         }
         let store = try await SQLiteStore.open(path: path, logger: logger)
         defer { Task { try? await store.close() } }
-        let hub = Hub(store: store, providers: [], logger: logger)
+        let hub = HubEngine(store: store, providers: [], logger: logger)
         let content = NotificationContent(title: title, body: message)
         let record: NotificationRecord
         do {

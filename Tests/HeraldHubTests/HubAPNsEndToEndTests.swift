@@ -41,9 +41,9 @@ struct HubAPNsEndToEndTests {
         let store = try await SQLiteStore.open(path: directory.appendingPathComponent("herald.sqlite").path, logger: hubTestLogger)
 
         do {
-            var configuration = Hub.Configuration()
+            var configuration = HubEngine.Configuration()
             configuration.retry = RetryPolicy(maxAttempts: 1)
-            let hub = Hub(store: store, providers: [provider], configuration: configuration, logger: hubTestLogger)
+            let hub = HubEngine(store: store, providers: [provider], configuration: configuration, logger: hubTestLogger)
 
             let ann = emulator.registerDevice(topic: Self.topic)
             let bob = emulator.registerDevice(topic: Self.topic)

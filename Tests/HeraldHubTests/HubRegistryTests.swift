@@ -33,9 +33,9 @@ struct HubRegistryTests {
         try await body(catalog, registry, made)
     }
 
-    private static func storeID(_ hub: Hub) -> ObjectIdentifier { ObjectIdentifier(hub.store as AnyObject) }
+    private static func storeID(_ hub: HubEngine) -> ObjectIdentifier { ObjectIdentifier(hub.store as AnyObject) }
 
-    private static func close(_ hubs: Hub...) async {
+    private static func close(_ hubs: HubEngine...) async {
         var closed = Set<ObjectIdentifier>()
         for hub in hubs where closed.insert(storeID(hub)).inserted {
             try? await hub.store.close()

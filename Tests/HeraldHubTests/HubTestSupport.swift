@@ -69,7 +69,7 @@ let hubTestLogger: Logger = {
 /// A hub over a SQLite store in a fresh temporary directory, with recording providers for
 /// APNs, FCM, WNS and Web Push.
 struct HubFixture {
-    let hub: Hub
+    let hub: HubEngine
     let store: SQLiteStore
     let apns: RecordingProvider
     let fcm: RecordingProvider
@@ -78,7 +78,7 @@ struct HubFixture {
 
     static func with<T>(
         platforms: Set<Platform> = Set(Platform.allCases),
-        configure: (inout Hub.Configuration) -> Void = { _ in },
+        configure: (inout HubEngine.Configuration) -> Void = { _ in },
         _ body: (HubFixture) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-hub-tests-\(UUID().uuidString)")
@@ -86,10 +86,10 @@ struct HubFixture {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try await SQLiteStore.open(path: directory.appendingPathComponent("herald.sqlite").path, logger: hubTestLogger)
         let providers = [RecordingProvider(.apns), RecordingProvider(.fcm), RecordingProvider(.wns), RecordingProvider(.webpush)]
-        var configuration = Hub.Configuration()
+        var configuration = HubEngine.Configuration()
         configuration.retry = RetryPolicy(maxAttempts: 1)
         configure(&configuration)
-        let hub = Hub(
+        let hub = HubEngine(
             store: store,
             providers: providers.filter { platforms.contains($0.platform) },
             configuration: configuration,

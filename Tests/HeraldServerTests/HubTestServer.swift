@@ -137,7 +137,7 @@ struct HubTestServer: Sendable {
     }
 
     /// The hub's engine, as the server runs it.
-    func hub() async throws -> Hub {
+    func hub() async throws -> HubEngine {
         guard let hub = try await registry.hub(named: Self.hubName) else { throw TestFailure("the test hub is missing") }
         return hub
     }

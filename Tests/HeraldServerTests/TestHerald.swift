@@ -31,7 +31,7 @@ struct TestHerald {
     /// Opens the hubs of ``catalog`` with ``providers``; run by the app.
     let registry: HubRegistry
     /// The app backend's hub's engine.
-    let hub: Hub
+    let hub: HubEngine
     let apns: APNsEmulator
     let fcm: FCMEmulator
     let wns: WNSEmulator
@@ -111,7 +111,7 @@ struct TestHerald {
             try WNSProvider(configuration: wnsClient, logger: logger),
             try WebPushProvider(configuration: webPushClient, logger: logger),
         ]
-        var hubConfiguration = Hub.Configuration()
+        var hubConfiguration = HubEngine.Configuration()
         hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         hubConfiguration.pollInterval = .milliseconds(100)
         let catalog = HubCatalog(dataDirectory: directory)

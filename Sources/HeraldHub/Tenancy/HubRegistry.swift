@@ -28,13 +28,13 @@ public final class HubRegistry: Service, Sendable {
 
     public let catalog: HubCatalog
     let makeProviders: ProviderFactory
-    let hubConfiguration: Hub.Configuration
+    let hubConfiguration: HubEngine.Configuration
     let logger: Logger
     /// How long replaced providers are kept for the sends still in flight on them.
     let retirementDelay: Duration
 
     private struct OpenHub {
-        var hub: Hub
+        var hub: HubEngine
         /// The credentials its providers were made from.
         var credentials: HubCredentials
         /// When the hub was created: a hub deleted and created again under the same name is
@@ -51,11 +51,11 @@ public final class HubRegistry: Service, Sendable {
     /// Work for ``run()``'s task group.
     private enum Work: Sendable {
         /// Run the delivery worker of a newly opened engine.
-        case deliver(Hub)
+        case deliver(HubEngine)
         /// Shut down providers that were replaced, once their sends had time to end.
         case retire([any PushProvider])
         /// Close the store of an engine that was replaced by a hub created again.
-        case close(Hub, [any PushProvider])
+        case close(HubEngine, [any PushProvider])
     }
 
     private struct State {
@@ -75,7 +75,7 @@ public final class HubRegistry: Service, Sendable {
 
     public init(
         catalog: HubCatalog,
-        hubConfiguration: Hub.Configuration = Hub.Configuration(),
+        hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
         retirementDelay: Duration = .seconds(30),
         logger: Logger,
         makeProviders: @escaping ProviderFactory
@@ -90,13 +90,13 @@ public final class HubRegistry: Service, Sendable {
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
     /// such hub. When the hub's push credentials changed since it was opened, its providers
     /// are made anew first.
-    public func hub(named requested: String) async throws -> Hub? {
+    public func hub(named requested: String) async throws -> HubEngine? {
         guard let definition = try catalog.hub(named: requested) else { return nil }
         return try await hub(for: definition)
     }
 
     /// The engine of a hub that is open already, as it is now; `nil` if it is not open.
-    public func openHub(named name: String) -> Hub? {
+    public func openHub(named name: String) -> HubEngine? {
         state.withLock { state in
             state.hubs[name]?.hub ?? state.hubs.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value.hub
         }
@@ -105,11 +105,11 @@ public final class HubRegistry: Service, Sendable {
     /// The engine of the hub `definition` describes (as just read from the catalog), opened
     /// if needed; given new providers when its credentials changed; opened anew when it was
     /// created again.
-    public func hub(for definition: HubDefinition) async throws -> Hub {
+    public func hub(for definition: HubDefinition) async throws -> HubEngine {
         // Names are looked up case-insensitively; the definition's spelling is the key.
         let name = definition.name
         enum Next {
-            case ready(Hub)
+            case ready(HubEngine)
             case wait
             case open(OpenHub?)
         }
@@ -148,7 +148,7 @@ public final class HubRegistry: Service, Sendable {
 
     /// Opens a hub's store, makes its providers and starts its worker; an engine of an earlier
     /// hub of the same name is stopped and its store closed.
-    private func open(_ definition: HubDefinition, replacing replaced: OpenHub?) async throws -> Hub {
+    private func open(_ definition: HubDefinition, replacing replaced: OpenHub?) async throws -> HubEngine {
         let hubLogger = hubLogger(definition.name)
         let store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: hubLogger)
         let providers: [any PushProvider]
@@ -158,7 +158,7 @@ public final class HubRegistry: Service, Sendable {
             try? await store.close()
             throw error
         }
-        let hub = Hub(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger)
+        let hub = HubEngine(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger)
         let opened = OpenHub(
             hub: hub,
             credentials: definition.credentials,
@@ -181,7 +181,7 @@ public final class HubRegistry: Service, Sendable {
 
     /// Gives an open hub's engine providers made from its new credentials; the replaced ones
     /// are retired.
-    private func replaceProviders(of current: OpenHub, for definition: HubDefinition) async throws -> Hub {
+    private func replaceProviders(of current: OpenHub, for definition: HubDefinition) async throws -> HubEngine {
         let providers = try await makeProviders(definition)
         current.hub.replaceProviders(providers)
         let owned = providers.filter { definition.credentials.isConfigured($0.platform) }

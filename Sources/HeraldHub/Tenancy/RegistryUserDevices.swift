@@ -16,7 +16,7 @@ public struct RegistryUserDevices: UserDevices {
     /// The hub's engine, opened if needed.
     ///
     /// - Throws: ``HeraldError`` `unavailable` if the hub does not exist (it was deleted).
-    public func engine() async throws -> Hub {
+    public func engine() async throws -> HubEngine {
         guard let hub = try await registry.hub(named: hubName) else {
             throw HeraldError.unavailable("the app backend's hub '\(hubName)' does not exist; create it with herald hub create \(hubName)")
         }

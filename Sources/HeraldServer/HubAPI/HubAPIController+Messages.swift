@@ -142,7 +142,7 @@ extension HubAPIController {
         template: TemplateSend?,
         tags: String?,
         at scheduledAt: Date?,
-        on hub: Hub
+        on hub: HubEngine
     ) async throws -> NotificationRecord {
         if let template {
             return try await hub.enqueueTemplate(tagExpression: tags, send: template, scheduledAt: scheduledAt)

@@ -76,7 +76,7 @@ public struct HubAPIController: Sendable {
     // MARK: Authorization
 
     /// The hub a request addresses, once its signature is checked for `right`.
-    func authorize(_ request: Request, context: AppRequestContext, right: AccessRight) async throws -> (name: String, hub: Hub) {
+    func authorize(_ request: Request, context: AppRequestContext, right: AccessRight) async throws -> (name: String, hub: HubEngine) {
         let name = try Self.pathParameter("hub", context)
         guard let header = request.headers[.authorization], !header.isEmpty else {
             throw HeraldError.unauthorized(
@@ -183,7 +183,7 @@ public struct HubAPIController: Sendable {
         return try await feedResponse(hub: hub, name: name, filters: [RegistrationFilter(tag: tag)], request: request, title: "Registrations")
     }
 
-    private func feedResponse(hub: Hub, name: String, filters: [RegistrationFilter], request: Request, title: String) async throws -> Response {
+    private func feedResponse(hub: HubEngine, name: String, filters: [RegistrationFilter], request: Request, title: String) async throws -> Response {
         let top = try Self.top(request)
         let cursor = try request.formQuery("continuationtoken").map(ContinuationToken.decode)
         var page: [Registration] = []

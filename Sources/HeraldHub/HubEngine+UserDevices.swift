@@ -4,7 +4,7 @@ import HeraldStore
 
 /// A hub's engine keeps the app backend's devices itself: a registration's owner is the user
 /// who saved it, and every rule is one transaction of the store.
-extension Hub: UserDevices {
+extension HubEngine: UserDevices {
     public var platforms: Set<Platform> { configuredPlatforms }
 
     public func registrationID(handle: String?, user: String) async throws -> String {

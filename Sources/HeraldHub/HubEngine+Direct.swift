@@ -4,7 +4,7 @@ import HeraldPush
 import HeraldStore
 import Logging
 
-extension Hub {
+extension HubEngine {
     /// The most devices one direct send reaches (the established hub's batch limit).
     public static let directTargetLimit = 1000
 

@@ -5,7 +5,7 @@ public import HeraldStore
 /// The device registry: every rule about registrations and installations, each one a single
 /// atomic store operation. The hub REST API and the app backend both go through here; neither
 /// touches the store for devices.
-extension Hub {
+extension HubEngine {
     /// How long an issued registration id waits for its first save.
     public static let reservationLifetime: Duration = .seconds(24 * 3600)
 

@@ -4,7 +4,7 @@ import HeraldPush
 import HeraldStore
 import Logging
 
-extension Hub {
+extension HubEngine {
     /// Sends a notification at once, not through the queue, to at most `limit` of the
     /// registrations it targets, and reports each one's outcome: the hub API's test send.
     ///

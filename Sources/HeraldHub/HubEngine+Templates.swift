@@ -1,7 +1,7 @@
 public import Foundation
 public import HeraldCore
 
-extension Hub {
+extension HubEngine {
     /// Validates and durably accepts a template notification: each matching template
     /// registration receives its own template rendered with its push variables overridden by
     /// `send.properties`. Native registrations are not reached.

@@ -13,7 +13,7 @@ import Synchronization
 /// Accepting (``enqueue(tagExpression:payloads:)``) only writes to the store; a
 /// ``DeliveryWorker`` delivers. A crash between the two loses nothing: the next worker
 /// claims the notification and resumes from its last saved cursor.
-public final class Hub: Sendable {
+public final class HubEngine: Sendable {
     public struct Configuration: Sendable {
         /// Registrations read from the store per page.
         public var pageSize: Int = 2000
