@@ -21,6 +21,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldHubWire", targets: ["HeraldHubWire"]),
         .library(name: "HeraldTLS", targets: ["HeraldTLS"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
@@ -50,11 +51,14 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
-        // Pure model: no NIO, no networking. Shared by the server and the app SDK. Crypto
-        // signs and checks the hub API's shared access signatures on both sides.
+        // Pure model: no NIO, no networking, no dependencies. Shared by the server and the app SDK.
+        .target(name: "HeraldCore", swiftSettings: swiftSettings),
+        // The cloud hub's wire format: its REST documents (registrations, installations and
+        // JSON Patch, notification details and outcomes, errors), connection strings and shared
+        // access signatures, which Crypto signs and checks. Shared by the server and the SDK.
         .target(
-            name: "HeraldCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            name: "HeraldHubWire",
+            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Certificates and keys: a local certificate authority, PEM loading, trust roots. Its
@@ -103,7 +107,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldHub",
-            dependencies: [
+            dependencies: ["HeraldHubWire", 
                 "HeraldCore",
                 "HeraldTLS",
                 "HeraldStore",
@@ -135,7 +139,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldServer",
-            dependencies: [
+            dependencies: ["HeraldHubWire", 
                 "HeraldCore",
                 "HeraldTLS",
                 "HeraldStore",
@@ -156,17 +160,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The app and backend SDK: Foundation networking only, no server dependencies.
-        .target(name: "HeraldClient", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
+        .target(name: "HeraldClient", dependencies: ["HeraldHubWire", "HeraldCore"], swiftSettings: swiftSettings),
         // The app backend on a hub reached through the hub REST API: HeraldHub's UserDevices
         // implemented with HeraldClient's NotificationHubClient.
         .target(
             name: "HeraldRemoteHub",
-            dependencies: ["HeraldCore", "HeraldHub", "HeraldClient"],
+            dependencies: ["HeraldHubWire", "HeraldCore", "HeraldHub", "HeraldClient"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "herald",
-            dependencies: [
+            dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub",
                 "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldRemoteHub",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -194,7 +198,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldCoreTests",
-            dependencies: ["HeraldCore", "HeraldTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldCore", "HeraldTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeraldHubWireTests",
+            dependencies: ["HeraldCore", "HeraldHubWire", "HeraldTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -204,7 +213,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldHubTests",
-            dependencies: [
+            dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -244,7 +253,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldServerTests",
-            dependencies: [
+            dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldServer",
                 "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,5 +1,6 @@
 public import Foundation
 public import HeraldCore
+import HeraldHubWire
 
 /// A notification for ``NotificationHubClient``'s sends: the body in a push service's own
 /// format (or a template send's properties), its content type, and the headers that go

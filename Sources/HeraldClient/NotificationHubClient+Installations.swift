@@ -2,6 +2,7 @@ import Foundation
 public import HeraldCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import HeraldHubWire
 #endif
 
 /// Installations: one JSON document per app install, with its user, tags and named

@@ -2,6 +2,7 @@ import Foundation
 public import HeraldCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import HeraldHubWire
 #endif
 
 /// Registrations: one device's handle, tags and (for a template registration) template, in

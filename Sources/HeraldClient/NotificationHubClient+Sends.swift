@@ -2,6 +2,7 @@ public import Foundation
 public import HeraldCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+public import HeraldHubWire
 #endif
 
 /// Sends: to a tag expression or everyone, directly to device handles, as a test, or at a

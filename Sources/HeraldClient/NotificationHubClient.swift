@@ -2,6 +2,7 @@ public import Foundation
 import HeraldCore
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
+import HeraldHubWire
 #endif
 
 /// A client of a hub's REST API — Herald's, or the established cloud hub's, which it is

@@ -184,3 +184,28 @@ extension Installation {
         }
     }
 }
+
+extension Installation {
+    /// Whether `id` can be an installation id: 1–102 characters (so that `$InstallationId:{id}` is a valid tag) of ASCII letters, digits and
+    /// `- _ @ # . : =`.
+    public static func isWellFormedID(_ id: String) -> Bool {
+        (1...102).contains(id.utf8.count) && id.utf8.allSatisfy(isIdentifierByte)
+    }
+
+    /// The installation id and user id alphabet: ASCII letters, digits and `- _ @ # . : =`.
+    package static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "@"), UInt8(ascii: "#"), UInt8(ascii: "."),
+            UInt8(ascii: ":"), UInt8(ascii: "="):
+            true
+        default: false
+        }
+    }
+
+    /// `templates["name"]`, the path of a template in messages.
+    package static func templatePath(_ name: String) -> String {
+        "templates[\"\(Tag.display(name))\"]"
+    }
+}

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 extension NotificationContent {
     /// Renders the content for one platform: the body the push service receives, and its
@@ -84,7 +84,7 @@ extension NotificationContent {
         return try Self.encodeJSON(FCMMessage(android: .init(priority: "high"), data: fcmData))
     }
 
-    static func isReservedByFCM(_ key: String) -> Bool {
+    package static func isReservedByFCM(_ key: String) -> Bool {
         key == "from" || key == "message_type" || key.hasPrefix("google") || key.hasPrefix("gcm")
     }
 
@@ -118,7 +118,7 @@ extension NotificationContent {
 
     /// Every payload's JSON: sorted keys (encoders do not promise to keep the order of keys, so
     /// equal payloads encode to equal bytes) and unescaped slashes.
-    static func encodeJSON(_ value: some Encodable) throws(HeraldError) -> Data {
+    package static func encodeJSON(_ value: some Encodable) throws(HeraldError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {

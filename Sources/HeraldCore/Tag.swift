@@ -182,7 +182,7 @@ extension Tag {
 
     /// A tag as it may appear in a message: at most 40 characters, control and other
     /// invisible characters spelled as `\u{…}`.
-    static func display(_ tag: some StringProtocol) -> String {
+    package static func display(_ tag: some StringProtocol) -> String {
         let limit = 40
         var result = ""
         var count = 0

@@ -1,5 +1,6 @@
 public import Foundation
 public import HeraldCore
+import HeraldHubWire
 public import HeraldStore
 
 /// The device registry: every rule about registrations and installations, each one a single

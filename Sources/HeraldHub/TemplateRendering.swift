@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHubWire
 import HeraldPush
 
 /// A template send's properties, prepared once per notification.

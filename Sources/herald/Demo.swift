@@ -4,6 +4,7 @@ import HeraldClient
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
+import HeraldHubWire
 import HeraldServer
 import Logging
 import ServiceLifecycle

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldHubWire
 
 /// `herald hub …`: the hubs of a data directory, their keys and their push credentials.
 struct HubCommand: ParsableCommand {

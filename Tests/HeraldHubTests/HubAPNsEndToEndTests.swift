@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
+import HeraldHubWire
 import HeraldPush
 import HeraldStore
 import HeraldTLS

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldHubWire
 import Testing
 
 @Suite("HubCatalog")

@@ -3,6 +3,7 @@ import HeraldClient
 import HeraldCore
 import HeraldHub
 import HeraldEmulator
+import HeraldHubWire
 import HeraldServer
 import Testing
 #if canImport(FoundationNetworking)

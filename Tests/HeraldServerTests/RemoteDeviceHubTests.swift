@@ -3,6 +3,7 @@ import HeraldClient
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
+import HeraldHubWire
 import HeraldRemoteHub
 import HeraldServer
 import HeraldStore

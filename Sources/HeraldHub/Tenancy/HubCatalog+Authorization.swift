@@ -1,5 +1,6 @@
 public import Foundation
 public import HeraldCore
+public import HeraldHubWire
 
 extension HubCatalog {
     /// Checks that `token` lets its bearer do something that needs `right` on the hub `hub`,

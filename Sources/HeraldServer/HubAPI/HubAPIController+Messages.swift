@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldHubWire
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -1,6 +1,7 @@
 public import Foundation
 import HeraldCore
 public import HeraldHub
+import HeraldHubWire
 import HeraldStore
 import HTTPTypes
 public import Hummingbird

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldHubWire
 import Logging
 import HeraldCore
 import HeraldHub

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension RegistrationDescription {
     /// The `ExpirationTime` of a registration that does not expire, as the service writes it.

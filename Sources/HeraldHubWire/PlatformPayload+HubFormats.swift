@@ -1,4 +1,5 @@
 public import Foundation
+public import HeraldCore
 
 extension PlatformPayload {
     /// Turns a notification body in the form the hub API's native sends carry (the push

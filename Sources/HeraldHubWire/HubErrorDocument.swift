@@ -1,4 +1,5 @@
 public import Foundation
+public import HeraldCore
 
 /// The body of a hub API error: `<Error><Code>401</Code><Detail>…</Detail></Error>`, with no
 /// namespace, as the service sends it.

@@ -1,5 +1,6 @@
 import Foundation
-@testable import HeraldCore
+import HeraldCore
+@testable import HeraldHubWire
 import Testing
 
 @Suite("Hub wire: writing registrations")

@@ -1,3 +1,5 @@
+public import HeraldCore
+
 /// What the hub API's `ServiceBusNotification-Format` header names, and how its documents
 /// name platforms (`ApplicationPlatform`, `TargetPlatforms`): one push service's native
 /// format, or `template`.

@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// The XML namespaces of the hub API's documents.
 package enum HubWireNamespace {
     /// Atom: registration entries and feeds.

@@ -1,4 +1,5 @@
 public import Foundation
+public import HeraldCore
 
 /// The hub API's registrations in Atom XML, in both directions: the server parses what the
 /// hub SDKs send and writes what they expect back; the Swift SDK writes requests and parses

@@ -1,4 +1,5 @@
 package import Foundation
+import HeraldCore
 
 /// The date forms of the hub API's documents and headers: `xsd:dateTime` and Atom dates.
 ///

@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldHubWire
 import Testing
 
 @Suite("Hub formats")

@@ -1,4 +1,5 @@
 public import Foundation
+public import HeraldCore
 
 /// Partial updates of an installation: a JSON Patch (RFC 6902) document.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+public import HeraldCore
 
 /// A hub connection string: `Endpoint=sb://host:port/;SharedAccessKeyName=…;SharedAccessKey=…`,
 /// the form the established cloud hub's SDKs take to reach a hub and sign requests.

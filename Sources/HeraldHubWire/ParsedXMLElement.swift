@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(FoundationXML)
 import FoundationXML
+import HeraldCore
 #endif
 
 /// One element of a parsed hub API document, matched by local name.

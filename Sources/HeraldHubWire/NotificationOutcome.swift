@@ -1,4 +1,5 @@
 public import Foundation
+public import HeraldCore
 
 /// The result of a test send (`?test`): how many devices it reached and failed, and the
 /// outcome for each (a test send reaches at most ten).

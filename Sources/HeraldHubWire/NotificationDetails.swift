@@ -1,4 +1,5 @@
 public import Foundation
+public import HeraldCore
 
 /// The telemetry of one notification, as `GET /{hub}/messages/{id}` returns it: state,
 /// times, body, target and outcome counts per platform.

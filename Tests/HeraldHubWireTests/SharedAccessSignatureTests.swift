@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldCore
+import HeraldHubWire
 import Testing
 
 /// Tokens built the way each hub SDK builds them (re-implemented here from their documented

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// ``XMLWriter`` for documents that must always be written: a character XML 1.0 cannot carry
 /// (a control character that came in through JSON, say) is written as U+FFFD instead of

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHubWire
 import Testing
 
 /// Request bodies shaped like those the hub SDKs send (written for these tests after the

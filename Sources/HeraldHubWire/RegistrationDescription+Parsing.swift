@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension RegistrationDescription {
     /// The longest template name the hub SDKs accept.

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+public import HeraldCore
 
 /// A shared access signature: the `Authorization` header value the hub API takes,
 /// `SharedAccessSignature sr={resource}&sig={signature}&se={expiry}&skn={key name}`.

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHubWire
 import Testing
 
 @Suite("Installations on the wire")

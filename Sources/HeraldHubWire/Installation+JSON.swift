@@ -1,4 +1,5 @@
 public import Foundation
+public import HeraldCore
 
 /// The hub API's JSON form of an installation.
 ///
@@ -56,23 +57,6 @@ extension Installation: Codable {
         return (try? encoder.encode(wireValue)) ?? Data("{}".utf8)
     }
 
-    /// Whether `id` can be an installation id: 1–102 characters (so that `$InstallationId:{id}` is a valid tag) of ASCII letters, digits and
-    /// `- _ @ # . : =`.
-    public static func isWellFormedID(_ id: String) -> Bool {
-        (1...102).contains(id.utf8.count) && id.utf8.allSatisfy(isIdentifierByte)
-    }
-
-    /// The installation id and user id alphabet: ASCII letters, digits and `- _ @ # . : =`.
-    static func isIdentifierByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "@"), UInt8(ascii: "#"), UInt8(ascii: "."),
-            UInt8(ascii: ":"), UInt8(ascii: "="):
-            true
-        default: false
-        }
-    }
 }
 
 // MARK: - Platform names
@@ -214,10 +198,6 @@ extension Installation {
         )
     }
 
-    /// `templates["name"]`, the path of a template in messages.
-    static func templatePath(_ name: String) -> String {
-        "templates[\"\(Tag.display(name))\"]"
-    }
 }
 
 // MARK: - Writing
