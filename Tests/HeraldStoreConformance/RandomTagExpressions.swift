@@ -2,8 +2,8 @@ public import Foundation
 public import HeraldCore
 
 /// Random tag expressions over random registrations, from a fixed seed so that a failure can be
-/// replayed: the cases that the conformance check `randomExpressionsMatchTheReference` resolves, which a store's
-/// own tests may also inspect (to see that they exercise each way the store reads).
+/// replayed: the cases of the conformance check `randomExpressionsMatchTheReference`, which a
+/// store's own tests may also inspect (to see that they exercise each way the store reads).
 public enum RandomTagExpressions {
     public struct Case: Sendable {
         public var expression: TagExpression?
