@@ -196,6 +196,14 @@ let package = Package(
             path: "Tests/HeraldTestSupport",
             swiftSettings: swiftSettings
         ),
+        // The store contract's conformance suite: checks written against `any HeraldStore`
+        // that every store implementation's tests run, one parameterized test each.
+        .target(
+            name: "HeraldStoreConformance",
+            dependencies: ["HeraldCore", "HeraldStore", "HeraldTestSupport"],
+            path: "Tests/HeraldStoreConformance",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: ["HeraldCore", "HeraldTestSupport"],
@@ -208,7 +216,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldStoreTests",
-            dependencies: ["HeraldCore", "HeraldStore", "HeraldTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "HeraldCore", "HeraldStore", "HeraldStoreConformance", "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

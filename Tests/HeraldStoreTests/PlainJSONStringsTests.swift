@@ -1,5 +1,6 @@
 import Foundation
 import HeraldStore
+import HeraldStoreConformance
 import Testing
 
 @Suite("Writing and reading stored tag arrays")

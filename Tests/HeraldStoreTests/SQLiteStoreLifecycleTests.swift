@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldStore
+import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
 
@@ -9,7 +10,7 @@ struct SQLiteStoreLifecycleTests {
     @Test func restartKeepsEverything() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let clock = TestClock()
+        let clock = StoreTestClock()
         let path = directory.databasePath
 
         let first = try await SQLiteStore.open(path: path, logger: testLogger, now: { clock.now })

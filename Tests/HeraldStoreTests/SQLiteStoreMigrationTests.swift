@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldStore
+import HeraldStoreConformance
 import Testing
 
 @Suite("SQLiteStore schema migrations")
@@ -36,7 +37,7 @@ struct SQLiteStoreMigrationTests {
         defer { directory.remove() }
         let path = directory.databasePath
         try await makeDatabase(at: path, statements: Self.version2File)
-        let clock = TestClock()
+        let clock = StoreTestClock()
 
         try await withStore(at: path, clock: clock) { store throws in
             #expect(store.appliedMigrations == [3])

@@ -1,115 +1,13 @@
 import Foundation
 import HeraldCore
 import HeraldStore
-import HeraldTestSupport
+import HeraldStoreConformance
 import Testing
 
+/// What the SQLite file keeps of the notification queue, beyond the store contract (which
+/// the conformance suite checks).
 @Suite("SQLiteStore notification queue")
 struct SQLiteStoreNotificationTests {
-    static func record(_ id: String, at date: Date) -> NotificationRecord {
-        NotificationRecord(
-            id: id,
-            tagExpression: "sports && !news",
-            payloads: [
-                PlatformPayload(platform: .apns, body: Data(#"{"aps":{"alert":"hi"}}"#.utf8), headers: [.init(name: "apns-push-type", value: "alert")]),
-                PlatformPayload(platform: .fcm, body: Data(#"{"notification":{"body":"hi"}}"#.utf8)),
-            ],
-            enqueuedAt: date
-        )
-    }
-
-    @Test func enqueueClaimProgressFinish() async throws {
-        try await withStore { store, clock in
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-
-            let first = Self.record("n-b", at: clock.now)
-            try await store.enqueueNotification(first)
-            clock.advance(by: .seconds(1))
-            try await store.enqueueNotification(Self.record("n-a", at: clock.now))
-            #expect(try await store.notification(id: "n-b") == first)
-            await expectHeraldError(.conflict) { try await store.enqueueNotification(first) }
-
-            // Oldest first, whatever the ids.
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
-            #expect(claimed.id == "n-b")
-            #expect(claimed.state == .processing)
-            #expect(claimed.startedAt == clock.now)
-            #expect(claimed.payloads == first.payloads)
-            let second = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
-            #expect(second.id == "n-a")
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-
-            var counts = OutcomeCounts()
-            counts.add(.success, platform: .apns, count: 3)
-            try await store.saveProgress(id: "n-b", cursor: "reg-3", counts: counts, leaseUntil: clock.now.addingTimeInterval(60))
-            let progressed = try #require(try await store.notification(id: "n-b"))
-            #expect(progressed.cursor == "reg-3")
-            #expect(progressed.counts == counts)
-            #expect(progressed.state == .processing)
-
-            counts.add(.expiredChannel, platform: .fcm)
-            clock.advance(by: .seconds(5))
-            try await store.finishNotification(id: "n-b", state: .completed, counts: counts, endedAt: clock.now)
-            let finished = try #require(try await store.notification(id: "n-b"))
-            #expect(finished.state == .completed)
-            #expect(finished.counts == counts)
-            #expect(finished.endedAt == clock.now)
-            #expect(finished.startedAt == claimed.startedAt)
-
-            await expectHeraldError(.notFound) {
-                try await store.saveProgress(id: "missing", cursor: nil, counts: OutcomeCounts(), leaseUntil: clock.now)
-            }
-            await expectHeraldError(.notFound) {
-                try await store.finishNotification(id: "missing", state: .completed, counts: OutcomeCounts(), endedAt: clock.now)
-            }
-            #expect(try await store.notification(id: "missing") == nil)
-        }
-    }
-
-    @Test func anExpiredLeaseIsReclaimedWithItsProgress() async throws {
-        try await withStore { store, clock in
-            try await store.enqueueNotification(Self.record("n1", at: clock.now))
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
-            try await store.saveProgress(id: "n1", cursor: "reg-9", counts: OutcomeCounts(), leaseUntil: clock.now.addingTimeInterval(30))
-
-            // The worker is alive until its lease ends.
-            clock.advance(by: .seconds(29))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-            // Then another worker takes over where it stopped; startedAt is kept.
-            clock.advance(by: .seconds(2))
-            let reclaimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
-            #expect(reclaimed.id == "n1")
-            #expect(reclaimed.cursor == "reg-9")
-            #expect(reclaimed.startedAt == claimed.startedAt)
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-
-            // A finished notification is never claimed again.
-            try await store.finishNotification(id: "n1", state: .abandoned, counts: OutcomeCounts(), endedAt: clock.now)
-            clock.advance(by: .seconds(3600))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-        }
-    }
-
-    @Test func concurrentClaimsNeverShareANotification() async throws {
-        try await withStore { store, clock in
-            for i in 0..<20 {
-                try await store.enqueueNotification(Self.record(String(format: "n%02d", i), at: clock.now.addingTimeInterval(Double(i))))
-            }
-            let now = clock.now.addingTimeInterval(100)
-            let claimed = try await withThrowingTaskGroup(of: String?.self) { group in
-                for _ in 0..<30 {
-                    group.addTask { try await store.claimNotification(now: now, lease: .seconds(60))?.id }
-                }
-                return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
-            }
-            #expect(claimed.count == 20)
-            #expect(Set(claimed).count == 20)
-        }
-    }
-}
-
-@Suite("SQLiteStore template, direct and scheduled sends")
-struct SQLiteStoreScheduledNotificationTests {
     static func scheduled(_ id: String, enqueuedAt: Date, dueAt: Date) -> NotificationRecord {
         NotificationRecord(
             id: id, tagExpression: "news", payloads: [],
@@ -118,113 +16,10 @@ struct SQLiteStoreScheduledNotificationTests {
         )
     }
 
-    @Test func templateAndDirectSendsRoundTrip() async throws {
-        try await withStore { store, clock in
-            let template = NotificationRecord(
-                id: "n-template", tagExpression: "a || b", payloads: [],
-                template: TemplateSend(properties: ["message": "Hi \"you\"", "url": "https://example.com/a?b=c"]), enqueuedAt: clock.now
-            )
-            let direct = NotificationRecord(
-                id: "n-direct", tagExpression: nil,
-                payloads: [PlatformPayload(platform: .webpush, body: Data("{}".utf8))],
-                directTargets: [
-                    DirectTarget(platform: .webpush, handle: "https://push.example/1", webPushKeys: WebPushKeys(p256dh: "BPk", auth: "AuT")),
-                    DirectTarget(platform: .apns, handle: "abcd"),
-                ],
-                enqueuedAt: clock.now
-            )
-            try await store.enqueueNotification(template)
-            try await store.enqueueNotification(direct)
-            #expect(try await store.notification(id: "n-template") == template)
-            #expect(try await store.notification(id: "n-direct") == direct)
-            // A claim returns the whole record.
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
-            #expect(claimed.template == template.template || claimed.directTargets == direct.directTargets)
-        }
-    }
-
-    @Test func aScheduledNotificationIsClaimedWhenDue() async throws {
-        try await withStore { store, clock in
-            let due = clock.now.addingTimeInterval(60)
-            let record = Self.scheduled("n-s", enqueuedAt: clock.now, dueAt: due)
-            try await store.enqueueNotification(record)
-            #expect(try await store.notification(id: "n-s") == record)
-            #expect(try await store.nextScheduledTime() == due)
-
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-            clock.advance(by: .milliseconds(59_999))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-            clock.advance(by: .milliseconds(1))
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
-            #expect(claimed.id == "n-s")
-            #expect(claimed.state == .processing)
-            #expect(claimed.startedAt == clock.now)
-            #expect(claimed.scheduledAt == due)
-            #expect(claimed.template == record.template)
-            #expect(try await store.nextScheduledTime() == nil)
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-
-            // Its lease expires like any other's.
-            clock.advance(by: .seconds(31))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30))?.id == "n-s")
-        }
-    }
-
-    @Test func theNotificationDueFirstIsClaimedFirst() async throws {
-        try await withStore { store, clock in
-            let t0 = clock.now
-            // Scheduled long ago for t0+10s; enqueued at t0+5s; scheduled for t0+20s; enqueued at t0+30s.
-            try await store.enqueueNotification(Self.scheduled("s-10", enqueuedAt: t0.addingTimeInterval(-3600), dueAt: t0.addingTimeInterval(10)))
-            try await store.enqueueNotification(SQLiteStoreNotificationTests.record("e-05", at: t0.addingTimeInterval(5)))
-            try await store.enqueueNotification(Self.scheduled("s-20", enqueuedAt: t0, dueAt: t0.addingTimeInterval(20)))
-            try await store.enqueueNotification(SQLiteStoreNotificationTests.record("e-30", at: t0.addingTimeInterval(30)))
-            try await store.enqueueNotification(Self.scheduled("s-99", enqueuedAt: t0, dueAt: t0.addingTimeInterval(99)))
-            #expect(try await store.nextScheduledTime() == t0.addingTimeInterval(10))
-
-            let now = t0.addingTimeInterval(40)
-            var order: [String] = []
-            while let claimed = try await store.claimNotification(now: now, lease: .seconds(600)) { order.append(claimed.id) }
-            #expect(order == ["e-05", "s-10", "s-20", "e-30"])
-            #expect(try await store.nextScheduledTime() == t0.addingTimeInterval(99))
-        }
-    }
-
-    @Test func cancellingAScheduledNotification() async throws {
-        try await withStore { store, clock in
-            try await store.enqueueNotification(Self.scheduled("n-s", enqueuedAt: clock.now, dueAt: clock.now.addingTimeInterval(60)))
-            try await store.enqueueNotification(Self.scheduled("n-later", enqueuedAt: clock.now, dueAt: clock.now.addingTimeInterval(120)))
-            clock.advance(by: .seconds(1))
-            #expect(try await store.cancelScheduledNotification(id: "n-s", now: clock.now))
-            let cancelled = try #require(try await store.notification(id: "n-s"))
-            #expect(cancelled.state == .cancelled)
-            #expect(cancelled.endedAt == clock.now)
-            #expect(try await store.nextScheduledTime() == cancelled.scheduledAt?.addingTimeInterval(60))
-
-            // Once cancelled, it is never claimed; cancelling again is a conflict.
-            clock.advance(by: .seconds(3600))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30))?.id == "n-later")
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
-            await expectHeraldError(.conflict) { _ = try await store.cancelScheduledNotification(id: "n-s", now: clock.now) }
-            // One that is being delivered can no longer be cancelled; an unknown one is not there.
-            await expectHeraldError(.conflict) { _ = try await store.cancelScheduledNotification(id: "n-later", now: clock.now) }
-            #expect(try await store.notification(id: "n-later")?.state == .processing)
-            #expect(try await store.cancelScheduledNotification(id: "missing", now: clock.now) == false)
-        }
-    }
-
-    @Test func aScheduledNotificationNeedsItsTime() async throws {
-        try await withStore { store, clock throws in
-            var record = Self.scheduled("n", enqueuedAt: clock.now, dueAt: clock.now)
-            record.scheduledAt = nil
-            await expectHeraldError(.badRequest) { try await store.enqueueNotification(record) }
-            #expect(try await store.notification(id: "n") == nil)
-        }
-    }
-
     @Test func scheduledNotificationsSurviveARestart() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let clock = TestClock()
+        let clock = StoreTestClock()
         let record = Self.scheduled("n-s", enqueuedAt: clock.now, dueAt: clock.now.addingTimeInterval(60))
         try await withStore(at: directory.databasePath, clock: clock) { store in try await store.enqueueNotification(record) }
         try await withStore(at: directory.databasePath, clock: clock) { store throws in

@@ -1,126 +1,13 @@
 import Foundation
 import HeraldCore
 import HeraldStore
-import HeraldTestSupport
+import HeraldStoreConformance
 import Testing
 
+/// What the SQLite file holds for registrations, beyond the store contract (which the
+/// conformance suite checks).
 @Suite("SQLiteStore registrations")
 struct SQLiteStoreRegistrationTests {
-    @Test func upsertCreatesThenReplacesWithVersions() async throws {
-        try await withStore { store, clock in
-            let input = Registration.sample(id: "reg-1", platform: .webpush, handle: "https://push.example/1", tags: ["b", "a", "b"], owner: "alice")
-            let created = try await store.upsertRegistration(input, ifVersion: nil)
-            #expect(created.version == 1)
-            #expect(created.tags == ["a", "b"])
-            #expect(created.createdAt == clock.now)
-            #expect(created.updatedAt == clock.now)
-            #expect(created.webPushKeys == input.webPushKeys)
-            #expect(try await store.registration(id: "reg-1") == created)
-
-            clock.advance(by: .seconds(10))
-            var changed = created
-            changed.tags = ["c"]
-            changed.handle = "https://push.example/2"
-            changed.owner = nil
-            changed.createdAt = Date(timeIntervalSince1970: 0)  // ignored: the store keeps createdAt
-            let updated = try await store.upsertRegistration(changed, ifVersion: nil)
-            #expect(updated.version == 2)
-            #expect(updated.createdAt == created.createdAt)
-            #expect(updated.updatedAt == clock.now)
-            #expect(updated.tags == ["c"])
-            #expect(updated.owner == nil)
-            #expect(try await store.registration(id: "reg-1") == updated)
-
-            // The tag index follows the tags.
-            #expect(try await store.registrations(matching: .tag("a"), platforms: nil, after: nil, limit: 10).isEmpty)
-            #expect(try await store.registrations(matching: .tag("c"), platforms: nil, after: nil, limit: 10).map(\.id) == ["reg-1"])
-            #expect(try await store.registrationCount() == 1)
-            #expect(try await store.registration(id: "missing") == nil)
-        }
-    }
-
-    @Test func datesRoundTripToTheMillisecond() async throws {
-        try await withStore { store, _ in
-            let expiry = Date(timeIntervalSince1970: 1_800_000_000.4567)
-            let saved = try await store.upsertRegistration(.sample(id: "r", expiresAt: expiry), ifVersion: nil)
-            #expect(abs(saved.expiresAt!.timeIntervalSince(expiry)) < 0.001)
-            #expect(try await store.registration(id: "r") == saved)
-        }
-    }
-
-    @Test func ifVersionMustMatch() async throws {
-        try await withStore { store, _ in
-            // A missing registration never matches.
-            await expectHeraldError(.preconditionFailed) {
-                _ = try await store.upsertRegistration(.sample(id: "r"), ifVersion: 1)
-            }
-            #expect(try await store.registration(id: "r") == nil)
-
-            _ = try await store.upsertRegistration(.sample(id: "r", tags: ["x"]), ifVersion: nil)
-            let second = try await store.upsertRegistration(.sample(id: "r", tags: ["y"]), ifVersion: 1)
-            #expect(second.version == 2)
-            await expectHeraldError(.preconditionFailed) {
-                _ = try await store.upsertRegistration(.sample(id: "r", tags: ["z"]), ifVersion: 1)
-            }
-            let stored = try #require(try await store.registration(id: "r"))
-            #expect(stored.version == 2)
-            #expect(stored.tags == ["y"])
-
-            await expectHeraldError(.preconditionFailed) {
-                _ = try await store.deleteRegistration(id: "r", ifVersion: 1)
-            }
-            #expect(try await store.deleteRegistration(id: "r", ifVersion: 2))
-            #expect(try await store.deleteRegistration(id: "r", ifVersion: 2) == false)
-        }
-    }
-
-    @Test func deleteRemovesRegistrationTagsAndValidity() async throws {
-        try await withStore { store, _ in
-            _ = try await store.upsertRegistration(.sample(id: "r", tags: ["t"]), ifVersion: nil)
-            #expect(try await store.isRegistrationIDValid("r"))
-            #expect(try await store.deleteRegistration(id: "r", ifVersion: nil))
-            #expect(try await store.deleteRegistration(id: "r", ifVersion: nil) == false)
-            #expect(try await store.registration(id: "r") == nil)
-            #expect(try await store.isRegistrationIDValid("r") == false)
-            #expect(try await store.registrations(matching: .tag("t"), platforms: nil, after: nil, limit: 10).isEmpty)
-
-            // Deleting a reserved id drops the reservation.
-            try await store.reserveRegistrationID("reserved", owner: nil, ttl: .seconds(60))
-            #expect(try await store.deleteRegistration(id: "reserved", ifVersion: nil) == false)
-            #expect(try await store.isRegistrationIDValid("reserved") == false)
-        }
-    }
-
-    @Test func deleteManyInOneCall() async throws {
-        try await withStore { store, _ in
-            let registrations = (0..<1200).map { Registration.sample(id: String(format: "r%05d", $0), tags: ["all"]) }
-            try await store.insertRegistrations(registrations)
-            #expect(try await store.registrationCount() == 1200)
-            try await store.deleteRegistrations(ids: registrations.prefix(1100).map(\.id) + ["unknown"])
-            #expect(try await store.registrationCount() == 100)
-            let left = try await store.registrations(matching: .tag("all"), platforms: nil, after: nil, limit: 1000)
-            #expect(left.map(\.id) == registrations.suffix(100).map(\.id))
-        }
-    }
-
-    @Test func reservationsAreValidUntilTheyExpireAndAreConsumed() async throws {
-        try await withStore { store, clock in
-            #expect(try await store.isRegistrationIDValid("new-id") == false)
-            try await store.reserveRegistrationID("new-id", owner: "alice", ttl: .seconds(30))
-            #expect(try await store.isRegistrationIDValid("new-id"))
-            clock.advance(by: .seconds(29))
-            #expect(try await store.isRegistrationIDValid("new-id"))
-            clock.advance(by: .seconds(2))
-            #expect(try await store.isRegistrationIDValid("new-id") == false)
-
-            // An upsert consumes the reservation; the id stays valid as a registration.
-            try await store.reserveRegistrationID("used-id", owner: nil, ttl: .seconds(30))
-            _ = try await store.upsertRegistration(.sample(id: "used-id"), ifVersion: nil)
-            #expect(try await store.deleteRegistration(id: "used-id", ifVersion: nil))
-            #expect(try await store.isRegistrationIDValid("used-id") == false)
-        }
-    }
-
     @Test func expiredReservationsAreSwept() async throws {
         try await withStore { store, clock in
             try await store.reserveRegistrationID("old", owner: nil, ttl: .seconds(1))
@@ -132,100 +19,22 @@ struct SQLiteStoreRegistrationTests {
         }
     }
 
-    @Test func lookupByHandleOldestFirst() async throws {
-        try await withStore { store, clock in
-            _ = try await store.upsertRegistration(.sample(id: "z-first", platform: .fcm, handle: "token-1"), ifVersion: nil)
-            clock.advance(by: .seconds(1))
-            _ = try await store.upsertRegistration(.sample(id: "a-second", platform: .fcm, handle: "token-1"), ifVersion: nil)
-            clock.advance(by: .seconds(1))
-            _ = try await store.upsertRegistration(.sample(id: "m-third", platform: .wns, handle: "token-1"), ifVersion: nil)
-            _ = try await store.upsertRegistration(.sample(id: "other", platform: .fcm, handle: "token-2"), ifVersion: nil)
-
-            #expect(try await store.registrations(handle: "token-1", platform: nil).map(\.id) == ["z-first", "a-second", "m-third"])
-            #expect(try await store.registrations(handle: "token-1", platform: .fcm).map(\.id) == ["z-first", "a-second"])
-            #expect(try await store.registrations(handle: "token-1", platform: .apns).isEmpty)
-            #expect(try await store.registrations(handle: "nobody", platform: nil).isEmpty)
-        }
-    }
-
-    @Test func insertRegistrationsKeepsGivenDatesAndVersionsExisting() async throws {
+    /// A conditional update that takes a registration's template and push variables away
+    /// stores NULL in both columns.
+    @Test func templateFieldsTakenAwayAreStoredAsNull() async throws {
         try await withStore { store, _ in
-            let created = Date(timeIntervalSince1970: 1_600_000_000.001)
-            var registrations = (0..<1234).map { i in
-                Registration(id: String(format: "bulk-%05d", i), platform: Platform.allCases[i % 4], handle: "h\(i)",
-                             tags: ["bulk", "n\(i % 7)"], createdAt: created, updatedAt: created)
-            }
-            try await store.insertRegistrations(registrations)
-            #expect(try await store.registrationCount() == 1234)
-            let first = try #require(try await store.registration(id: "bulk-00000"))
-            #expect(first.version == 1)
-            #expect(first.createdAt == created)
-            #expect(first.tags == ["bulk", "n0"])
-
-            // Inserting again upserts: version + 1, createdAt kept, tags replaced.
-            registrations[0].tags = ["again"]
-            registrations[0].createdAt = Date()
-            try await store.insertRegistrations(Array(registrations[0..<1]))
-            let again = try #require(try await store.registration(id: "bulk-00000"))
-            #expect(again.version == 2)
-            #expect(again.createdAt == created)
-            #expect(try await store.registrations(matching: .tag("again"), platforms: nil, after: nil, limit: 10).map(\.id) == ["bulk-00000"])
-            #expect(try await store.registrations(matching: .tag("n0"), platforms: nil, after: nil, limit: 1000).count == 176)
-
-            // The same id twice in one call: applied in order, the last one wins.
-            try await store.insertRegistrations([
-                Registration(id: "twice", platform: .fcm, handle: "first", tags: ["one"]),
-                Registration(id: "twice", platform: .fcm, handle: "second", tags: ["two"]),
-            ])
-            let twice = try #require(try await store.registration(id: "twice"))
-            #expect(twice.handle == "second")
-            #expect(twice.version == 2)
-            #expect(try await store.registrations(matching: .tag("one"), platforms: nil, after: nil, limit: 10).isEmpty)
-        }
-    }
-
-    @Test func concurrentUpsertsAreAllCommittedWithTheirOwnResults() async throws {
-        try await withStore { store, _ in
-            // Many at once, so that they are group-committed; some ids repeat within a batch.
-            let results = try await withThrowingTaskGroup(of: Registration.self) { group in
-                for i in 0..<300 {
-                    group.addTask {
-                        try await store.upsertRegistration(.sample(id: "c\(i % 100)", tags: ["t\(i)"]), ifVersion: nil)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(results.count == 300)
-            for id in (0..<100).map({ "c\($0)" }) {
-                let versions = results.filter { $0.id == id }.map(\.version).sorted()
-                #expect(versions == [1, 2, 3], "versions of \(id)")
-                let stored = try #require(try await store.registration(id: id))
-                #expect(stored.version == 3)
-                // The last writer's tags are the stored ones, and only those are indexed.
-                let last = try #require(results.first { $0.id == id && $0.version == 3 })
-                #expect(stored.tags == last.tags)
-            }
-            var tagged = 0
-            for i in 0..<300 {
-                tagged += try await store.registrations(matching: .tag("t\(i)"), platforms: nil, after: nil, limit: 10).count
-            }
-            #expect(tagged == 100)
-        }
-    }
-
-    @Test func concurrentConditionalUpsertsLetOneWinPerVersion() async throws {
-        try await withStore { store, _ in
-            _ = try await store.upsertRegistration(.sample(id: "r"), ifVersion: nil)
-            let outcomes = await withTaskGroup(of: Bool.self) { group in
-                for i in 0..<20 {
-                    group.addTask {
-                        (try? await store.upsertRegistration(.sample(id: "r", tags: ["w\(i)"]), ifVersion: 1)) != nil
-                    }
-                }
-                return await group.reduce(into: [Bool]()) { $0.append($1) }
-            }
-            #expect(outcomes.filter { $0 }.count == 1)
-            #expect(try await store.registration(id: "r")?.version == 2)
+            let created = try await store.upsertRegistration(
+                Registration(
+                    id: "t1", platform: .wns, handle: "https://wns.example/channel/1", tags: ["news"],
+                    template: RegistrationTemplate(name: "toast", body: "<toast/>"), pushVariables: ["name": "Ann"]
+                ),
+                ifVersion: nil
+            )
+            var native = created
+            native.template = nil
+            native.pushVariables = [:]
+            _ = try await store.upsertRegistration(native, ifVersion: 1)
+            #expect(try await store.integerForTesting("SELECT count(*) FROM registrations WHERE template IS NULL AND push_variables IS NULL") == 1)
         }
     }
 }

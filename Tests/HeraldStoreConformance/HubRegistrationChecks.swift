@@ -1,11 +1,11 @@
 import Foundation
 import HeraldCore
 import HeraldStore
+import HeraldTestSupport
 import Testing
 
 /// The registration fields and listings of the hub API.
-@Suite("SQLiteStore template registrations and listings")
-struct SQLiteStoreHubRegistrationTests {
+enum HubRegistrationChecks {
     static let toast = RegistrationTemplate(
         name: "toast",
         body: #"<toast><visual><binding template="ToastText01"><text id="1">$(message)</text></binding></visual></toast>"#,
@@ -21,11 +21,24 @@ struct SQLiteStoreHubRegistrationTests {
         )
     }
 
-    @Test func templateFieldsRoundTripThroughEveryWrite() async throws {
-        try await withStore { store, _ in
+    /// Reads every page of a listing.
+    static func listAll(_ store: any HeraldStore, _ filter: RegistrationFilter, pageSize: Int, after start: String? = nil) async throws -> [String] {
+        var ids: [String] = []
+        var cursor = start
+        while true {
+            let page = try await store.listRegistrations(filter, after: cursor, limit: pageSize)
+            #expect(page.count <= pageSize)
+            ids += page.map(\.id)
+            guard page.count == pageSize, let last = page.last else { return ids }
+            cursor = last.id
+        }
+    }
+
+    static let all: [StoreCheck] = [
+        check("templateFieldsRoundTripThroughEveryWrite") { store, _ in
             // upsertRegistration (the group-committed insert).
-            let created = try await store.upsertRegistration(Self.template(id: "t1"), ifVersion: nil)
-            #expect(created.template == Self.toast)
+            let created = try await store.upsertRegistration(HubRegistrationChecks.template(id: "t1"), ifVersion: nil)
+            #expect(created.template == HubRegistrationChecks.toast)
             #expect(created.pushVariables == ["name": "Ann", "city": "Oslo/Bergen"])
             #expect(try await store.registration(id: "t1") == created)
 
@@ -50,10 +63,9 @@ struct SQLiteStoreHubRegistrationTests {
             #expect(updated.template == nil)
             #expect(updated.pushVariables.isEmpty)
             #expect(try await store.registration(id: "t1") == updated)
-            #expect(try await store.integerForTesting("SELECT count(*) FROM registrations WHERE template IS NULL AND push_variables IS NULL") == 1)
             var back = updated
-            back.template = Self.toast
-            #expect(try await store.upsertRegistration(back, ifVersion: 3).template == Self.toast)
+            back.template = HubRegistrationChecks.toast
+            #expect(try await store.upsertRegistration(back, ifVersion: 3).template == HubRegistrationChecks.toast)
 
             // Legacy GCM and the installation link.
             let gcm = try await store.upsertRegistration(
@@ -64,12 +76,12 @@ struct SQLiteStoreHubRegistrationTests {
             #expect(try await store.registration(id: "g1")?.legacyGCM == true)
 
             // insertRegistrations.
-            var bulk = Self.template(id: "t2")
+            var bulk = HubRegistrationChecks.template(id: "t2")
             bulk.legacyGCM = true
             bulk.installationID = "inst-x"
             try await store.insertRegistrations([bulk])
             let inserted = try #require(try await store.registration(id: "t2"))
-            #expect(inserted.template == Self.toast)
+            #expect(inserted.template == HubRegistrationChecks.toast)
             #expect(inserted.pushVariables == bulk.pushVariables)
             #expect(inserted.legacyGCM)
             #expect(inserted.installationID == "inst-x")
@@ -78,47 +90,23 @@ struct SQLiteStoreHubRegistrationTests {
             let resolved = try await store.registrations(matching: .tag("news"), platforms: nil, after: nil, limit: 10)
             #expect(resolved.map(\.id) == ["g1", "t1", "t2"])
             try #require(resolved.count == 3)
-            #expect(resolved[1].template == Self.toast)
+            #expect(resolved[1].template == HubRegistrationChecks.toast)
             #expect(resolved[2] == inserted)
             let anyTag = try await store.registrations(matching: .or(.tag("news"), .tag("x")), platforms: [.wns], after: nil, limit: 10)
-            #expect(anyTag.map(\.template) == [Self.toast, Self.toast])
+            #expect(anyTag.map(\.template) == [HubRegistrationChecks.toast, HubRegistrationChecks.toast])
             let scanned = try await store.registrations(matching: .not(.tag("x")), platforms: [.fcm], after: nil, limit: 10)
             #expect(scanned.map(\.legacyGCM) == [true])
             #expect(try await store.registrations(handle: "https://wns.example/channel/1", platform: .wns).map(\.pushVariables.count) == [0, 2])
-        }
-    }
+        },
 
-    /// A native send reads native registrations only, a template send template ones only, on
-    /// every resolution path (scan, one tag, any of several tags).
-    @Test(arguments: [nil, "news", "news || sport"])
-    func sendsReadOnlyTheirKindOfRegistration(expression: String?) async throws {
-        try await withStore { store, _ in
-            for n in 0..<3 {
-                _ = try await store.upsertRegistration(.sample(id: "n\(n)", platform: .wns, tags: ["news"]), ifVersion: nil)
-                _ = try await store.upsertRegistration(Self.template(id: "t\(n)", handle: "https://wns.example/\(n)"), ifVersion: nil)
-            }
-            let parsed = try expression.map { try TagExpression(parsing: $0) }
-            func ids(_ kind: RegistrationKind?) async throws -> [String] {
-                try await store.registrations(matching: parsed, platforms: nil, kind: kind, after: nil, limit: 10).map(\.id)
-            }
-            #expect(try await ids(.native) == ["n0", "n1", "n2"])
-            #expect(try await ids(.template) == ["t0", "t1", "t2"])
-            #expect(try await ids(nil) == ["n0", "n1", "n2", "t0", "t1", "t2"])
-            // Pages of one kind are full pages: the other kind takes no room in them.
-            let page = try await store.registrations(matching: parsed, platforms: nil, kind: .template, after: nil, limit: 2)
-            #expect(page.map(\.id) == ["t0", "t1"])
-        }
-    }
-
-    @Test func concurrentTemplateUpsertsKeepTheirOwnFields() async throws {
-        try await withStore { store, _ in
+        check("concurrentTemplateUpsertsKeepTheirOwnFields") { store, _ in
             // Group-committed in multi-row statements: each row must keep its own fields.
             let results = try await withThrowingTaskGroup(of: Registration.self) { group in
                 for i in 0..<200 {
                     group.addTask {
-                        var registration = Self.template(id: String(format: "r%03d", i))
+                        var registration = HubRegistrationChecks.template(id: String(format: "r%03d", i))
                         registration.pushVariables = ["i": "\(i)"]
-                        registration.template = i % 2 == 0 ? Self.toast : nil
+                        registration.template = i % 2 == 0 ? HubRegistrationChecks.toast : nil
                         registration.legacyGCM = i % 3 == 0
                         return try await store.upsertRegistration(registration, ifVersion: nil)
                     }
@@ -134,24 +122,9 @@ struct SQLiteStoreHubRegistrationTests {
                 #expect((stored.template != nil) == (i % 2 == 0))
                 #expect(stored.legacyGCM == (i % 3 == 0))
             }
-        }
-    }
+        },
 
-    /// Reads every page of a listing.
-    static func listAll(_ store: SQLiteStore, _ filter: RegistrationFilter, pageSize: Int, after start: String? = nil) async throws -> [String] {
-        var ids: [String] = []
-        var cursor = start
-        while true {
-            let page = try await store.listRegistrations(filter, after: cursor, limit: pageSize)
-            #expect(page.count <= pageSize)
-            ids += page.map(\.id)
-            guard page.count == pageSize, let last = page.last else { return ids }
-            cursor = last.id
-        }
-    }
-
-    @Test func listingsPageByIDAndLeaveOutInstallations() async throws {
-        try await withStore { store, clock in
+        check("listingsPageByIDAndLeaveOutInstallations") { store, clock in
             // Direct registrations, one of them expired; "!early" sorts before the installations'
             // ids, the others after them.
             _ = try await store.upsertRegistration(.sample(id: "!early", handle: "h1", tags: ["a"]), ifVersion: nil)
@@ -170,27 +143,52 @@ struct SQLiteStoreHubRegistrationTests {
             #expect(try await store.registrationCount() == 15)
 
             for pageSize in [1, 2, 3, 100] {
-                #expect(try await Self.listAll(store, RegistrationFilter(), pageSize: pageSize) == ["!early", "r1", "r2", "r3", "r4"])
-                #expect(try await Self.listAll(store, RegistrationFilter(tag: "a"), pageSize: pageSize) == ["!early", "r1", "r3"])
-                #expect(try await Self.listAll(store, RegistrationFilter(tag: "b"), pageSize: pageSize) == ["r1", "r2"])
+                #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(), pageSize: pageSize) == ["!early", "r1", "r2", "r3", "r4"])
+                #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(tag: "a"), pageSize: pageSize) == ["!early", "r1", "r3"])
+                #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(tag: "b"), pageSize: pageSize) == ["r1", "r2"])
                 // Handles compare exactly.
-                #expect(try await Self.listAll(store, RegistrationFilter(handle: "h1"), pageSize: pageSize) == ["!early", "r1", "r3"])
-                #expect(try await Self.listAll(store, RegistrationFilter(handle: "H1"), pageSize: pageSize) == ["r4"])
-                #expect(try await Self.listAll(store, RegistrationFilter(handle: "h1", tag: "b"), pageSize: pageSize) == ["r1"])
+                #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(handle: "h1"), pageSize: pageSize) == ["!early", "r1", "r3"])
+                #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(handle: "H1"), pageSize: pageSize) == ["r4"])
+                #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(handle: "h1", tag: "b"), pageSize: pageSize) == ["r1"])
             }
-            #expect(try await Self.listAll(store, RegistrationFilter(tag: "none"), pageSize: 10).isEmpty)
-            #expect(try await Self.listAll(store, RegistrationFilter(handle: "none"), pageSize: 10).isEmpty)
+            #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(tag: "none"), pageSize: 10).isEmpty)
+            #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(handle: "none"), pageSize: 10).isEmpty)
             #expect(try await store.listRegistrations(RegistrationFilter(), after: nil, limit: 0).isEmpty)
 
             // A cursor anywhere, even inside the installations' range of ids.
-            #expect(try await Self.listAll(store, RegistrationFilter(), pageSize: 2, after: "$installation:i2") == ["r1", "r2", "r3", "r4"])
-            #expect(try await Self.listAll(store, RegistrationFilter(tag: "a"), pageSize: 2, after: "$installation:i2") == ["r1", "r3"])
-            #expect(try await Self.listAll(store, RegistrationFilter(), pageSize: 2, after: "r1") == ["r2", "r3", "r4"])
-            #expect(try await Self.listAll(store, RegistrationFilter(), pageSize: 2, after: "") == ["!early", "r1", "r2", "r3", "r4"])
+            #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(), pageSize: 2, after: "$installation:i2") == ["r1", "r2", "r3", "r4"])
+            #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(tag: "a"), pageSize: 2, after: "$installation:i2") == ["r1", "r3"])
+            #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(), pageSize: 2, after: "r1") == ["r2", "r3", "r4"])
+            #expect(try await HubRegistrationChecks.listAll(store, RegistrationFilter(), pageSize: 2, after: "") == ["!early", "r1", "r2", "r3", "r4"])
 
             // Listed registrations are whole.
             let first = try #require(try await store.listRegistrations(RegistrationFilter(tag: "b"), after: nil, limit: 1).first)
             #expect(first == (try await store.registration(id: "r1")))
+        },
+    ] + [nil, "news", "news || sport"].map(sendsReadOnlyTheirKindOfRegistration)
+
+    /// A native send reads native registrations only, a template send template ones only, on
+    /// every resolution path (scan, one tag, any of several tags).
+    static func sendsReadOnlyTheirKindOfRegistration(expression: String?) -> StoreCheck {
+        check("sendsReadOnlyTheirKindOfRegistration(expression: \(expression.map { "\"\($0)\"" } ?? "nil"))") { store, _ in
+            for n in 0..<3 {
+                _ = try await store.upsertRegistration(.sample(id: "n\(n)", platform: .wns, tags: ["news"]), ifVersion: nil)
+                _ = try await store.upsertRegistration(HubRegistrationChecks.template(id: "t\(n)", handle: "https://wns.example/\(n)"), ifVersion: nil)
+            }
+            let parsed = try expression.map { try TagExpression(parsing: $0) }
+            func ids(_ kind: RegistrationKind?) async throws -> [String] {
+                try await store.registrations(matching: parsed, platforms: nil, kind: kind, after: nil, limit: 10).map(\.id)
+            }
+            #expect(try await ids(.native) == ["n0", "n1", "n2"])
+            #expect(try await ids(.template) == ["t0", "t1", "t2"])
+            #expect(try await ids(nil) == ["n0", "n1", "n2", "t0", "t1", "t2"])
+            // Pages of one kind are full pages: the other kind takes no room in them.
+            let page = try await store.registrations(matching: parsed, platforms: nil, kind: .template, after: nil, limit: 2)
+            #expect(page.map(\.id) == ["t0", "t1"])
         }
+    }
+
+    private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {
+        StoreCheck(area: "template registrations and listings", name: name, body: body)
     }
 }

@@ -6,13 +6,12 @@ import Testing
 
 /// The device registry's rules that depend on what is stored, each checked by the store in
 /// the transaction of its write: a condition that fails changes nothing.
-@Suite("SQLiteStore registry rules")
-struct SQLiteStoreRegistryRuleTests {
+enum RegistryRuleChecks {
     static let handle = String(repeating: "ab", count: 32)
 
-    @Test func anIDNeverIssuedIsGoneAndNothingIsWritten() async throws {
-        try await withStore { store, _ in
-            let registration = Registration.sample(id: "never-issued", handle: Self.handle)
+    static let all: [StoreCheck] = [
+        check("anIDNeverIssuedIsGoneAndNothingIsWritten") { store, _ in
+            let registration = Registration.sample(id: "never-issued", handle: RegistryRuleChecks.handle)
             await expectHeraldError(.gone) {
                 _ = try await store.upsertRegistration(registration, when: RegistrationCondition(mustBeIssued: true))
             }
@@ -20,15 +19,13 @@ struct SQLiteStoreRegistryRuleTests {
             let count = try await store.registrationCount()
             #expect(stored == nil)
             #expect(count == 0)
-        }
-    }
+        },
 
-    @Test func anIssuedIDIsUsableUntilItsReservationExpires() async throws {
-        try await withStore { store, clock in
+        check("anIssuedIDIsUsableUntilItsReservationExpires") { store, clock in
             try await store.reserveRegistrationID("fresh", owner: nil, ttl: .seconds(60))
             try await store.reserveRegistrationID("stale", owner: nil, ttl: .seconds(60))
             let saved = try await store.upsertRegistration(
-                .sample(id: "fresh", handle: Self.handle), when: RegistrationCondition(mustBeIssued: true)
+                .sample(id: "fresh", handle: RegistryRuleChecks.handle), when: RegistrationCondition(mustBeIssued: true)
             )
             #expect(saved.version == 1)
             clock.advance(by: .seconds(61))
@@ -37,11 +34,9 @@ struct SQLiteStoreRegistryRuleTests {
             await expectHeraldError(.gone) {
                 _ = try await store.upsertRegistration(.sample(id: "stale"), when: RegistrationCondition(mustBeIssued: true))
             }
-        }
-    }
+        },
 
-    @Test func anUpdateOfAMissingRegistrationFailsAndKeepsItsReservation() async throws {
-        try await withStore { store, _ in
+        check("anUpdateOfAMissingRegistrationFailsAndKeepsItsReservation") { store, _ in
             try await store.reserveRegistrationID("reserved", owner: nil, ttl: .seconds(60))
             await expectHeraldError(.notFound) {
                 _ = try await store.upsertRegistration(.sample(id: "reserved"), when: RegistrationCondition(mustExist: true, mustBeIssued: true))
@@ -51,12 +46,10 @@ struct SQLiteStoreRegistryRuleTests {
             }
             #expect(try await store.registration(id: "reserved") == nil)
             #expect(try await store.isRegistrationIDValid("reserved"), "a failed condition keeps the reservation")
-        }
-    }
+        },
 
-    @Test func anotherOwnersRegistrationIsForbiddenAndKept() async throws {
-        try await withStore { store, _ in
-            let alice = try await store.upsertRegistration(.sample(id: "r1", handle: Self.handle, tags: ["username:alice"], owner: "alice"), ifVersion: nil)
+        check("anotherOwnersRegistrationIsForbiddenAndKept") { store, _ in
+            let alice = try await store.upsertRegistration(.sample(id: "r1", handle: RegistryRuleChecks.handle, tags: ["username:alice"], owner: "alice"), ifVersion: nil)
             var mallory = alice
             mallory.owner = "mallory"
             mallory.tags = ["username:mallory"]
@@ -69,43 +62,37 @@ struct SQLiteStoreRegistryRuleTests {
             #expect(try await store.registration(id: "r1") == alice)
             #expect(try await store.deleteRegistration(id: "r1", ifVersion: nil, owner: "alice"))
             #expect(try await !store.deleteRegistration(id: "r1", ifVersion: nil, owner: "alice"))
-        }
-    }
+        },
 
-    @Test func oneDeviceOneRegistration() async throws {
-        try await withStore { store, _ in
-            _ = try await store.upsertRegistration(.sample(id: "alice-phone", handle: Self.handle, owner: "alice"), ifVersion: nil)
-            _ = try await store.upsertRegistration(.sample(id: "other-platform", platform: .fcm, handle: Self.handle, owner: "alice"), ifVersion: nil)
+        check("oneDeviceOneRegistration") { store, _ in
+            _ = try await store.upsertRegistration(.sample(id: "alice-phone", handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "other-platform", platform: .fcm, handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
             try await store.reserveRegistrationID("bob-phone", owner: "bob", ttl: .seconds(60))
             let bob = try await store.upsertRegistration(
-                .sample(id: "bob-phone", handle: Self.handle, owner: "bob"),
+                .sample(id: "bob-phone", handle: RegistryRuleChecks.handle, owner: "bob"),
                 when: RegistrationCondition(mustBeIssued: true, owner: "bob", replacesOtherRegistrationsOfHandle: true)
             )
-            #expect(try await store.registrations(handle: Self.handle, platform: .apns) == [bob])
+            #expect(try await store.registrations(handle: RegistryRuleChecks.handle, platform: .apns) == [bob])
             #expect(try await store.registration(id: "other-platform") != nil, "another platform's registration is another device")
-        }
-    }
+        },
 
-    @Test func aDeviceGetsItsOwnersRegistrationAndLosesItsDuplicates() async throws {
-        try await withStore { store, clock in
-            let first = try await store.upsertRegistration(.sample(id: "first", handle: Self.handle, owner: "alice"), ifVersion: nil)
+        check("aDeviceGetsItsOwnersRegistrationAndLosesItsDuplicates") { store, clock in
+            let first = try await store.upsertRegistration(.sample(id: "first", handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
             clock.advance(by: .seconds(1))
-            _ = try await store.upsertRegistration(.sample(id: "second", handle: Self.handle, owner: "alice"), ifVersion: nil)
-            _ = try await store.upsertRegistration(.sample(id: "bobs", handle: Self.handle, owner: "bob"), ifVersion: nil)
-            let id = try await store.registrationID(forHandles: [Self.handle], owner: "alice", orReserve: "new-id", ttl: .seconds(60))
+            _ = try await store.upsertRegistration(.sample(id: "second", handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "bobs", handle: RegistryRuleChecks.handle, owner: "bob"), ifVersion: nil)
+            let id = try await store.registrationID(forHandles: [RegistryRuleChecks.handle], owner: "alice", orReserve: "new-id", ttl: .seconds(60))
             #expect(id == first.id)
             #expect(try await store.registration(id: "second") == nil, "the duplicate is deleted")
             #expect(try await store.registration(id: "bobs") != nil, "another user's registration is not the caller's to delete")
             #expect(try await !store.isRegistrationIDValid("new-id"))
 
-            let carol = try await store.registrationID(forHandles: [Self.handle, "other"], owner: "carol", orReserve: "carol-id", ttl: .seconds(60))
+            let carol = try await store.registrationID(forHandles: [RegistryRuleChecks.handle, "other"], owner: "carol", orReserve: "carol-id", ttl: .seconds(60))
             #expect(carol == "carol-id")
             #expect(try await store.isRegistrationIDValid("carol-id"))
-        }
-    }
+        },
 
-    @Test func conditionalAndPlainWritesArrivingTogetherKeepTheirOrder() async throws {
-        try await withStore { store, _ in
+        check("conditionalAndPlainWritesArrivingTogetherKeepTheirOrder") { store, _ in
             try await store.reserveRegistrationID("issued", owner: nil, ttl: .seconds(60))
             let results = await withTaskGroup(of: Bool.self) { group in
                 for index in 0..<40 {
@@ -121,6 +108,10 @@ struct SQLiteStoreRegistryRuleTests {
             }
             #expect(results == 21, "20 plain writes and the one issued id")
             #expect(try await store.registrationCount() == 21)
-        }
+        },
+    ]
+
+    private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {
+        StoreCheck(area: "registry rules", name: name, body: body)
     }
 }
