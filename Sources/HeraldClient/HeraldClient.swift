@@ -198,7 +198,7 @@ public final class HeraldClient: Sendable {
 
 /// An error answer from Herald: the HTTP status and Herald's code and message.
 ///
-/// Equality compares the code only (``CodedError``).
+/// Equality compares the code only (`CodedError`, in HeraldCore).
 public struct HeraldClientError: CodedError {
     /// Herald's error code (`notFound`, `unauthorized`, …), `transport` when no HTTP answer
     /// came, or `http<status>` when the answer was not Herald's error document. An open

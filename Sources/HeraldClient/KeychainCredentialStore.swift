@@ -64,7 +64,7 @@ public struct KeychainCredentialStore: CredentialStore {
 
 /// A Keychain call failed with this `OSStatus`.
 ///
-/// Equality compares the code only (``CodedError``).
+/// Equality compares the code only (`CodedError`, in HeraldCore).
 public struct KeychainError: CodedError {
     /// The `OSStatus` the Keychain returned.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
