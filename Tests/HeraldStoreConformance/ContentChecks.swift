@@ -1,19 +1,21 @@
-import Foundation
+public import Foundation
 import HeraldCore
-import HeraldStore
+public import HeraldStore
 import HeraldTestSupport
 import Testing
 
 /// Secure messages and rich content.
-enum ContentChecks {
-    static func message(_ id: String = "m1", to recipient: String = "alice", now: Date, ttl: TimeInterval = 3600) -> SecureMessage {
+public enum ContentChecks {
+    /// A secure message to `recipient`, sealed bytes included, for tests of any store.
+    public static func message(_ id: String = "m1", to recipient: String = "alice", now: Date, ttl: TimeInterval = 3600) -> SecureMessage {
         SecureMessage(
             id: id, recipient: recipient, sender: "bob", sealed: Data([0, 1, 2, 255, 0, 42]),
             createdAt: now, expiresAt: now.addingTimeInterval(ttl)
         )
     }
 
-    static func content(_ id: String = "c1", owner: String = "alice", now: Date, ttl: TimeInterval = 3600) -> RichContent {
+    /// Rich content of `owner`, for tests of any store.
+    public static func content(_ id: String = "c1", owner: String = "alice", now: Date, ttl: TimeInterval = 3600) -> RichContent {
         RichContent(id: id, owner: owner, mediaType: "image/png", size: 1234, createdAt: now, expiresAt: now.addingTimeInterval(ttl))
     }
 

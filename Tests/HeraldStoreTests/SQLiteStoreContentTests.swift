@@ -8,21 +8,10 @@ import Testing
 /// the conformance suite checks).
 @Suite("SQLiteStore secure messages and rich content")
 struct SQLiteStoreContentTests {
-    private func message(_ id: String = "m1", to recipient: String = "alice", now: Date, ttl: TimeInterval = 3600) -> SecureMessage {
-        SecureMessage(
-            id: id, recipient: recipient, sender: "bob", sealed: Data([0, 1, 2, 255, 0, 42]),
-            createdAt: now, expiresAt: now.addingTimeInterval(ttl)
-        )
-    }
-
-    private func content(_ id: String = "c1", owner: String = "alice", now: Date, ttl: TimeInterval = 3600) -> RichContent {
-        RichContent(id: id, owner: owner, mediaType: "image/png", size: 1234, createdAt: now, expiresAt: now.addingTimeInterval(ttl))
-    }
-
     @Test func purgedMessagesLeaveTheFile() async throws {
         try await withStore { store, clock in
-            try await store.saveSecureMessage(message("short", now: clock.now, ttl: 60))
-            try await store.saveSecureMessage(message("long", now: clock.now, ttl: 3600))
+            try await store.saveSecureMessage(ContentChecks.message("short", now: clock.now, ttl: 60))
+            try await store.saveSecureMessage(ContentChecks.message("long", now: clock.now, ttl: 3600))
             clock.advance(by: .seconds(60))
             #expect(try await store.purgeExpiredSecureMessages(now: clock.now) == 1)
             #expect(try await store.integerForTesting("SELECT count(*) FROM secure_messages") == 1)
@@ -31,8 +20,8 @@ struct SQLiteStoreContentTests {
 
     @Test func purgedRichContentTakesItsRecipientsFromTheFile() async throws {
         try await withStore { store, clock in
-            try await store.saveRichContent(content("old", now: clock.now, ttl: 60))
-            try await store.saveRichContent(content("new", now: clock.now, ttl: 3600))
+            try await store.saveRichContent(ContentChecks.content("old", now: clock.now, ttl: 60))
+            try await store.saveRichContent(ContentChecks.content("new", now: clock.now, ttl: 3600))
             try await store.addRichRecipient(id: "old", username: "bob")
             clock.advance(by: .seconds(61))
             #expect(try await store.purgeExpiredRichContent(now: clock.now) == ["old"])
@@ -45,8 +34,8 @@ struct SQLiteStoreContentTests {
         defer { directory.remove() }
         let clock = StoreTestClock()
         let first = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger, now: { clock.now })
-        try await first.saveSecureMessage(message(now: clock.now))
-        try await first.saveRichContent(content(now: clock.now))
+        try await first.saveSecureMessage(ContentChecks.message(now: clock.now))
+        try await first.saveRichContent(ContentChecks.content(now: clock.now))
         try await first.addRichRecipient(id: "c1", username: "bob")
         try await first.close()
 
@@ -73,7 +62,7 @@ struct SQLiteStoreContentTests {
         try await withStore(at: path) { store throws in
             #expect(store.appliedMigrations == [2, 3])
             #expect(try await store.registration(id: "r1")?.tags == ["t"])
-            try await store.saveSecureMessage(message(now: Date()))
+            try await store.saveSecureMessage(ContentChecks.message(now: Date()))
             #expect(try await store.readSecureMessage(id: "m1", recipient: "alice", now: Date()) != nil)
         }
     }
