@@ -2,7 +2,7 @@ package import Foundation
 public import HeraldClient
 public import HeraldCore
 public import HeraldHub
-public import HeraldHubWire
+package import HeraldHubWire
 
 /// The app backend on a hub reached through the hub REST API: Herald's own hub API on
 /// another server, or the established cloud hub.
