@@ -59,6 +59,9 @@ public final class HubEngine: Sendable {
     /// The platforms that have a provider.
     public var configuredPlatforms: Set<Platform> { Set(providers.keys) }
 
+    /// The provider this hub delivers to `platform` through now, if any.
+    public func provider(for platform: Platform) -> (any PushProvider)? { providers[platform] }
+
     /// Delivers through `providers` from now on (the hub's push credentials changed). Sends
     /// in flight finish on the providers they started with; shutting the replaced ones down
     /// is the caller's business.
@@ -249,10 +252,10 @@ public final class HubEngine: Sendable {
         var page = try await fetch(cursor)
         while !page.isEmpty {
             let last = page[page.count - 1].id
-            // Read the next page while this one is being sent.
-            let next: Task<[Registration], any Error>? =
-                page.count == pageSize ? Task { try await fetch(last) } : nil
-            defer { next?.cancel() }
+            // Read the next page while this one is being sent (a child task, cancelled if
+            // this page fails).
+            let more = page.count == pageSize
+            async let next = more ? fetch(last) : []
 
             var expired: [String] = []
             let providers = self.providers
@@ -276,7 +279,7 @@ public final class HubEngine: Sendable {
                 counts: counts,
                 leaseUntil: Date().addingTimeInterval(configuration.lease.seconds)
             )
-            page = try await next?.value ?? []
+            page = try await next
         }
         return counts
     }

@@ -4,7 +4,6 @@ public import HeraldCore
 public import Logging
 import NIOCore
 import NIOHPACK
-public import ServiceLifecycle
 
 /// Sends notifications through Apple Push Notification service (HTTP/2, token auth).
 ///
@@ -16,7 +15,7 @@ public import ServiceLifecycle
 /// the configured topic and `apns-push-type` to `alert`.
 ///
 /// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
-public final class APNsProvider: PushProvider, Service {
+public final class APNsProvider: PushProvider {
     public let platform: Platform = .apns
     public let configuration: APNsConfiguration
 
@@ -182,12 +181,6 @@ public final class APNsProvider: PushProvider, Service {
     static func isWellFormedDeviceToken(_ handle: String) -> Bool {
         !handle.isEmpty && handle.utf8.count <= 400
             && handle.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
-    }
-
-    /// Waits for graceful shutdown, then closes the connections.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        try await shutdown()
     }
 
     /// Closes the connections once the sends in flight are answered (or reach their timeout).

@@ -6,8 +6,10 @@ public import NIOSSL
 public struct FCMConfiguration: Sendable {
     /// The service account whose key signs the OAuth2 assertion.
     public var serviceAccount: FCMServiceAccount
+    /// FCM's own base URL.
+    public static let defaultEndpoint = "https://fcm.googleapis.com"
     /// Base URL of the FCM API; set it to reach a proxy or an emulator.
-    public var endpoint: String = "https://fcm.googleapis.com"
+    public var endpoint: String = FCMConfiguration.defaultEndpoint
     /// Overrides the service account's `token_uri`.
     public var tokenURI: String? = nil
     /// Certificates to trust for TLS; `nil` uses the system roots.

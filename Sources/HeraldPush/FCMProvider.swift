@@ -4,7 +4,6 @@ public import HeraldCore
 public import Logging
 import NIOCore
 import NIOHTTP1
-public import ServiceLifecycle
 import _CryptoExtras
 
 /// Sends notifications through Firebase Cloud Messaging, HTTP v1 API.
@@ -15,7 +14,7 @@ import _CryptoExtras
 /// expires. A 401 refreshes the access token and repeats the send once.
 ///
 /// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
-public final class FCMProvider: PushProvider, Service {
+public final class FCMProvider: PushProvider {
     public let platform: Platform = .fcm
     public let configuration: FCMConfiguration
 
@@ -110,12 +109,6 @@ public final class FCMProvider: PushProvider, Service {
         }
         if let code = error.details?.lazy.compactMap(\.errorCode).first { return FCMErrorCode(code) }
         return error.status.map(FCMErrorCode.init(rawValue:))
-    }
-
-    /// Waits for graceful shutdown, then closes the connections.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        try await shutdown()
     }
 
     /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.

@@ -1,5 +1,6 @@
 public import HeraldCore
 public import NIOCore
+public import ServiceLifecycle
 
 /// A device as a push provider addresses it.
 public struct PushTarget: Sendable, Hashable {
@@ -83,7 +84,10 @@ public struct PushResult: Sendable, Hashable {
 /// Implementations hold their connections and credentials (refreshing tokens as the
 /// service requires) and classify every response. `send` does not retry: the hub owns
 /// retries, so that backoff and attempt counts are decided in one place.
-public protocol PushProvider: Sendable {
+///
+/// A provider is a service: run it in the service group ahead of what sends through it, and
+/// it closes its connections at graceful shutdown, after them.
+public protocol PushProvider: Service {
     var platform: Platform { get }
 
     /// Sends one notification to one device. Never throws: every failure is a ``PushResult``.
@@ -91,4 +95,12 @@ public protocol PushProvider: Sendable {
 
     /// Closes connections. Sends after this fail with ``DeliveryOutcome/pnsUnreachable``.
     func shutdown() async throws
+}
+
+extension PushProvider {
+    /// Waits for graceful shutdown (or cancellation), then closes the connections.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
+    }
 }

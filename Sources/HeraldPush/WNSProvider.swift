@@ -4,7 +4,6 @@ public import HeraldCore
 public import Logging
 import NIOCore
 import NIOHTTP1
-public import ServiceLifecycle
 
 /// Sends notifications through Windows Push Notification Services.
 ///
@@ -19,7 +18,7 @@ public import ServiceLifecycle
 /// shortly before it expires; a 401 refreshes it and repeats the send once.
 ///
 /// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
-public final class WNSProvider: PushProvider, Service {
+public final class WNSProvider: PushProvider {
     /// Notification headers sent on as they are (matched case-insensitively).
     public static let passThroughHeaders = [
         "X-WNS-TTL", "X-WNS-Tag", "X-WNS-Group", "X-WNS-Cache-Policy", "X-WNS-RequestForStatus",
@@ -134,12 +133,6 @@ public final class WNSProvider: PushProvider, Service {
     static func redacted(_ channel: String) -> String {
         guard let url = URL(string: channel), let scheme = url.scheme, let host = url.host else { return "…" }
         return scheme + "://" + host + "/…"
-    }
-
-    /// Waits for graceful shutdown, then closes the connections.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        try await shutdown()
     }
 
     /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.

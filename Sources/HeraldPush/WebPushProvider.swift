@@ -6,7 +6,6 @@ import HeraldTLS
 public import Logging
 import NIOCore
 import NIOHTTP1
-public import ServiceLifecycle
 
 /// Sends notifications to browsers through their push services (Web Push: RFC 8030, with
 /// VAPID, RFC 8292, and message encryption, RFC 8291).
@@ -18,7 +17,7 @@ public import ServiceLifecycle
 /// origin, reused until shortly before it expires.
 ///
 /// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
-public final class WebPushProvider: PushProvider, Service {
+public final class WebPushProvider: PushProvider {
     public let platform: Platform = .webpush
     public let configuration: WebPushConfiguration
 
@@ -161,12 +160,6 @@ public final class WebPushProvider: PushProvider, Service {
                     || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                     || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
             }
-    }
-
-    /// Waits for graceful shutdown, then closes the connections.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        try await shutdown()
     }
 
     /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.

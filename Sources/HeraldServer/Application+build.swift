@@ -51,6 +51,11 @@ public func buildRouter(
 
 /// Builds the Herald application: the HTTP server, the hub registry (which runs every hub's
 /// delivery worker), and the sweeper of expired secure and rich content.
+///
+/// `services` are what the hubs deliver through (push providers, emulators): they start
+/// before the registry and stop after it, and the HTTP server stops first of all, so that a
+/// graceful shutdown accepts nothing new, lets the workers end, closes the stores, and only
+/// then the connections to the push services.
 public func buildApplication(
     hubs: HubRegistry,
     devices: any UserDevices,
@@ -64,7 +69,7 @@ public func buildApplication(
     return Application(
         router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
-        services: own + services,
+        services: services + own,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )

@@ -10,11 +10,15 @@ struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a notification to the devices a tag expression targets.",
         discussion: """
-            Writes the notification into the data directory's queue, where the `herald serve` running on
-            that directory delivers it, and shows its progress and outcome.
+            Writes the notification into a hub's queue in the data directory, where the `herald serve`
+            running on that directory delivers it, and shows its progress and outcome. The hub is the
+            app backend's (HERALD_APP_HUB_NAME, default app) unless --hub names another.
             Example:  herald send --to 'sports && !muted' --message 'Kick-off in 5 minutes'
             """
     )
+
+    @Option(help: "The hub to send through (default: the app backend's hub).")
+    var hub: String?
 
     @OptionGroup var common: CommonOptions
 
@@ -43,13 +47,30 @@ struct Send: AsyncParsableCommand {
     func run() async throws {
         let configuration = try common.load()
         let logger = makeLogger("herald", level: configuration.logLevel)
-        let path = "\(configuration.dataDirectory)/herald.sqlite"
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw ValidationError("no Herald data in \(configuration.dataDirectory); start `herald serve` there first, or pass --data-dir")
+        let catalog = HubCatalog(dataDirectory: configuration.dataDirectory)
+        let name = self.hub ?? configuration.localAppHubName
+        guard let definition = try catalog.hub(named: name) else {
+            if FileManager.default.fileExists(atPath: catalog.legacyStorePath) {
+                throw ValidationError("the data in \(configuration.dataDirectory) was made by an earlier release: start `herald serve` there once to move it into the hub '\(name)'")
+            }
+            let known = ((try? catalog.list()) ?? []).map(\.name)
+            throw ValidationError(
+                known.isEmpty
+                    ? "no Herald data in \(configuration.dataDirectory); start `herald serve` there first, or pass --data-dir"
+                    : "no hub '\(name)' in \(configuration.dataDirectory); its hubs: \(known.joined(separator: ", "))"
+            )
         }
-        let store = try await SQLiteStore.open(path: path, logger: logger)
-        defer { Task { try? await store.close() } }
-        let hub = HubEngine(store: store, providers: [], logger: logger)
+        let store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: logger)
+        do {
+            try await send(through: HubEngine(store: store, providers: [], logger: logger), configuration: configuration)
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+    }
+
+    private func send(through hub: HubEngine, configuration: HeraldConfiguration) async throws {
         let content = NotificationContent(title: title, body: message)
         let record: NotificationRecord
         do {

@@ -39,7 +39,7 @@ struct AppHubMigrationTests {
         #expect(!FileManager.default.fileExists(atPath: directory + "/herald.sqlite"), "the old store moved")
         #expect(try catalog.list().map(\.name) == ["app", "legacy"])
 
-        let registry = HubRegistry(catalog: catalog, logger: Self.logger) { _ in [] }
+        let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
         let app = try #require(try await registry.hub(named: "app"))
         for id in Self.registrations {
             let registration = try #require(try await app.registration(id: id))
@@ -70,7 +70,7 @@ struct AppHubMigrationTests {
         // A start that created the hub and died before moving the store.
         try catalog.create(name: "app")
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .migrated)
-        let registry = HubRegistry(catalog: catalog, logger: Self.logger) { _ in [] }
+        let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
         let app = try #require(try await registry.hub(named: "app"))
         #expect(try await app.registrationCount() == 2)
         await registry.close()
@@ -81,14 +81,14 @@ struct AppHubMigrationTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let catalog = HubCatalog(dataDirectory: directory)
         try catalog.create(name: "app")
-        let registry = HubRegistry(catalog: catalog, logger: Self.logger) { _ in [] }
+        let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
         let app = try #require(try await registry.hub(named: "app"))
         _ = try await app.createRegistration(Registration(id: "", platform: .fcm, handle: "new-device"))
         await registry.close()
 
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .existing)
         #expect(FileManager.default.fileExists(atPath: directory + "/herald.sqlite"), "the old store is left where it is")
-        let reopened = HubRegistry(catalog: catalog, logger: Self.logger) { _ in [] }
+        let reopened = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
         #expect(try await reopened.hub(named: "app")?.registrationCount() == 1)
         await reopened.close()
     }

@@ -4,33 +4,29 @@ import HeraldHub
 import HeraldPush
 import HeraldStore
 import Logging
-import Synchronization
 import Testing
 
 /// The registry keeps one engine per hub, opened on first use, and opens it anew when the
 /// catalog says the hub changed underneath a running server.
 @Suite("HubRegistry")
 struct HubRegistryTests {
-    /// A registry over a fresh catalog; counts how often it asks for providers. Closes the
-    /// stores it opened and removes the directory afterwards.
-    /// How often the registry asked for a hub's providers.
-    final class Count: Sendable {
-        private let value = Mutex(0)
-        func add() { value.withLock { $0 += 1 } }
-        var current: Int { value.withLock { $0 } }
-    }
-
-    private func withRegistry(_ body: (HubCatalog, HubRegistry, Count) async throws -> Void) async throws {
+    /// A registry over a fresh catalog, whose server has an APNs provider of its own (one that
+    /// sends nowhere); removes the directory afterwards.
+    private func withRegistry(_ body: (HubCatalog, HubRegistry, RecordingProvider) async throws -> Void) async throws {
         let dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("herald-registry-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
         let catalog = HubCatalog(dataDirectory: dataDirectory)
-        let made = Count()
-        let registry = HubRegistry(catalog: catalog, logger: Logger(label: "test")) { _ in
-            made.add()
-            return []
-        }
-        try await body(catalog, registry, made)
+        let serverAPNs = RecordingProvider(.apns)
+        let registry = HubRegistry(
+            catalog: catalog, serverProviders: [serverAPNs], factory: PushProviderFactory(logger: Logger(label: "test")),
+            logger: Logger(label: "test")
+        )
+        try await body(catalog, registry, serverAPNs)
+    }
+
+    private static func providerID(_ hub: HubEngine, _ platform: Platform) -> ObjectIdentifier? {
+        hub.provider(for: platform).map { ObjectIdentifier($0 as AnyObject) }
     }
 
     private static func storeID(_ hub: HubEngine) -> ObjectIdentifier { ObjectIdentifier(hub.store as AnyObject) }
@@ -43,32 +39,36 @@ struct HubRegistryTests {
     }
 
     @Test func aHubOpensOnceAndIsFoundByAnySpellingOfItsName() async throws {
-        try await withRegistry { catalog, registry, made in
+        try await withRegistry { catalog, registry, serverAPNs in
             try catalog.create(name: "MyHub")
             let first = try #require(try await registry.hub(named: "MyHub"))
             let again = try #require(try await registry.hub(named: "myhub"))
             #expect(ObjectIdentifier(first) == ObjectIdentifier(again))
-            #expect(made.current == 1)
+            #expect(first.configuredPlatforms == [.apns], "a hub without credentials delivers through the server's providers")
+            #expect(Self.providerID(first, .apns) == ObjectIdentifier(serverAPNs))
             #expect(try await registry.hub(named: "other") == nil)
             await Self.close(first)
         }
     }
 
     @Test func newCredentialsGetNewProvidersOnTheSameStore() async throws {
-        try await withRegistry { catalog, registry, made in
+        try await withRegistry { catalog, registry, serverAPNs in
             try catalog.create(name: "hub")
             let before = try #require(try await registry.hub(named: "hub"))
+            #expect(before.configuredPlatforms == [.apns])
             try catalog.setCredentials(name: "hub") {
                 $0.wns = .init(packageSID: "ms-app://s-1-15-2-1", clientSecret: "wns-client-secret-value")
             }
             let after = try #require(try await registry.hub(named: "hub"))
             #expect(ObjectIdentifier(after) == ObjectIdentifier(before), "one engine per hub, given the new providers")
             #expect(Self.storeID(after) == Self.storeID(before), "the registrations stay where they are")
-            #expect(made.current == 2)
+            #expect(after.configuredPlatforms == [.apns, .wns], "the hub's own WNS credentials, the server's APNs")
+            #expect(Self.providerID(after, .apns) == ObjectIdentifier(serverAPNs))
+            let wns = try #require(Self.providerID(after, .wns))
             #expect(!after.isStopped)
             let current = try #require(try await registry.hub(named: "hub"))
             #expect(ObjectIdentifier(current) == ObjectIdentifier(after))
-            #expect(made.current == 2, "unchanged credentials make no providers")
+            #expect(Self.providerID(current, .wns) == wns, "unchanged credentials make no providers")
             await registry.close()
             #expect(after.isStopped)
         }

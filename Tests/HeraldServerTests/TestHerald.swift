@@ -116,7 +116,10 @@ struct TestHerald {
         hubConfiguration.pollInterval = .milliseconds(100)
         let catalog = HubCatalog(dataDirectory: directory)
         try await catalog.prepareAppHub(named: appHubName, logger: logger)
-        let registry = HubRegistry(catalog: catalog, hubConfiguration: hubConfiguration, logger: logger) { _ in providers }
+        let registry = HubRegistry(
+            catalog: catalog, serverProviders: providers, factory: PushProviderFactory(logger: logger),
+            hubConfiguration: hubConfiguration, logger: logger
+        )
         let hub = try #require(try await registry.hub(named: appHubName))
         var server = ServerConfiguration()
         server.port = 0

@@ -16,18 +16,19 @@ import Synchronization
 /// flight on them had time to end. A hub deleted and created again under the same name is
 /// another hub, with another store and engine.
 ///
-/// The registry is a service: it runs one ``DeliveryWorker`` per open hub, and the retiring of
-/// replaced providers, as child tasks until graceful shutdown. ``close()`` then shuts down the
-/// providers made from hubs' own credentials and closes the stores.
+/// The registry is a service, and the owner of every open hub's store, engine and worker: it
+/// runs one ``DeliveryWorker`` per open hub, and the retiring of replaced providers, as child
+/// tasks until graceful shutdown, then closes the stores and shuts down the providers made
+/// from hubs' own credentials (``PushProviderFactory``). The server's own providers, which
+/// hubs share, are services of their own (``PushProvider`` is a `Service`).
 public final class HubRegistry: Service, Sendable {
-    /// The push providers of a hub: the server's own for platforms the hub has no
-    /// credentials for, and ones made from the hub's credentials for the others. The
-    /// registry shuts the latter down when the hub's credentials change and at shutdown;
-    /// the server's own are the server's to shut down.
-    public typealias ProviderFactory = @Sendable (HubDefinition) async throws -> [any PushProvider]
-
     public let catalog: HubCatalog
-    let makeProviders: ProviderFactory
+    /// The server's own providers: a hub delivers through them on the platforms it has no
+    /// credentials of its own for. They are the server's to shut down.
+    let serverProviders: [any PushProvider]
+    /// Makes the providers of hubs with credentials of their own; the registry shuts those
+    /// down when the hub's credentials change, and when it ends.
+    let factory: PushProviderFactory
     let hubConfiguration: HubEngine.Configuration
     let logger: Logger
     /// How long replaced providers are kept for the sends still in flight on them.
@@ -75,16 +76,26 @@ public final class HubRegistry: Service, Sendable {
 
     public init(
         catalog: HubCatalog,
+        serverProviders: [any PushProvider],
+        factory: PushProviderFactory,
         hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
         retirementDelay: Duration = .seconds(30),
-        logger: Logger,
-        makeProviders: @escaping ProviderFactory
+        logger: Logger
     ) {
         self.catalog = catalog
+        self.serverProviders = serverProviders
+        self.factory = factory
         self.hubConfiguration = hubConfiguration
         self.retirementDelay = retirementDelay
         self.logger = logger
-        self.makeProviders = makeProviders
+    }
+
+    /// The providers of a hub: made from its own credentials where it has them, the
+    /// server's for the other platforms. Returns those made for the hub apart.
+    private func makeProviders(_ definition: HubDefinition) throws -> (all: [any PushProvider], owned: [any PushProvider]) {
+        let owned = try factory.providers(for: definition.credentials)
+        let ownPlatforms = Set(owned.map(\.platform))
+        return (serverProviders.filter { !ownPlatforms.contains($0.platform) } + owned, owned)
     }
 
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
@@ -151,19 +162,19 @@ public final class HubRegistry: Service, Sendable {
     private func open(_ definition: HubDefinition, replacing replaced: OpenHub?) async throws -> HubEngine {
         let hubLogger = hubLogger(definition.name)
         let store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: hubLogger)
-        let providers: [any PushProvider]
+        let providers: (all: [any PushProvider], owned: [any PushProvider])
         do {
-            providers = try await makeProviders(definition)
+            providers = try makeProviders(definition)
         } catch {
             try? await store.close()
             throw error
         }
-        let hub = HubEngine(store: store, providers: providers, configuration: hubConfiguration, logger: hubLogger)
+        let hub = HubEngine(store: store, providers: providers.all, configuration: hubConfiguration, logger: hubLogger)
         let opened = OpenHub(
             hub: hub,
             credentials: definition.credentials,
             createdAt: definition.createdAt,
-            owned: providers.filter { definition.credentials.isConfigured($0.platform) }
+            owned: providers.owned
         )
         let closing = try state.withLock { state in
             if state.closed { throw HeraldError.unavailable("the server is shutting down") }
@@ -175,16 +186,15 @@ public final class HubRegistry: Service, Sendable {
             closing.hub.stop()
             state.withLock { $0.submit(.close(closing.hub, closing.owned)) }
         }
-        hubLogger.info("Opened hub", metadata: ["herald.platforms": "\(providers.map(\.platform.rawValue).sorted())"])
+        hubLogger.info("Opened hub", metadata: ["herald.platforms": "\(providers.all.map(\.platform.rawValue).sorted())"])
         return hub
     }
 
     /// Gives an open hub's engine providers made from its new credentials; the replaced ones
     /// are retired.
     private func replaceProviders(of current: OpenHub, for definition: HubDefinition) async throws -> HubEngine {
-        let providers = try await makeProviders(definition)
+        let (providers, owned) = try makeProviders(definition)
         current.hub.replaceProviders(providers)
-        let owned = providers.filter { definition.credentials.isConfigured($0.platform) }
         state.withLock { state in
             state.hubs[definition.name]?.credentials = definition.credentials
             state.hubs[definition.name]?.owned = owned
@@ -204,8 +214,8 @@ public final class HubRegistry: Service, Sendable {
     }
 
     /// Opens every hub in the catalog, then runs the delivery workers of the open hubs (and of
-    /// hubs opened later) until graceful shutdown. The hubs stay open when it returns, so that
-    /// it can run again; ``close()`` closes them.
+    /// hubs opened later) until graceful shutdown; then, once every worker has ended, closes
+    /// the hubs (``close()``): their stores, and the providers made from their own credentials.
     public func run() async throws {
         let (stream, continuation) = AsyncStream<Work>.makeStream()
         let start: [Work] = state.withLock { state in
@@ -252,11 +262,12 @@ public final class HubRegistry: Service, Sendable {
         }
         state.withLock { $0.work = nil }
         continuation.finish()
+        await close()
     }
 
     /// Stops every engine, shuts down the providers made from hubs' own credentials and
-    /// closes the stores. Later requests for a hub fail with `unavailable`. Whoever made the
-    /// registry calls it once ``run()`` has returned (or if it never ran).
+    /// closes the stores. Later requests for a hub fail with `unavailable`. ``run()`` ends with
+    /// it; whoever made a registry that never ran calls it. Calling it again does nothing.
     public func close() async {
         let hubs = state.withLock { state in
             state.closed = true

@@ -8,43 +8,6 @@ import Logging
 import NIOSSL
 
 extension HeraldRuntime {
-    /// The push providers of one hub: made from the hub's own credentials where it has
-    /// them (`herald hub set-credentials`), the server's otherwise, emulators included. A
-    /// hub's own credentials go to the endpoints, and trust the CAs, that the server's
-    /// settings name (`HERALD_APNS_ENDPOINT`, `HERALD_FCM_CA_FILE`, …).
-    static func providers(
-        for definition: HubDefinition,
-        serverProviders: [any PushProvider],
-        configuration: HeraldConfiguration,
-        logger: Logger
-    ) throws -> [any PushProvider] {
-        var byPlatform: [Platform: any PushProvider] = [:]
-        for provider in serverProviders { byPlatform[provider.platform] = provider }
-        let credentials = definition.credentials
-        if let apns = credentials.apns {
-            byPlatform[.apns] = try makeAPNsProvider(
-                teamID: apns.teamID, keyID: apns.keyID, privateKeyPEM: apns.privateKeyPEM, topic: apns.topic,
-                environment: apns.environment, settings: configuration.apns, logger: logger
-            )
-        }
-        if let fcm = credentials.fcm {
-            let account = try FCMServiceAccount(json: Data(fcm.serviceAccountJSON.utf8))
-            byPlatform[.fcm] = try makeFCMProvider(account, settings: configuration.fcm, logger: logger).provider
-        }
-        if let wns = credentials.wns {
-            byPlatform[.wns] = try makeWNSProvider(
-                packageSID: wns.packageSID, clientSecret: wns.clientSecret, settings: configuration.wns, logger: logger
-            ).provider
-        }
-        if let webPush = credentials.webPush {
-            byPlatform[.webpush] = try makeWebPushProvider(
-                vapidPrivateKeyPEM: webPush.vapidPrivateKeyPEM, subject: webPush.subject, settings: configuration.webPush,
-                logger: logger
-            ).provider
-        }
-        return Array(byPlatform.values)
-    }
-
     /// The certificate and key the TLS listener serves: the configured ones, or one issued
     /// by Herald's local certificate authority in `<data-dir>/tls`, whose certificate is
     /// exported to `<data-dir>/tls/ca.pem` for clients to trust.

@@ -1,0 +1,65 @@
+import Foundation
+import HeraldCore
+public import HeraldPush
+public import Logging
+
+/// Makes push providers: one small function per platform, from that platform's credentials
+/// (the server's, or a hub's own) and the settings that say where the service is.
+///
+/// Every provider Herald runs is made here: the server's (from its configuration, or from
+/// the emulators' credentials) and those of hubs with credentials of their own.
+public struct PushProviderFactory: Sendable {
+    public var settings: PushServiceSettings
+    public var logger: Logger
+
+    public init(settings: PushServiceSettings = PushServiceSettings(), logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// One provider for each platform that `credentials` configure.
+    public func providers(for credentials: HubCredentials) throws -> [any PushProvider] {
+        var providers: [any PushProvider] = []
+        if let apns = credentials.apns { providers.append(try apnsProvider(apns)) }
+        if let fcm = credentials.fcm { providers.append(try fcmProvider(fcm)) }
+        if let wns = credentials.wns { providers.append(try wnsProvider(wns)) }
+        if let webPush = credentials.webPush { providers.append(try webPushProvider(webPush)) }
+        return providers
+    }
+
+    public func apnsProvider(_ credentials: HubCredentials.APNs) throws -> APNsProvider {
+        var apns = APNsConfiguration(
+            environment: credentials.environment == "sandbox" ? .sandbox : .production,
+            teamID: credentials.teamID,
+            keyID: credentials.keyID,
+            privateKeyPEM: credentials.privateKeyPEM,
+            topic: credentials.topic
+        )
+        if let endpoint = settings.apns.endpoint { apns.endpoint = endpoint }
+        apns.trustRoots = settings.apns.trustRoots
+        apns.connections = settings.apns.connections
+        return try APNsProvider(configuration: apns, logger: logger)
+    }
+
+    public func fcmProvider(_ credentials: HubCredentials.FCM) throws -> FCMProvider {
+        var fcm = FCMConfiguration(serviceAccount: try FCMServiceAccount(json: Data(credentials.serviceAccountJSON.utf8)))
+        if let endpoint = settings.fcm.endpoint { fcm.endpoint = endpoint }
+        fcm.tokenURI = settings.fcm.tokenURI
+        fcm.trustRoots = settings.fcm.trustRoots
+        return try FCMProvider(configuration: fcm, logger: logger)
+    }
+
+    public func wnsProvider(_ credentials: HubCredentials.WNS) throws -> WNSProvider {
+        var wns = WNSConfiguration(packageSID: credentials.packageSID, clientSecret: credentials.clientSecret)
+        if let tokenURI = settings.wns.tokenURI { wns.tokenURI = tokenURI }
+        wns.trustRoots = settings.wns.trustRoots
+        return try WNSProvider(configuration: wns, logger: logger)
+    }
+
+    public func webPushProvider(_ credentials: HubCredentials.WebPush) throws -> WebPushProvider {
+        var webPush = WebPushConfiguration(vapidPrivateKey: credentials.vapidPrivateKeyPEM, subject: credentials.subject)
+        webPush.trustRoots = settings.webPush.trustRoots
+        webPush.allowedEndpointHosts = settings.webPush.allowedEndpointHosts
+        return try WebPushProvider(configuration: webPush, logger: logger)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldTLS
+import Logging
+import ServiceLifecycle
+
+/// The push-service emulators `herald serve` runs in-process for the platforms it has no
+/// credentials for: each listens on its own port with a certificate of Herald's local CA
+/// (`<data-dir>/emulator`), and accepts the credentials kept beside it.
+struct BuiltInEmulators {
+    var apns: APNsEmulator?
+    var fcm: FCMEmulator?
+    var wns: WNSEmulator?
+    var webPush: WebPushEmulator?
+    /// Where the emulators are, for the providers that deliver to them.
+    var settings = PushServiceSettings()
+    /// The credentials the emulators accept, for the providers that deliver to them.
+    var credentials = HubCredentials()
+    let authority: CertificateAuthority
+    /// One line per emulated platform, for the start-up banner.
+    var lines: [Platform: String] = [:]
+
+    /// The emulators, as services: each closes its listener at graceful shutdown.
+    var services: [any Service] {
+        let services: [(any Service)?] = [apns, fcm, wns, webPush]
+        return services.compactMap { $0 }
+    }
+
+    /// Starts an emulator for each of `platforms`. `vapidKeyPEM` is Herald's VAPID key,
+    /// which the Web Push emulator's subscriptions are made for.
+    static func start(
+        _ platforms: Set<Platform>,
+        configuration: HeraldConfiguration,
+        vapidKeyPEM: String,
+        openDeviceRegistry: Bool,
+        recordsPayloads: Bool,
+        logger: Logger
+    ) async throws -> BuiltInEmulators {
+        let directory = "\(configuration.dataDirectory)/emulator"
+        let authority = try CertificateAuthority.loadOrCreate(directory: directory)
+        let keys = try EmulatorCredentials.loadOrCreate(directory: directory)
+        let trustRoots = [try authority.sslCertificate]
+        var emulators = BuiltInEmulators(authority: authority)
+        func identity() throws -> TLSIdentity { try authority.issueServerIdentity(hosts: ["localhost", "127.0.0.1"]) }
+
+        if platforms.contains(.apns) {
+            var settings = APNsEmulator.Configuration(identity: try identity(), signingKeys: [keys.apnsSigningKey])
+            settings.port = configuration.emulatorAPNsPort
+            settings.topics = [configuration.emulatorTopic]
+            settings.openDeviceRegistry = openDeviceRegistry
+            settings.recordsPayloads = recordsPayloads
+            let emulator = try await APNsEmulator.start(configuration: settings, logger: logger)
+            emulators.apns = emulator
+            emulators.settings.apns = .init(
+                endpoint: emulator.baseURL, trustRoots: trustRoots, connections: configuration.apns.connections
+            )
+            emulators.credentials.apns = HubCredentials.APNs(
+                keyID: keys.apnsKeyID, teamID: keys.apnsTeamID, topic: configuration.emulatorTopic,
+                privateKeyPEM: keys.apnsPrivateKeyPEM
+            )
+            emulators.lines[.apns] = "apns    built-in emulator at \(emulator.baseURL) (no APNs credentials configured)"
+        }
+        if platforms.contains(.fcm) {
+            var settings = FCMEmulator.Configuration(
+                identity: try identity(), projectID: keys.fcmProjectID, serviceAccounts: [keys.fcmServiceAccount]
+            )
+            settings.port = configuration.emulatorFCMPort
+            settings.openDeviceRegistry = openDeviceRegistry
+            settings.recordsPayloads = recordsPayloads
+            let emulator = try await FCMEmulator.start(configuration: settings, logger: logger)
+            emulators.fcm = emulator
+            emulators.settings.fcm = .init(endpoint: emulator.baseURL, tokenURI: emulator.tokenURI, trustRoots: trustRoots)
+            let account = try keys.fcmServiceAccountJSON(tokenURI: emulator.tokenURI)
+            emulators.credentials.fcm = HubCredentials.FCM(serviceAccountJSON: String(decoding: account, as: UTF8.self))
+            emulators.lines[.fcm] = "fcm     built-in emulator at \(emulator.baseURL) (no FCM credentials configured)"
+        }
+        if platforms.contains(.wns) {
+            var settings = WNSEmulator.Configuration(identity: try identity(), apps: [keys.wnsApp])
+            settings.port = configuration.emulatorWNSPort
+            settings.recordsPayloads = recordsPayloads
+            let emulator = try await WNSEmulator.start(configuration: settings, logger: logger)
+            emulators.wns = emulator
+            emulators.settings.wns = .init(tokenURI: emulator.tokenURI, trustRoots: trustRoots)
+            emulators.credentials.wns = HubCredentials.WNS(packageSID: keys.wnsPackageSID, clientSecret: keys.wnsClientSecret)
+            emulators.lines[.wns] = "wns     built-in emulator at \(emulator.baseURL) (no WNS credentials configured)"
+        }
+        if platforms.contains(.webpush) {
+            var settings = WebPushEmulator.Configuration(identity: try identity())
+            settings.port = configuration.emulatorWebPushPort
+            settings.recordsPayloads = recordsPayloads
+            let emulator = try await WebPushEmulator.start(configuration: settings, logger: logger)
+            emulators.webPush = emulator
+            // Subscriptions name the emulator's own host: any host is allowed.
+            emulators.settings.webPush = .init(trustRoots: trustRoots, allowedEndpointHosts: nil)
+            emulators.credentials.webPush = HubCredentials.WebPush(subject: "mailto:push@localhost", vapidPrivateKeyPEM: vapidKeyPEM)
+            emulators.lines[.webpush] = "webpush built-in emulator at \(emulator.baseURL) (HERALD_WEBPUSH_SUBJECT not set)"
+        }
+        return emulators
+    }
+
+    /// Closes every emulator (for a runtime whose services never ran).
+    func shutdown() async {
+        try? await apns?.shutdown()
+        try? await fcm?.shutdown()
+        try? await wns?.shutdown()
+        try? await webPush?.shutdown()
+    }
+}
