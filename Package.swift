@@ -23,7 +23,9 @@ let package = Package(
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldHubWire", targets: ["HeraldHubWire"]),
         .library(name: "HeraldTLS", targets: ["HeraldTLS"]),
+        .library(name: "HeraldWebPushCrypto", targets: ["HeraldWebPushCrypto"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
+        .library(name: "HeraldSQLite", targets: ["HeraldSQLite"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldHub", targets: ["HeraldHub"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
@@ -61,8 +63,15 @@ let package = Package(
             dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // Certificates and keys: a local certificate authority, PEM loading, trust roots. Its
-        // errors follow HeraldCore's CodedError.
+        // Web Push message encryption (RFC 8291 over RFC 8188's aes128gcm): both sides, so that
+        // the provider encrypts and the emulator decrypts with one implementation.
+        .target(
+            name: "HeraldWebPushCrypto",
+            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        // Certificates and keys: a local certificate authority, PEM loading, trust roots, and
+        // the files that hold secrets (written owner-only). Its errors follow HeraldCore's CodedError.
         .target(
             name: "HeraldTLS",
             dependencies: [
@@ -75,10 +84,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The store contract: what every store implementation provides, in one transaction each.
+        .target(name: "HeraldStore", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
+        // The embedded store: one SQLite file per hub.
         .target(
-            name: "HeraldStore",
+            name: "HeraldSQLite",
             dependencies: [
                 "HeraldCore",
+                "HeraldStore",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -91,6 +104,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldTLS",
+                "HeraldWebPushCrypto",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -111,6 +125,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldTLS",
                 "HeraldStore",
+                "HeraldSQLite",
                 "HeraldPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,6 +140,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldTLS",
+                "HeraldWebPushCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -172,7 +188,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: ["HeraldHubWire", 
-                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub",
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPush", "HeraldHub",
                 "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldRemoteHub",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -211,14 +227,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HeraldWebPushCryptoTests",
+            dependencies: ["HeraldWebPushCrypto", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HeraldHubWireTests",
             dependencies: ["HeraldCore", "HeraldHubWire", "HeraldTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "HeraldStoreTests",
+            name: "HeraldSQLiteTests",
             dependencies: [
-                "HeraldCore", "HeraldStore", "HeraldStoreConformance", "HeraldTestSupport",
+                "HeraldCore", "HeraldStore", "HeraldSQLite", "HeraldStoreConformance", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -226,7 +247,7 @@ let package = Package(
         .testTarget(
             name: "HeraldHubTests",
             dependencies: ["HeraldHubWire", 
-                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -238,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: [
-                "HeraldCore", "HeraldTLS", "HeraldEmulator",
+                "HeraldCore", "HeraldTLS", "HeraldWebPushCrypto", "HeraldEmulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -253,7 +274,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
-                "HeraldCore", "HeraldTLS", "HeraldPush", "HeraldEmulator", "HeraldTestSupport",
+                "HeraldCore", "HeraldTLS", "HeraldWebPushCrypto", "HeraldPush", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -266,7 +287,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: ["HeraldHubWire", 
-                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldPush", "HeraldHub", "HeraldServer",
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPush", "HeraldHub", "HeraldServer",
                 "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldTLS
+import HeraldWebPushCrypto
 import Logging
 import NIOCore
 import Synchronization

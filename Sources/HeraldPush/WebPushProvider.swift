@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 public import HeraldCore
 import HeraldTLS
+import HeraldWebPushCrypto
 public import Logging
 import NIOCore
 import NIOHTTP1

@@ -4,9 +4,10 @@ public import HeraldCore
 /// Where Herald keeps its state: registrations, accounts, sessions, notifications, and the
 /// secure and rich content devices fetch.
 ///
-/// One protocol, two real implementations: ``SQLiteStore`` (the embedded default, one file
-/// in the data directory) and a PostgreSQL store for several nodes. Every method is a
-/// single transaction; nothing is cached in memory that a restart would lose.
+/// The contract every store implementation meets, and that the conformance suite
+/// (HeraldStoreConformance) checks: `SQLiteStore` (HeraldSQLite, the embedded default, one
+/// file per hub in the data directory) passes it. Every method is a single transaction;
+/// nothing is cached in memory that a restart would lose.
 public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore, NotificationStore, ContentStore {
     /// Closes connections. Calls after this throw.
     func close() async throws

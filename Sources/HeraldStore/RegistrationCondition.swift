@@ -34,7 +34,7 @@ public struct RegistrationCondition: Sendable, Hashable {
     public static let none = RegistrationCondition()
 
     /// Whether the write needs no look at what is stored: it can be batched with others.
-    var isUnconditional: Bool {
+    package var isUnconditional: Bool {
         ifVersion == nil && !mustExist && !mustBeIssued && owner == nil && !replacesOtherRegistrationsOfHandle
     }
 }

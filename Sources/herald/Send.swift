@@ -5,6 +5,7 @@ import HeraldHub
 import HeraldServer
 import HeraldStore
 import Logging
+import HeraldSQLite
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

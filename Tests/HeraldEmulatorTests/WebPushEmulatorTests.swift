@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HeraldEmulator
 import HeraldTLS
+import HeraldWebPushCrypto
 import NIOHTTP1
 import Testing
 

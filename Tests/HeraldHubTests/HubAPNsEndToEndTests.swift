@@ -8,6 +8,7 @@ import HeraldStore
 import HeraldTLS
 import Logging
 import Testing
+import HeraldSQLite
 
 @Suite("Hub: end to end through the APNs emulator")
 struct HubAPNsEndToEndTests {

@@ -4,6 +4,7 @@ import HeraldHub
 import HeraldStore
 import HeraldTestSupport
 import Testing
+import HeraldSQLite
 
 @Suite("Hub: scheduled sends")
 struct HubScheduledSendTests {

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Synchronization
 import Testing
+import HeraldSQLite
 
 /// A push provider that keeps what it is given, in memory: the engine's logic is tested
 /// without a network. (Not an HTTP mock: providers are tested against the emulators.)

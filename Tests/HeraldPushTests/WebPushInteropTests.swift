@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldEmulator
 import HeraldTestSupport
 import HeraldTLS
+import HeraldWebPushCrypto
 import Logging
 import Testing
 

@@ -6,6 +6,7 @@ import HeraldStore
 import Hummingbird
 import HummingbirdTesting
 import Testing
+import HeraldSQLite
 
 @Suite struct ClientSDKTests {
     /// The token's bytes become lowercase hex, two digits a byte (not `description`, whose

@@ -11,6 +11,7 @@ import Logging
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import HeraldSQLite
 #endif
 
 @Suite struct NotifyUsersTests {

@@ -5,6 +5,7 @@ import HeraldStore
 import Hummingbird
 import HummingbirdTesting
 import Testing
+import HeraldSQLite
 
 @Suite struct RegisterTests {
     static let token = String(repeating: "ab", count: 32)

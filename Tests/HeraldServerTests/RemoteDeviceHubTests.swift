@@ -11,6 +11,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+import HeraldSQLite
 
 /// The app backend of one Herald on the hub API of another: the layering works end to end.
 @Suite struct RemoteDeviceHubTests {

@@ -10,6 +10,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
+import HeraldSQLite
 
 @Suite struct RichPushTests {
     /// A small "PNG": its signature and some bytes of every value.

@@ -8,6 +8,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+import HeraldSQLite
 
 @Suite struct SecurePushTests {
     static let secret = "PIN 8461, the vault code is hunter2-top-secret"

@@ -14,6 +14,7 @@ import Logging
 import NIOCore
 import Synchronization
 import Testing
+import HeraldSQLite
 
 /// A complete Herald for tests: a data directory in a temporary directory with the app
 /// backend's hub in its catalog, APNs, FCM, WNS and Web Push emulators over real sockets, real

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldSQLite
 import HeraldStore
 public import Logging
 
@@ -9,6 +10,7 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
+import HeraldSQLite
 #endif
 
 extension HubCatalog {

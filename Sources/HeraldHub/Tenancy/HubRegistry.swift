@@ -5,6 +5,7 @@ import HeraldStore
 public import Logging
 public import ServiceLifecycle
 import Synchronization
+import HeraldSQLite
 
 /// The hubs of the catalog that this server has open: each one's store, engine and
 /// delivery worker. It is the one way a hub is opened, the app backend's hub included.

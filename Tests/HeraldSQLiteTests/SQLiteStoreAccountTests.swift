@@ -2,6 +2,7 @@ import Foundation
 import HeraldStore
 import HeraldStoreConformance
 import Testing
+import HeraldSQLite
 
 /// What the SQLite file holds of accounts and sessions, beyond the store contract (which the
 /// conformance suite checks).

@@ -4,6 +4,7 @@ import HeraldStore
 import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
+import HeraldSQLite
 
 @Suite("SQLiteStore files, migrations and restarts")
 struct SQLiteStoreLifecycleTests {

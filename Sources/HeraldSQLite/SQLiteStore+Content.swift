@@ -2,6 +2,7 @@ public import Foundation
 import HeraldCore
 import NIOCore
 import SQLiteNIO
+public import HeraldStore
 
 extension SQLiteStore {
     // MARK: Secure messages

@@ -2,6 +2,7 @@ public import Foundation
 import HeraldCore
 import SQLiteNIO
 import Synchronization
+public import HeraldStore
 
 extension SQLiteStore {
     public func createAccount(_ account: Account) async throws {

@@ -1,6 +1,7 @@
 import Foundation
 public import HeraldCore
 import SQLiteNIO
+import HeraldStore
 
 extension SQLiteStore {
     /// Creates or replaces an installation and the registrations it expands into

@@ -1,9 +1,7 @@
 import Crypto
 import Foundation
-import HeraldTLS
+import HeraldWebPushCrypto
 import Testing
-
-@testable import HeraldPush
 
 /// The published examples of RFC 8188 §3.1 and §3.2 and RFC 8291 Appendix A, byte for byte.
 /// All binary values are base64url without padding, as the RFCs print them.
@@ -43,7 +41,15 @@ enum WebPushVectors {
 }
 
 func b64(_ text: String) throws -> [UInt8] {
-    try [UInt8](#require(JSONWebToken.base64URLDecode(text)))
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+    return try [UInt8](#require(Data(base64Encoded: base64)))
+}
+
+/// Base64url without padding, as the RFCs print binary values.
+func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+    Data(bytes).base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
 }
 
 @Suite struct WebPushCryptoTests {
@@ -56,7 +62,7 @@ func b64(_ text: String) throws -> [UInt8] {
     @Test func rfc8188Section3_1EncryptsByteForByte() throws {
         let encoded = try WebPushCrypto.encrypt(
             Array(V1.plaintext.utf8), inputKeyingMaterial: try b64(V1.ikm), salt: try b64(V1.salt), recordSize: V1.recordSize)
-        #expect(JSONWebToken.base64URL(encoded) == V1.encoded)
+        #expect(base64URL(encoded) == V1.encoded)
     }
 
     @Test func rfc8188Section3_1Decrypts() throws {
@@ -138,7 +144,7 @@ func b64(_ text: String) throws -> [UInt8] {
 
     @Test func rfc8291AppendixAEncryptsByteForByte() throws {
         let serverKey = try P256.KeyAgreement.PrivateKey(rawRepresentation: try b64(A.applicationServerPrivate))
-        #expect(JSONWebToken.base64URL(serverKey.publicKey.x963Representation) == A.applicationServerPublic)
+        #expect(base64URL(serverKey.publicKey.x963Representation) == A.applicationServerPublic)
         let encoded = try WebPushCrypto.encrypt(
             Array(A.plaintext.utf8),
             userAgentPublicKey: try WebPushCrypto.publicKey(try b64(A.userAgentPublic)),
@@ -147,12 +153,12 @@ func b64(_ text: String) throws -> [UInt8] {
             salt: try b64(A.salt),
             recordSize: A.recordSize
         )
-        #expect(JSONWebToken.base64URL(encoded) == A.encoded)
+        #expect(base64URL(encoded) == A.encoded)
     }
 
     @Test func rfc8291AppendixADecrypts() throws {
         let userAgentKey = try P256.KeyAgreement.PrivateKey(rawRepresentation: try b64(A.userAgentPrivate))
-        #expect(JSONWebToken.base64URL(userAgentKey.publicKey.x963Representation) == A.userAgentPublic)
+        #expect(base64URL(userAgentKey.publicKey.x963Representation) == A.userAgentPublic)
         let plaintext = try WebPushCrypto.decrypt(
             try b64(A.encoded), userAgentPrivateKey: userAgentKey, authSecret: try b64(A.authSecret))
         #expect(String(decoding: plaintext, as: UTF8.self) == A.plaintext)

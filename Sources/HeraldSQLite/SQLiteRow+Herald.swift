@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import SQLiteNIO
+import HeraldStore
 
 extension Date {
     /// Milliseconds since 1970, as the store keeps dates. Clamped to ±2⁵³ so that any `Date`

@@ -1,6 +1,7 @@
 public import Foundation
 public import HeraldCore
 import SQLiteNIO
+import HeraldStore
 
 extension SQLiteStore {
     private static let columns = """

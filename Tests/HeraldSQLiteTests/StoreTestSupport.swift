@@ -2,6 +2,7 @@ import Foundation
 import HeraldStore
 import HeraldStoreConformance
 import Logging
+import HeraldSQLite
 
 /// A directory under the temporary directory, removed by ``remove()``.
 struct TemporaryDirectory {

@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import SQLiteNIO
 import Synchronization
+public import HeraldStore
 
 /// The embedded ``HeraldStore``: one SQLite file in the data directory.
 ///

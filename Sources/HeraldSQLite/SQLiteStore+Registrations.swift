@@ -2,6 +2,7 @@ import Foundation
 public import HeraldCore
 import SQLiteNIO
 import Synchronization
+public import HeraldStore
 
 extension SQLiteStore {
     public func reserveRegistrationID(_ id: String, owner: String?, ttl: Duration) async throws {

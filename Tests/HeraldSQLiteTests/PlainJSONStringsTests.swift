@@ -2,6 +2,7 @@ import Foundation
 import HeraldStore
 import HeraldStoreConformance
 import Testing
+import HeraldSQLite
 
 @Suite("Writing and reading stored tag arrays")
 struct PlainJSONStringsTests {

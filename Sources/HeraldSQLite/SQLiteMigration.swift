@@ -1,5 +1,6 @@
 import Logging
 import SQLiteNIO
+import HeraldStore
 
 /// One step of the SQLite schema: SQL statements applied together, once, in order.
 ///

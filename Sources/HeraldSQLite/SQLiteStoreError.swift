@@ -1,4 +1,5 @@
 public import HeraldCore
+import HeraldStore
 
 /// An error of the SQLite store that is not the caller's fault: a database that cannot be
 /// opened or was written by a newer Herald, or a failure inside SQLite.

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldStore
 import HeraldStoreConformance
 import Testing
+import HeraldSQLite
 
 /// What the SQLite file keeps of the notification queue, beyond the store contract (which
 /// the conformance suite checks).

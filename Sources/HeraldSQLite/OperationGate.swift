@@ -1,4 +1,5 @@
 import Synchronization
+import HeraldStore
 
 /// Counts the operations in progress so that closing waits for them, and refuses new ones
 /// once closed.

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import SQLiteNIO
+import HeraldStore
 
 /// A registration as the `registrations` table holds it: dates in milliseconds, tags
 /// unique, sorted and encoded as a JSON array, the template and push variables as JSON

@@ -1,5 +1,6 @@
 package import HeraldCore
 import SQLiteNIO
+import HeraldStore
 
 /// How a page of registrations matching a tag expression is read.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import Logging
 import SQLiteNIO
+import HeraldStore
 
 /// The one connection that writes, and the order in which writes reach it.
 ///

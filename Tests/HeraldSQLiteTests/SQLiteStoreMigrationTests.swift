@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldStore
 import HeraldStoreConformance
 import Testing
+import HeraldSQLite
 
 @Suite("SQLiteStore schema migrations")
 struct SQLiteStoreMigrationTests {

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldStore
 import HeraldStoreConformance
 import Testing
+import HeraldSQLite
 
 /// What the SQLite file holds for registrations, beyond the store contract (which the
 /// conformance suite checks).
