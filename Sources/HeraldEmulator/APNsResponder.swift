@@ -374,4 +374,5 @@ extension APNsResponder: EmulatorControl {
     }
 
     var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var reach: DeviceRegistry.Reach { registry.reach }
 }

@@ -15,6 +15,8 @@ final class DeviceRegistry: Sendable {
         var topic: String?
         var unregisteredAt: Date?
         var inbox: [ReceivedNotification] = []
+        /// Every notification it received, also those that left the inbox.
+        var received = 0
 
         mutating func append(_ notification: ReceivedNotification, limit: Int) {
             inbox.append(notification)
@@ -25,7 +27,18 @@ final class DeviceRegistry: Sendable {
         }
     }
 
-    private let devices = Mutex<[String: Device]>([:])
+    /// How many devices received at least one notification, and how many more than one.
+    struct Reach: Sendable, Hashable, Codable {
+        var devices = 0
+        var devicesReachedMoreThanOnce = 0
+    }
+
+    private struct State {
+        var devices: [String: Device] = [:]
+        var reach = Reach()
+    }
+
+    private let state = Mutex(State())
     /// At most this many notifications are kept per device; the oldest go first.
     let inboxLimit: Int
 
@@ -34,13 +47,13 @@ final class DeviceRegistry: Sendable {
     }
 
     func register(token: String, topic: String?) {
-        devices.withLock { $0[token] = Device(topic: topic) }
+        state.withLock { $0.devices[token] = Device(topic: topic) }
     }
 
     @inline(__always)
     func status(of token: String) -> Status {
-        devices.withLock { devices in
-            guard let device = devices[token] else { return .unknown }
+        state.withLock { state in
+            guard let device = state.devices[token] else { return .unknown }
             if let at = device.unregisteredAt { return .unregistered(at: at) }
             return .active(topic: device.topic)
         }
@@ -48,22 +61,29 @@ final class DeviceRegistry: Sendable {
 
     /// Marks `token` unregistered (creating it if unknown, for open registries).
     func unregister(token: String, at date: Date) {
-        devices.withLock { devices in
-            devices[token, default: Device()].unregisteredAt = date
+        state.withLock { state in
+            state.devices[token, default: Device()].unregisteredAt = date
         }
     }
 
     func record(_ notification: ReceivedNotification) {
         let limit = inboxLimit
-        devices.withLock { devices in
-            devices[notification.token, default: Device()].append(notification, limit: limit)
+        state.withLock { state in
+            let received = state.devices[notification.token]?.received ?? 0
+            if received == 0 { state.reach.devices += 1 }
+            if received == 1 { state.reach.devicesReachedMoreThanOnce += 1 }
+            state.devices[notification.token, default: Device()].received = received + 1
+            state.devices[notification.token, default: Device()].append(notification, limit: limit)
         }
     }
 
     func notifications(for token: String) -> [ReceivedNotification] {
-        devices.withLock { devices in
-            guard let inbox = devices[token]?.inbox else { return [] }
+        state.withLock { state in
+            guard let inbox = state.devices[token]?.inbox else { return [] }
             return Array(inbox.suffix(inboxLimit))
         }
     }
+
+    /// How many devices were reached, once or more (counted also after their inbox trimmed).
+    var reach: Reach { state.withLock { $0.reach } }
 }

@@ -11,6 +11,8 @@ protocol EmulatorControl: Sendable {
     func injectFaults(_ fault: Fault, count: Int)
     func clearFaults()
     var acceptedCount: Int { get }
+    /// How many devices received a notification, and how many more than one (with payloads recorded).
+    var reach: DeviceRegistry.Reach { get }
 }
 
 struct ControlError: Error {
@@ -25,7 +27,8 @@ struct ControlError: Error {
 /// - `POST /_emulator/devices/{token}/unregister` → `{"token": …, "timestamp": ms}`
 /// - `POST /_emulator/faults` `{"status", "reason", "retryAfter"?, "count"}` → `{"queued": count}`
 /// - `DELETE /_emulator/faults` → `{}`
-/// - `GET /_emulator/stats` → `{"accepted": n}`
+/// - `GET /_emulator/stats` → `{"accepted": n, "devices": reached, "devicesReachedMoreThanOnce": m}`
+///   (devices are counted while payloads are recorded)
 enum EmulatorControlAPI {
     static let prefix = "/_emulator/"
 
@@ -42,7 +45,11 @@ enum EmulatorControlAPI {
         var count: Int?
     }
     private struct FaultResponse: Encodable { var queued: Int }
-    private struct StatsResponse: Encodable { var accepted: Int }
+    private struct StatsResponse: Encodable {
+        var accepted: Int
+        var devices: Int
+        var devicesReachedMoreThanOnce: Int
+    }
     private struct Empty: Encodable {}
     private struct ErrorResponse: Encodable { var error: String }
 
@@ -100,7 +107,15 @@ enum EmulatorControlAPI {
             control.clearFaults()
             return json(200, Empty(), allocator: allocator)
         case ("GET", 1) where segments[0] == "stats":
-            return json(200, StatsResponse(accepted: control.acceptedCount), allocator: allocator)
+            let reach = control.reach
+            return json(
+                200,
+                StatsResponse(
+                    accepted: control.acceptedCount, devices: reach.devices,
+                    devicesReachedMoreThanOnce: reach.devicesReachedMoreThanOnce
+                ),
+                allocator: allocator
+            )
         default:
             return error(404, "no such emulator control route", allocator: allocator)
         }

@@ -446,4 +446,5 @@ extension FCMResponder: EmulatorControl {
     }
 
     var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var reach: DeviceRegistry.Reach { registry.reach }
 }

@@ -450,4 +450,5 @@ extension WNSResponder: EmulatorControl {
     }
 
     var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var reach: DeviceRegistry.Reach { registry.reach }
 }

@@ -457,4 +457,5 @@ extension WebPushResponder: EmulatorControl {
     }
 
     var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var reach: DeviceRegistry.Reach { registry.reach }
 }

@@ -6,9 +6,10 @@ import HeraldTLS
 import Logging
 import ServiceLifecycle
 
-/// The push-service emulators `herald serve` runs in-process for the platforms it has no
-/// credentials for: each listens on its own port with a certificate of Herald's local CA
-/// (`<data-dir>/emulator`), and accepts the credentials kept beside it.
+/// The push-service emulators that `herald serve` runs in-process for the platforms it has
+/// no credentials for, and that `herald emulate` runs as a process of their own: each listens
+/// on its own port with a certificate of a local CA kept in `directory` (for `serve`,
+/// `<data-dir>/emulator`), and accepts the credentials kept beside it.
 struct BuiltInEmulators {
     var apns: APNsEmulator?
     var fcm: FCMEmulator?
@@ -21,6 +22,8 @@ struct BuiltInEmulators {
     let authority: CertificateAuthority
     /// One line per emulated platform, for the start-up banner.
     var lines: [Platform: String] = [:]
+    /// The credentials' files (the APNs key, the FCM service account) are kept here.
+    var keys: EmulatorCredentials?
 
     /// The emulators, as services: each closes its listener at graceful shutdown.
     var services: [any Service] {
@@ -28,36 +31,60 @@ struct BuiltInEmulators {
         return services.compactMap { $0 }
     }
 
+    /// What the emulators are started with.
+    struct Options {
+        /// Where the CA and the credentials are kept (created if missing).
+        var directory: String
+        /// The address they listen on.
+        var host = "127.0.0.1"
+        var apnsPort = 0
+        var fcmPort = 0
+        var wnsPort = 0
+        var webPushPort = 0
+        /// The bundle id the APNs emulator's devices belong to.
+        var topic = "com.example.herald-demo"
+        /// HTTP/2 connections for the APNs providers that deliver to it.
+        var apnsConnections = 4
+        /// Accept any well-formed device token, registered or not (APNs, FCM).
+        var openDeviceRegistry = false
+        /// Keep what each device received (off: count accepted sends only).
+        var recordsPayloads = true
+        /// Payloads kept per device, the newest; every one is counted.
+        var inboxLimit = 10_000
+    }
+
     /// Starts an emulator for each of `platforms`. `vapidKeyPEM` is Herald's VAPID key,
     /// which the Web Push emulator's subscriptions are made for.
     static func start(
         _ platforms: Set<Platform>,
-        configuration: HeraldConfiguration,
+        options: Options,
         vapidKeyPEM: String,
-        openDeviceRegistry: Bool,
-        recordsPayloads: Bool,
         logger: Logger
     ) async throws -> BuiltInEmulators {
-        let directory = "\(configuration.dataDirectory)/emulator"
+        let directory = options.directory
         let authority = try CertificateAuthority.loadOrCreate(directory: directory)
         let keys = try EmulatorCredentials.loadOrCreate(directory: directory)
         let trustRoots = [try authority.sslCertificate]
         var emulators = BuiltInEmulators(authority: authority)
-        func identity() throws -> TLSIdentity { try authority.issueServerIdentity(hosts: ["localhost", "127.0.0.1"]) }
+        emulators.keys = keys
+        let hosts = Array(Set(["localhost", "127.0.0.1", options.host]))
+        func identity() throws -> TLSIdentity { try authority.issueServerIdentity(hosts: hosts) }
 
         if platforms.contains(.apns) {
             var settings = APNsEmulator.Configuration(identity: try identity(), signingKeys: [keys.apnsSigningKey])
-            settings.port = configuration.emulatorAPNsPort
-            settings.topics = [configuration.emulatorTopic]
-            settings.openDeviceRegistry = openDeviceRegistry
-            settings.recordsPayloads = recordsPayloads
+            settings.host = options.host
+            settings.port = options.apnsPort
+            settings.topics = [options.topic]
+            settings.openDeviceRegistry = options.openDeviceRegistry
+            settings.recordsPayloads = options.recordsPayloads
+            settings.inboxLimit = options.inboxLimit
             let emulator = try await APNsEmulator.start(configuration: settings, logger: logger)
             emulators.apns = emulator
             emulators.settings.apns = .init(
-                endpoint: emulator.baseURL, trustRoots: trustRoots, connections: configuration.apns.connections
+                endpoint: emulator.baseURL, trustRoots: trustRoots, connections: options.apnsConnections
             )
             emulators.credentials.apns = HubCredentials.APNs(
-                keyID: keys.apnsKeyID, teamID: keys.apnsTeamID, topic: configuration.emulatorTopic,
+                keyID: keys.apnsKeyID, teamID: keys.apnsTeamID, topic: options.topic,
                 privateKeyPEM: keys.apnsPrivateKeyPEM
             )
             emulators.lines[.apns] = "apns    built-in emulator at \(emulator.baseURL) (no APNs credentials configured)"
@@ -66,9 +93,11 @@ struct BuiltInEmulators {
             var settings = FCMEmulator.Configuration(
                 identity: try identity(), projectID: keys.fcmProjectID, serviceAccounts: [keys.fcmServiceAccount]
             )
-            settings.port = configuration.emulatorFCMPort
-            settings.openDeviceRegistry = openDeviceRegistry
-            settings.recordsPayloads = recordsPayloads
+            settings.host = options.host
+            settings.port = options.fcmPort
+            settings.openDeviceRegistry = options.openDeviceRegistry
+            settings.recordsPayloads = options.recordsPayloads
+            settings.inboxLimit = options.inboxLimit
             let emulator = try await FCMEmulator.start(configuration: settings, logger: logger)
             emulators.fcm = emulator
             emulators.settings.fcm = .init(endpoint: emulator.baseURL, tokenURI: emulator.tokenURI, trustRoots: trustRoots)
@@ -78,8 +107,10 @@ struct BuiltInEmulators {
         }
         if platforms.contains(.wns) {
             var settings = WNSEmulator.Configuration(identity: try identity(), apps: [keys.wnsApp])
-            settings.port = configuration.emulatorWNSPort
-            settings.recordsPayloads = recordsPayloads
+            settings.host = options.host
+            settings.port = options.wnsPort
+            settings.recordsPayloads = options.recordsPayloads
+            settings.inboxLimit = options.inboxLimit
             let emulator = try await WNSEmulator.start(configuration: settings, logger: logger)
             emulators.wns = emulator
             emulators.settings.wns = .init(tokenURI: emulator.tokenURI, trustRoots: trustRoots)
@@ -88,8 +119,10 @@ struct BuiltInEmulators {
         }
         if platforms.contains(.webpush) {
             var settings = WebPushEmulator.Configuration(identity: try identity())
-            settings.port = configuration.emulatorWebPushPort
-            settings.recordsPayloads = recordsPayloads
+            settings.host = options.host
+            settings.port = options.webPushPort
+            settings.recordsPayloads = options.recordsPayloads
+            settings.inboxLimit = options.inboxLimit
             let emulator = try await WebPushEmulator.start(configuration: settings, logger: logger)
             emulators.webPush = emulator
             // Subscriptions name the emulator's own host: any host is allowed.

@@ -79,10 +79,16 @@ struct HeraldRuntime {
         let unconfigured = Set(Platform.allCases.filter { !credentials.isConfigured($0) })
         var emulators: BuiltInEmulators?
         if configuration.emulators == "auto", !unconfigured.isEmpty {
-            let started = try await BuiltInEmulators.start(
-                unconfigured, configuration: configuration, vapidKeyPEM: vapidKey,
-                openDeviceRegistry: openDeviceRegistry, recordsPayloads: recordsPayloads, logger: logger
-            )
+            var options = BuiltInEmulators.Options(directory: "\(dataDirectory)/emulator")
+            options.apnsPort = configuration.emulatorAPNsPort
+            options.fcmPort = configuration.emulatorFCMPort
+            options.wnsPort = configuration.emulatorWNSPort
+            options.webPushPort = configuration.emulatorWebPushPort
+            options.topic = configuration.emulatorTopic
+            options.apnsConnections = configuration.apns.connections
+            options.openDeviceRegistry = openDeviceRegistry
+            options.recordsPayloads = recordsPayloads
+            let started = try await BuiltInEmulators.start(unconfigured, options: options, vapidKeyPEM: vapidKey, logger: logger)
             do {
                 providers += try PushProviderFactory(settings: started.settings, logger: logger).providers(for: started.credentials)
             } catch {

@@ -484,6 +484,22 @@ struct APNsEmulatorTests {
         }
     }
 
+    @Test("the inbox keeps the last few payloads; the stats count every device reached, and those reached twice")
+    func reachIsCountedPastTheInbox() async throws {
+        try await APNsHarness.with(configure: { $0.inboxLimit = 2 }) { apns in
+            let once = apns.emulator.registerDevice(topic: APNsHarness.topic)
+            let often = apns.emulator.registerDevice(topic: APNsHarness.topic)
+            _ = apns.emulator.registerDevice(topic: APNsHarness.topic)  // never sent to
+            #expect(try await apns.send(token: once).status == 200)
+            for n in 0..<5 {
+                #expect(try await apns.send(token: often, payload: #"{"n":\#(n)}"#).status == 200)
+            }
+            #expect(apns.emulator.notifications(for: often).map(\.payload) == [#"{"n":3}"#, #"{"n":4}"#])
+            let response = try await apns.client.send(.GET, apns.emulator.baseURL + "/_emulator/stats")
+            #expect(try response.decode([String: Int].self) == ["accepted": 6, "devices": 2, "devicesReachedMoreThanOnce": 1])
+        }
+    }
+
     // MARK: - Lifecycle
 
     @Test("run() returns after shutdown(), and the port is closed")
