@@ -2,13 +2,12 @@
 """What a crash or a shutdown in the middle of a broadcast costs.
 
 Runs `herald emulate` in a process of its own (so that its counts survive the node), a
-`herald serve` node that delivers to it, registers --devices APNs installations through the
-hub REST API (FCM by default; --platform apns for APNs), sends one broadcast, and once the
-emulator has accepted --at of it stops the
-node with SIGKILL (--signal kill) or SIGTERM (--signal term). It then starts the node again
-on the same data directory, waits until the broadcast is finished, and prints what it cost:
-devices that never got the notification, devices that got it more than once, and the
-seconds from the restart until delivery resumed and until it finished.
+`herald serve` node that delivers to it, registers --devices installations through the hub
+REST API (FCM by default; --platform apns for APNs), sends one broadcast, and once the
+emulator has accepted --at of it stops the node with SIGKILL (--signal kill) or SIGTERM
+(--signal term). It then starts the node again on the same data directory, waits until the
+broadcast is finished, and prints what it cost: devices that never got the notification,
+devices that got it more than once, and the seconds from the restart until delivery resumed and until it finished.
 
     swift build -c release
     scripts/crash-broadcast.py --herald .build/release/herald --devices 50000 --signal kill
