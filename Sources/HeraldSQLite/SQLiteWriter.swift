@@ -132,26 +132,17 @@ actor SQLiteWriter {
                 var results: [Result<Registration, any Error>] = []
                 results.reserveCapacity(batch.count)
                 for chunk in Self.chunks(batch) {
-                    if chunk.count == 1, !chunk[0].condition.isUnconditional {
+                    switch chunk {
+                    case .unconditional(let requests):
+                        let stored = try await Self.upsertRows(requests, on: connection)
+                        results += stored.map { .success($0) }
+                    case .conditional(let requests):
+                        results += try await Self.applyConditional(requests, on: connection)
+                    case .single(let request):
                         do {
-                            results.append(.success(try await Self.applyConditional(chunk[0], on: connection)))
+                            results.append(.success(try await Self.applyConditional(request, on: connection)))
                         } catch let error as HeraldError {
                             results.append(.failure(error))
-                        }
-                    } else {
-                        var binds: [SQLiteData] = []
-                        binds.reserveCapacity(chunk.count * RegistrationRow.bindsPerRow)
-                        for request in chunk { binds += request.row.insertBinds }
-                        let returned = try await connection.query(RegistrationRow.upsertSQL(rows: chunk.count, returning: true), binds)
-                        var byID: [String: SQLiteRow] = [:]
-                        for row in returned {
-                            if case .text(let id)? = row.column("id") { byID[id] = row }
-                        }
-                        for request in chunk {
-                            guard let returnedRow = byID[request.row.registration.id] else {
-                                throw SQLiteStoreError(code: .database, message: "an upserted registration was not returned")
-                            }
-                            results.append(.success(try Self.stored(request.row, from: returnedRow)))
                         }
                     }
                 }
@@ -160,6 +151,97 @@ actor SQLiteWriter {
         } catch {
             return Array(repeating: .failure(error), count: batch.count)
         }
+    }
+
+    /// Upserts `requests` (distinct ids, at most ``RegistrationRow/maxRowsPerStatement``) in one
+    /// statement; what was stored, in order.
+    private static func upsertRows(_ requests: [UpsertRequest], on connection: SQLiteConnection) async throws -> [Registration] {
+        var binds: [SQLiteData] = []
+        binds.reserveCapacity(requests.count * RegistrationRow.bindsPerRow)
+        for request in requests { binds += request.row.insertBinds }
+        let returned = try await connection.query(RegistrationRow.upsertSQL(rows: requests.count, returning: true), binds)
+        var byID: [String: SQLiteRow] = [:]
+        for row in returned {
+            if case .text(let id)? = row.column("id") { byID[id] = row }
+        }
+        return try requests.map { request in
+            guard let returnedRow = byID[request.row.registration.id] else {
+                throw SQLiteStoreError(code: .database, message: "an upserted registration was not returned")
+            }
+            return try Self.stored(request.row, from: returnedRow)
+        }
+    }
+
+    /// Writes whose conditions depend on what is stored, without `ifVersion`, of distinct ids
+    /// and distinct handles: checks every condition with two reads, writes those that hold in
+    /// one statement, and removes the other registrations of their handles in one more. A
+    /// condition that does not hold fails its request only, which writes nothing.
+    ///
+    /// The result is the one of running them one after the other in some order: each check
+    /// reads only its own id, and the removal spares the ids of the chunk, so no request's
+    /// write changes what another's check saw.
+    private static func applyConditional(
+        _ requests: [UpsertRequest], on connection: SQLiteConnection
+    ) async throws -> [Result<Registration, any Error>] {
+        let ids = requests.map { SQLiteData.text($0.row.registration.id) }
+        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        var owners: [String: String?] = [:]
+        for row in try await connection.query("SELECT id, owner FROM registrations WHERE id IN (\(placeholders))", ids) {
+            if let id = row.column("id")?.string { owners[id] = row.column("owner")?.string }
+        }
+        var issuedUntil: [String: Int] = [:]
+        if requests.contains(where: { $0.condition.mustBeIssued && owners[$0.row.registration.id] == nil }) {
+            let sql = "SELECT id, expires_at FROM reservations WHERE id IN (\(placeholders))"
+            for row in try await connection.query(sql, ids) {
+                if let id = row.column("id")?.string, let until = row.column("expires_at")?.integer { issuedUntil[id] = until }
+            }
+        }
+        var results: [Result<Registration, any Error>?] = Array(repeating: nil, count: requests.count)
+        var writes: [Int] = []
+        for (index, request) in requests.enumerated() {
+            let id = request.row.registration.id
+            let condition = request.condition
+            if let existing = owners[id] {
+                if let owner = condition.owner, existing != owner {
+                    results[index] = .failure(HeraldError.forbidden("this registration belongs to another user"))
+                    continue
+                }
+            } else if condition.mustExist {
+                results[index] = .failure(HeraldError.notFound("no registration with id \(id) to update"))
+                continue
+            } else if condition.mustBeIssued,
+                (issuedUntil[id] ?? .min) <= request.row.registration.updatedAt.storeMilliseconds
+            {
+                results[index] = .failure(
+                    HeraldError.gone("the registration id \(id) was not issued, or it expired or was deleted; ask for a new one")
+                )
+                continue
+            }
+            writes.append(index)
+        }
+        guard !writes.isEmpty else { return results.map { $0! } }
+        let stored = try await upsertRows(writes.map { requests[$0] }, on: connection)
+        for (index, registration) in zip(writes, stored) { results[index] = .success(registration) }
+
+        let replacing = writes.map { requests[$0] }.filter(\.condition.replacesOtherRegistrationsOfHandle)
+        if !replacing.isEmpty {
+            var binds: [SQLiteData] = replacing.map { .text($0.row.registration.handle) }
+            for request in replacing {
+                binds += [.text(request.row.registration.handle), .text(request.row.registration.platform.rawValue)]
+            }
+            binds += ids
+            let handles = Array(repeating: "?", count: replacing.count).joined(separator: ", ")
+            let pairs = Array(repeating: "(?, ?)", count: replacing.count).joined(separator: ", ")
+            _ = try await connection.query(
+                """
+                DELETE FROM registrations
+                WHERE handle IN (\(handles)) AND (handle, platform) IN (VALUES \(pairs))
+                  AND installation_id IS NULL AND id NOT IN (\(placeholders))
+                """,
+                binds
+            )
+        }
+        return results.map { $0! }
     }
 
     /// One write whose condition depends on what is stored: checks it, writes, and removes the
@@ -212,29 +294,49 @@ actor SQLiteWriter {
         return stored
     }
 
-    /// Splits a batch into statements: runs of unconditional upserts of distinct ids (at most
-    /// 500, so that each row's `RETURNING` is unambiguous) and single conditional ones, in
-    /// order, so that a condition sees every write queued before it.
-    private static func chunks(_ batch: [UpsertRequest]) -> [[UpsertRequest]] {
-        var chunks: [[UpsertRequest]] = []
+    /// A run of requests that go to the store together.
+    enum Chunk {
+        /// Unconditional upserts of distinct ids: one statement.
+        case unconditional([UpsertRequest])
+        /// Conditional upserts without `ifVersion`, of distinct ids and handles: checked
+        /// together, written in one statement.
+        case conditional([UpsertRequest])
+        /// An upsert on `ifVersion`: alone.
+        case single(UpsertRequest)
+    }
+
+    /// Splits a batch into chunks (at most 500 requests each, so that each row's `RETURNING`
+    /// is unambiguous), in order, so that a condition sees every write queued before it: a
+    /// chunk ends where its kind changes or an id (or, for conditional ones, a handle) repeats.
+    static func chunks(_ batch: [UpsertRequest]) -> [Chunk] {
+        var chunks: [Chunk] = []
         var current: [UpsertRequest] = []
+        var currentIsConditional = false
         var ids: Set<String> = []
+        var handles: Set<String> = []
         func flush() {
-            if !current.isEmpty { chunks.append(current) }
+            if !current.isEmpty { chunks.append(currentIsConditional ? .conditional(current) : .unconditional(current)) }
             current = []
             ids = []
+            handles = []
         }
         for request in batch {
-            if !request.condition.isUnconditional {
+            if request.condition.ifVersion != nil {
                 flush()
-                chunks.append([request])
+                chunks.append(.single(request))
                 continue
             }
-            if current.count == RegistrationRow.maxRowsPerStatement || ids.contains(request.row.registration.id) {
+            let conditional = !request.condition.isUnconditional
+            let handle = request.row.registration.platform.rawValue + " " + request.row.registration.handle
+            if conditional != currentIsConditional || current.count == RegistrationRow.maxRowsPerStatement
+                || ids.contains(request.row.registration.id) || (conditional && handles.contains(handle))
+            {
                 flush()
+                currentIsConditional = conditional
             }
             current.append(request)
             ids.insert(request.row.registration.id)
+            if conditional { handles.insert(handle) }
         }
         flush()
         return chunks

@@ -64,6 +64,68 @@ enum RegistryRuleChecks {
             #expect(try await !store.deleteRegistration(id: "r1", ifVersion: nil, owner: "alice"))
         },
 
+        check("concurrentConditionalSavesEachMeetTheirOwnRule") { store, _ in
+            // Many saves at once, as a busy app backend makes them: a store may apply them
+            // together, but each answers for its own condition, and a failed one writes nothing.
+            let count = 60
+            for index in 0..<count where index % 3 != 2 {
+                try await store.reserveRegistrationID("issued-\(index)", owner: "user-\(index)", ttl: .seconds(60))
+            }
+            for index in 0..<count where index % 3 == 1 {
+                // Ten of these belong to someone else already.
+                _ = try await store.upsertRegistration(
+                    .sample(id: "issued-\(index)", handle: "old-\(index)", owner: index % 6 == 1 ? "someone-else" : "user-\(index)"),
+                    ifVersion: nil
+                )
+            }
+            // A device (one handle) that the first ten registrations share, owned by a stranger.
+            _ = try await store.upsertRegistration(.sample(id: "stale-device", handle: "device-0", owner: "stranger"), ifVersion: nil)
+            let outcomes = await withTaskGroup(of: (Int, Result<Registration, HeraldError>).self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        let registration = Registration.sample(
+                            id: index % 3 == 2 ? "never-\(index)" : "issued-\(index)", handle: "device-\(index % 10 == 0 ? 0 : index)",
+                            owner: "user-\(index)"
+                        )
+                        let condition = RegistrationCondition(
+                            mustBeIssued: true, owner: "user-\(index)", replacesOtherRegistrationsOfHandle: true
+                        )
+                        do {
+                            return (index, .success(try await store.upsertRegistration(registration, when: condition)))
+                        } catch let error as HeraldError {
+                            return (index, .failure(error))
+                        } catch {
+                            return (index, .failure(HeraldError(code: .internalError, message: "\(error)")))
+                        }
+                    }
+                }
+                var outcomes: [Int: Result<Registration, HeraldError>] = [:]
+                for await (index, outcome) in group { outcomes[index] = outcome }
+                return outcomes
+            }
+            for index in 0..<count {
+                let outcome = try #require(outcomes[index])
+                switch (index % 3, index % 6) {
+                case (2, _):
+                    await expectHeraldError(.gone) { _ = try outcome.get() }
+                    #expect(try await store.registration(id: "never-\(index)") == nil)
+                case (1, 1):
+                    await expectHeraldError(.forbidden) { _ = try outcome.get() }
+                    #expect(try await store.registration(id: "issued-\(index)")?.owner == "someone-else")
+                case (1, _):
+                    #expect(try outcome.get().version == 2, "an update of the user's own registration")
+                default:
+                    #expect(try outcome.get().version == 1, "a new registration of an issued id")
+                }
+            }
+            // The shared device kept one registration: the stranger's went, and of the saves
+            // that named it, the one that ran last.
+            let onDevice = try await store.registrations(handle: "device-0", platform: .apns)
+            #expect(onDevice.count == 1)
+            #expect(onDevice.first?.id.hasPrefix("issued-") == true)
+            #expect(try await store.registration(id: "stale-device") == nil)
+        },
+
         check("oneDeviceOneRegistration") { store, _ in
             _ = try await store.upsertRegistration(.sample(id: "alice-phone", handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
             _ = try await store.upsertRegistration(.sample(id: "other-platform", platform: .fcm, handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
