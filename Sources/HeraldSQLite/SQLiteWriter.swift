@@ -164,12 +164,15 @@ actor SQLiteWriter {
         for row in returned {
             if case .text(let id)? = row.column("id") { byID[id] = row }
         }
-        return try requests.map { request in
+        var stored: [Registration] = []
+        stored.reserveCapacity(requests.count)
+        for request in requests {
             guard let returnedRow = byID[request.row.registration.id] else {
                 throw SQLiteStoreError(code: .database, message: "an upserted registration was not returned")
             }
-            return try Self.stored(request.row, from: returnedRow)
+            stored.append(try Self.stored(request.row, from: returnedRow))
         }
+        return stored
     }
 
     /// Writes whose conditions depend on what is stored, without `ifVersion`, of distinct ids
