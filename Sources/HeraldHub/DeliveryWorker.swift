@@ -19,18 +19,24 @@ public struct DeliveryWorker: Service {
         self.lanes = max(1, lanes)
     }
 
+    /// Runs the lanes until graceful shutdown, after which each lane sends the rest of its
+    /// current page and hands its notification back (``HubEngine/interruptDelivery()``), or
+    /// until cancelled.
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
+        let hub = self.hub
+        await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for _ in 0..<lanes {
                     group.addTask { await lane() }
                 }
             }
+        } onGracefulShutdown: {
+            hub.interruptDelivery()
         }
     }
 
     private func lane() async {
-        while !Task.isCancelled, !hub.isStopped {
+        while !Task.isCancelled, !hub.isStopped, !hub.isInterrupted {
             do {
                 if try await hub.deliverNext() { continue }
             } catch is CancellationError {

@@ -36,6 +36,7 @@ public final class HubEngine: Sendable {
     public let configuration: Configuration
     private let providerTable: Mutex<[Platform: any PushProvider]>
     private let stopped = Atomic<Bool>(false)
+    private let interrupted = Atomic<Bool>(false)
     let logger: Logger
     let signal = Signal()
     static let workerKey = "\u{0}worker"
@@ -79,6 +80,19 @@ public final class HubEngine: Sendable {
 
     /// Whether ``stop()`` was called.
     public var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    /// Graceful shutdown: delivery stops after the page of devices being sent. The
+    /// notification keeps its cursor and counts and is handed back at once (its lease ends
+    /// now), so that the next worker (this node's after a restart, or another node's)
+    /// resumes it without waiting for the lease to run out and without sending that page
+    /// again.
+    public func interruptDelivery() {
+        interrupted.store(true, ordering: .relaxed)
+        signal.ring(Self.workerKey, remember: true)
+    }
+
+    /// Whether ``interruptDelivery()`` was called.
+    public var isInterrupted: Bool { interrupted.load(ordering: .relaxed) }
 
     private static func byPlatform(_ providers: [any PushProvider]) -> [Platform: any PushProvider] {
         var byPlatform: [Platform: any PushProvider] = [:]
@@ -273,12 +287,18 @@ public final class HubEngine: Sendable {
                 logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
             }
             cursor = last
+            // Interrupted with devices left: hand the notification back (its lease ends now).
+            let handBack = isInterrupted && more
             try await store.saveProgress(
                 id: claimed.id,
                 cursor: cursor,
                 counts: counts,
-                leaseUntil: Date().addingTimeInterval(configuration.lease.seconds)
+                leaseUntil: handBack ? Date() : Date().addingTimeInterval(configuration.lease.seconds)
             )
+            if handBack {
+                logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
+                throw CancellationError()
+            }
             page = try await next
         }
         return counts

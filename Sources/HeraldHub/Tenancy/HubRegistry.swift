@@ -236,9 +236,10 @@ public final class HubRegistry: Service, Sendable {
         }
         let retirementDelay = self.retirementDelay
         let logger = self.logger
-        // Workers and retirements are child tasks of this service's task: graceful shutdown
-        // ends the stream, and cancels the workers' waits and the retirements' delays.
-        await cancelWhenGracefulShutdown {
+        // Workers and retirements are child tasks of this service's task. Graceful shutdown
+        // ends the stream; the workers see it too and stop after the page they are sending
+        // (handing their notification back), and the retirements' delays are cut short.
+        await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await item in stream {
                     switch item {
@@ -246,20 +247,21 @@ public final class HubRegistry: Service, Sendable {
                         group.addTask { try? await DeliveryWorker(hub: hub).run() }
                     case .retire(let providers):
                         group.addTask {
-                            try? await Task.sleep(for: retirementDelay)
+                            await cancelWhenGracefulShutdown { try? await Task.sleep(for: retirementDelay) }
                             for provider in providers { try? await provider.shutdown() }
                             logger.debug("Shut down the providers of replaced hub credentials", metadata: ["herald.count": "\(providers.count)"])
                         }
                     case .close(let hub, let providers):
                         group.addTask {
-                            try? await Task.sleep(for: retirementDelay)
+                            await cancelWhenGracefulShutdown { try? await Task.sleep(for: retirementDelay) }
                             for provider in providers { try? await provider.shutdown() }
                             try? await hub.store.close()
                         }
                     }
                 }
-                group.cancelAll()
             }
+        } onGracefulShutdown: {
+            continuation.finish()
         }
         state.withLock { $0.work = nil }
         continuation.finish()
