@@ -193,6 +193,10 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Running statements
 
+    public func ping() async throws {
+        _ = try await read { connection in try await connection.query("SELECT 1") }
+    }
+
     /// Runs `body` on a reader connection.
     func read<T>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
         guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }

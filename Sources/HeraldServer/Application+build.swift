@@ -27,8 +27,15 @@ public func buildRouter(
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: RequestLogger())
+    // Liveness: the process answers.
     router.get("health") { _, _ -> Response in
         try .json(["status": "ok"])
+    }
+    // Readiness: every open hub's store answers (and was migrated when it opened), and there
+    // is a push provider; 503 with the problems otherwise.
+    router.get("ready") { _, _ -> Response in
+        let readiness = await hubs.readiness()
+        return try .json(readiness, status: readiness.isReady ? .ok : .serviceUnavailable)
     }
     if let emulators = configuration.emulators {
         router.get("emulators") { _, _ -> Response in try .json(emulators) }
@@ -93,46 +100,4 @@ public func buildTLSApplication(
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.tlsPort) },
         logger: logger
     )
-}
-
-/// Logs each request's method, path (never the query, which can hold a device token),
-/// status and duration at debug level; server errors at error level.
-struct RequestLogger: RouterMiddleware {
-    typealias Context = AppRequestContext
-
-    func handle(
-        _ request: Request,
-        context: AppRequestContext,
-        next: (Request, AppRequestContext) async throws -> Response
-    ) async throws -> Response {
-        let start = ContinuousClock.now
-        do {
-            let response = try await next(request, context)
-            log(request, context: context, status: response.status.code, start: start)
-            return response
-        } catch {
-            let status = (error as? any HTTPResponseError)?.status.code ?? 500
-            log(request, context: context, status: status, start: start)
-            if status >= 500, !(error is any HTTPResponseError) {
-                context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            }
-            throw error
-        }
-    }
-
-    private func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
-        (ContinuousClock.now - start).wholeMilliseconds
-    }
-
-    private func log(_ request: Request, context: AppRequestContext, status: Int, start: ContinuousClock.Instant) {
-        context.logger.debug(
-            "Request",
-            metadata: [
-                "hb.request.method": "\(request.method)",
-                "hb.request.path": "\(request.uri.path)",
-                "hb.response.status": "\(status)",
-                "herald.duration_ms": "\(milliseconds(since: start))",
-            ]
-        )
-    }
 }

@@ -9,6 +9,9 @@ public import HeraldCore
 /// file per hub in the data directory) passes it. Every method is a single transaction;
 /// nothing is cached in memory that a restart would lose.
 public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore, NotificationStore, ContentStore {
+    /// Returns once the store answers a read (for readiness checks); throws if it cannot.
+    func ping() async throws
+
     /// Closes connections. Calls after this throw.
     func close() async throws
 }

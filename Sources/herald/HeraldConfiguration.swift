@@ -11,6 +11,8 @@ struct HeraldConfiguration: Sendable {
     var port = 8080
     var dataDirectory = "./herald-data"
     var logLevel: Logger.Level = .info
+    /// `text` (human-readable) or `json` (one object per line).
+    var logFormat = "text"
     var insecureDemoAuth = false
     var allowSignUp = true
     var tokenLifetimeSeconds = 7 * 24 * 3600
@@ -105,6 +107,10 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
             guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }
             $0.logLevel = level
+        },
+        .init(variable: "HERALD_LOG_FORMAT", help: "text, or json: one JSON object per line with the metadata as fields (default text)") {
+            guard ["text", "json"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_LOG_FORMAT must be text or json, not '\($1)'") }
+            $0.logFormat = $1.lowercased()
         },
         .init(variable: "HERALD_INSECURE_DEMO_AUTH", help: "accept HTTP Basic with user name = password, no account (demos only; default false)") { $0.insecureDemoAuth = try bool($1, "HERALD_INSECURE_DEMO_AUTH") },
         .init(variable: "HERALD_ALLOW_SIGNUP", help: "whether POST /api/accounts creates accounts (default true)") { $0.allowSignUp = try bool($1, "HERALD_ALLOW_SIGNUP") },

@@ -47,7 +47,7 @@ struct Send: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try common.load()
-        let logger = makeLogger("herald", level: configuration.logLevel)
+        let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
         let catalog = HubCatalog(dataDirectory: configuration.dataDirectory)
         let name = self.hub ?? configuration.localAppHubName
         guard let definition = try catalog.hub(named: name) else {

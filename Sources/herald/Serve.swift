@@ -8,6 +8,7 @@ import Hummingbird
 import Logging
 import NIOSSL
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 import HeraldHub
 
@@ -38,7 +39,7 @@ struct Serve: AsyncParsableCommand {
         if let tlsPort { overrides["HERALD_TLS_PORT"] = String(tlsPort) }
         if insecureDemoAuth { overrides["HERALD_INSECURE_DEMO_AUTH"] = "true" }
         let configuration = try common.load(overrides)
-        let logger = makeLogger("herald", level: configuration.logLevel)
+        let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
 
         let runtime = try await HeraldRuntime.start(configuration, logger: logger)
         let server = try runtime.serverConfiguration()
@@ -122,7 +123,19 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-func makeLogger(_ label: String, level: Logger.Level) -> Logger {
+/// Whether the logging system was set up (it can be, once per process).
+private let loggingBootstrapped = Mutex(false)
+
+/// A logger; the first call sets up the process's logging: human-readable lines (swift-log's
+/// stream handler, on standard error), or with `format` `json` one JSON object per line.
+func makeLogger(_ label: String, level: Logger.Level, format: String = "text") -> Logger {
+    loggingBootstrapped.withLock { done in
+        guard !done else { return }
+        done = true
+        if format == "json" {
+            LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
+        }
+    }
     var logger = Logger(label: label)
     logger.logLevel = level
     return logger

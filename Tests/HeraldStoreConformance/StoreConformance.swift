@@ -20,4 +20,5 @@ public enum StoreConformance {
         + NotificationQueueChecks.all
         + AccountChecks.all
         + ContentChecks.all
+        + StoreLifecycleChecks.all
 }

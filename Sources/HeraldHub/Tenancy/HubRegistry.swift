@@ -107,6 +107,11 @@ public final class HubRegistry: Service, Sendable {
         return try await hub(for: definition)
     }
 
+    /// The hubs open now, with their engines.
+    func openHubs() -> [(String, HubEngine)] {
+        state.withLock { state in state.hubs.map { ($0.key, $0.value.hub) } }
+    }
+
     /// The engine of a hub that is open already, as it is now; `nil` if it is not open.
     public func openHub(named name: String) -> HubEngine? {
         state.withLock { state in

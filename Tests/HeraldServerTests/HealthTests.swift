@@ -1,0 +1,78 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldServer
+import HeraldStore
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// `/health` says the process answers; `/ready` says whether it can work, and what is wrong
+/// when it cannot. Every response carries a request id.
+@Suite struct HealthTests {
+    @Test func readyListsTheOpenHubsAndThePlatforms() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                try await client.execute(uri: "/health", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+                try await client.execute(uri: "/ready", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let readiness = try JSONDecoder().decode(Readiness.self, from: Data(response.body.readableBytesView))
+                    #expect(readiness.status == "ready")
+                    #expect(readiness.problems.isEmpty)
+                    #expect(readiness.hubs == [TestHerald.appHubName: "ok"])
+                    #expect(readiness.platforms == [.apns, .fcm, .wns, .webpush])
+                }
+            }
+        }
+    }
+
+    @Test func aStoreThatDoesNotAnswerMakesTheServerUnready() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                try await herald.hub.store.close()
+                try await client.execute(uri: "/ready", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    let readiness = try JSONDecoder().decode(Readiness.self, from: Data(response.body.readableBytesView))
+                    #expect(readiness.status == "unready")
+                    #expect(readiness.problems.count == 1)
+                    #expect(readiness.problems.first?.hasPrefix("hub \(TestHerald.appHubName): the store does not answer") == true)
+                }
+                // Liveness is another question: the process still answers.
+                try await client.execute(uri: "/health", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+            }
+        }
+    }
+
+    @Test func everyResponseCarriesARequestIDAndAPlainOneFromTheCallerIsKept() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                var first: String?
+                try await client.execute(uri: "/health", method: .get) { response in
+                    first = response.headers[.requestID]
+                    #expect(first?.count == 32)
+                }
+                try await client.execute(uri: "/health", method: .get) { response in
+                    #expect(response.headers[.requestID] != nil)
+                    #expect(response.headers[.requestID] != first, "each request has its own")
+                }
+                try await client.execute(uri: "/health", method: .get, headers: [.requestID: "lb-7f3a.42"]) { response in
+                    #expect(response.headers[.requestID] == "lb-7f3a.42")
+                }
+                // Not a plain token: replaced, so that nothing odd reaches the logs.
+                try await client.execute(uri: "/health", method: .get, headers: [.requestID: "a b\u{7f}"]) { response in
+                    #expect(response.headers[.requestID]?.count == 32)
+                }
+                // Errors carry it too.
+                try await client.execute(uri: "/api/register", method: .post) { response in
+                    #expect(response.status == .unauthorized)
+                    #expect(response.headers[.requestID]?.count == 32)
+                }
+            }
+        }
+    }
+}
