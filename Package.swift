@@ -147,6 +147,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -259,7 +260,7 @@ let package = Package(
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: [
-                "HeraldCore", "HeraldTLS", "HeraldWebPushCrypto", "HeraldEmulator",
+                "HeraldCore", "HeraldTLS", "HeraldWebPushCrypto", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

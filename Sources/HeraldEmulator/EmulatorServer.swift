@@ -5,10 +5,12 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import ServiceLifecycle
 import Synchronization
 
-/// The HTTP/2-over-TLS server that every emulator runs on: TLS with ALPN `h2` and `http/1.1`,
+/// The HTTP/2-over-TLS server that every emulator runs on: TLS with ALPN `h2` and `http/1.1`
+/// (and, without ALPN, HTTP/2 with prior knowledge or HTTP/1.1, told apart by the first bytes),
 /// HTTP/2 handled frame by frame, HTTP/1.1 through NIO's server pipeline, graceful shutdown
 /// (GOAWAY, serve what was started, close).
 final class EmulatorServer: Sendable {
@@ -79,30 +81,41 @@ final class EmulatorServer: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                 }.flatMap {
-                    channel.configureHTTP2SecureUpgrade(
-                        h2ChannelConfigurator: { channel in
-                            channel.eventLoop.makeCompletedFuture {
-                                let sync = channel.pipeline.syncOperations
-                                try sync.addHandler(
-                                    NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration)
-                                )
-                                try sync.addHandler(
-                                    HTTP2EmulatorHandler(
-                                        responder: responder,
-                                        maxBodySize: maxBodySize,
-                                        streamWindow: streamWindow
-                                    )
-                                )
-                            }
-                        },
-                        http1ChannelConfigurator: { channel in
-                            channel.eventLoop.makeCompletedFuture {
-                                let sync = channel.pipeline.syncOperations
-                                try sync.configureHTTPServerPipeline(withErrorHandling: true)
-                                try sync.addHandler(HTTP1EmulatorHandler(responder: responder, maxBodySize: maxBodySize))
+                    let http2: HTTPVersionSniffer.Configurator = { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            let sync = channel.pipeline.syncOperations
+                            try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration))
+                            try sync.addHandler(
+                                HTTP2EmulatorHandler(responder: responder, maxBodySize: maxBodySize, streamWindow: streamWindow)
+                            )
+                        }
+                    }
+                    let http1: HTTPVersionSniffer.Configurator = { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            let sync = channel.pipeline.syncOperations
+                            try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                            try sync.addHandler(HTTP1EmulatorHandler(responder: responder, maxBodySize: maxBodySize))
+                        }
+                    }
+                    // ALPN decides; without it (a client with prior knowledge, as real APNs
+                    // allows) the first bytes do.
+                    return channel.eventLoop.makeCompletedFuture {
+                        let negotiation = ApplicationProtocolNegotiationHandler { result, channel in
+                            switch result {
+                            case .negotiated("h2"):
+                                return http2(channel)
+                            case .negotiated("http/1.1"):
+                                return http1(channel)
+                            case .fallback:
+                                return channel.eventLoop.makeCompletedFuture {
+                                    try channel.pipeline.syncOperations.addHandler(HTTPVersionSniffer(http2: http2, http1: http1))
+                                }
+                            case .negotiated:
+                                return channel.close()
                             }
                         }
-                    )
+                        try channel.pipeline.syncOperations.addHandler(negotiation)
+                    }
                 }
             }
             .bind(host: configuration.host, port: configuration.port)

@@ -1,0 +1,54 @@
+import Crypto
+import Foundation
+import HeraldEmulator
+import HeraldTLS
+import HeraldTestSupport
+import Testing
+
+/// aioapns, the APNs client of the Matrix push gateway, unmodified against the APNs emulator:
+/// it opens TLS without ALPN and speaks HTTP/2 with prior knowledge, as real APNs allows.
+@Suite(
+    "APNs emulator with aioapns",
+    .enabled("needs python3 with aioapns: pip install aioapns") { await PythonInterop.canImport("aioapns") },
+    .timeLimit(.minutes(2))
+)
+struct APNsInteropTests {
+    @Test func aioapnsDeliversWithoutALPN() async throws {
+        let key = P256.Signing.PrivateKey()
+        var configuration = APNsEmulator.Configuration(
+            identity: try TestSupport.identity(),
+            signingKeys: [.init(keyID: "ABC123DEFG", teamID: "TEAM123456", publicKey: key.publicKey)]
+        )
+        configuration.topics = ["com.example.app"]
+        let emulator = try await APNsEmulator.start(configuration: configuration, logger: TestSupport.logger)
+        let directory = try PythonInterop.temporaryDirectory("herald-aioapns")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let ca = directory.appendingPathComponent("ca.pem")
+            try TestSupport.authority.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
+            let keyFile = directory.appendingPathComponent("AuthKey.p8")
+            try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+            let token = emulator.registerDevice(topic: "com.example.app")
+            let output = try await PythonInterop.run(
+                "apns_aioapns.py",
+                arguments: [
+                    "--host", "127.0.0.1", "--port", "\(emulator.port)", "--ca", ca.path, "--key", keyFile.path,
+                    "--key-id", "ABC123DEFG", "--team-id", "TEAM123456", "--topic", "com.example.app",
+                    "--token", token, "--count", "3",
+                ]
+            )
+            #expect(output.status == 0, "\(output.transcript)")
+            let results = try #require(
+                try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: [[String: Any]]]
+            )["results"]
+            #expect(results?.count == 3)
+            #expect(results?.allSatisfy { $0["successful"] as? Bool == true } == true, "\(results ?? [])")
+            #expect(emulator.notifications(for: token).map(\.payload).count == 3)
+            #expect(emulator.acceptedCount == 3)
+        } catch {
+            try? await emulator.shutdown()
+            throw error
+        }
+        try await emulator.shutdown()
+    }
+}

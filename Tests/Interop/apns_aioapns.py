@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Sends APNs notifications with aioapns, the APNs client of the Matrix push gateway (Sygnal),
+to an APNs endpoint such as Herald's emulator. aioapns opens TLS without ALPN and speaks
+HTTP/2 with prior knowledge, which real APNs accepts.
+
+Usage:
+  apns_aioapns.py --host H --port P --ca FILE --key FILE --key-id K --team-id T --topic T
+                  --token TOKEN [--count N]
+
+--ca   the CA certificate (PEM) to trust for the endpoint
+--key  the ES256 signing key (PEM, the contents of an AuthKey_….p8 file)
+
+Prints one JSON object: {"results": [{"successful", "status", "description"}, …]}, one per
+notification, sent one after the other on one connection. Exits 0 when every send got an
+answer, whatever it was.
+
+Requires: pip install aioapns
+"""
+
+import argparse
+import asyncio
+import json
+import ssl
+
+from aioapns import APNs, NotificationRequest
+from aioapns.connection import APNsProductionClientProtocol
+
+
+async def main(arguments):
+    # aioapns takes APNs' address from its protocol class; nothing else is changed.
+    APNsProductionClientProtocol.APNS_SERVER = arguments.host
+    APNsProductionClientProtocol.APNS_PORT = arguments.port
+    context = ssl.create_default_context(cafile=arguments.ca)
+    with open(arguments.key) as file:
+        key = file.read()
+    client = APNs(key=key, key_id=arguments.key_id, team_id=arguments.team_id, topic=arguments.topic,
+                  use_sandbox=False, ssl_context=context, max_connections=1)
+    results = []
+    for index in range(arguments.count):
+        request = NotificationRequest(device_token=arguments.token, message={"aps": {"alert": f"hello {index}"}})
+        result = await client.send_notification(request)
+        results.append({"successful": result.is_successful, "status": str(result.status),
+                        "description": result.description})
+    print(json.dumps({"results": results}))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    for name in ["--host", "--ca", "--key", "--key-id", "--team-id", "--topic", "--token"]:
+        parser.add_argument(name, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--count", type=int, default=1)
+    asyncio.run(asyncio.wait_for(main(parser.parse_args()), timeout=60))
