@@ -128,6 +128,12 @@ extension Installation {
         guard !template.body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw .badRequest("\(path).body: required; the template's JSON or XML body")
         }
+        // A body that cannot be rendered is refused now, not at send time.
+        do {
+            _ = try NotificationTemplate(body: template.body)
+        } catch {
+            throw .badRequest("\(path).body: \(error.message)")
+        }
         for (header, value) in template.headers.sorted(by: { $0.key < $1.key }) {
             guard !header.isEmpty, header.utf8.allSatisfy(isHeaderNameByte) else {
                 throw .badRequest(

@@ -145,6 +145,12 @@ extension RegistrationDescription {
         else {
             throw .badRequest("\(typeName) needs a BodyTemplate element with the template's body")
         }
+        // A body that cannot be rendered is refused now, not at send time.
+        do {
+            _ = try NotificationTemplate(body: bodyElement.trimmedText)
+        } catch {
+            throw .badRequest("BodyTemplate: \(error.message)")
+        }
         let name = description.nonEmptyValue("TemplateName")
         if let name, name.count > maxTemplateNameLength {
             throw .badRequest(

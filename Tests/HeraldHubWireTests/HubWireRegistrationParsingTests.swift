@@ -237,8 +237,9 @@ struct HubWireRegistrationParsingTests {
     }
 
     @Test func keepsWhatATemplateBodyHoldsInsideCDATA() throws {
-        let tricky = "{\"a\":\"]]>\",\"b\":\"<x>&amp;\",\"c\":\"line\r\nnext\"}"
-        let body = "<![CDATA[{\"a\":\"]]]]><![CDATA[>\",\"b\":\"<x>&amp;\",\"c\":\"line]]>&#13;<![CDATA[\nnext\"}]]>"
+        // A line break between JSON tokens: XML turns a bare CR into LF, so it travels as &#13;.
+        let tricky = "{\"a\":\"]]>\",\"b\":\"<x>&amp;\",\"c\":\"line\",\r\n\"d\":\"next\"}"
+        let body = "<![CDATA[{\"a\":\"]]]]><![CDATA[>\",\"b\":\"<x>&amp;\",\"c\":\"line\",]]>&#13;<![CDATA[\n\"d\":\"next\"}]]>"
         let r = try RegistrationDescription.parse(
             F.entry(
                 "FcmV1TemplateRegistrationDescription",
@@ -381,6 +382,14 @@ struct HubWireRegistrationParsingTests {
             "template without body",
             F.entry("AppleTemplateRegistrationDescription", "<DeviceToken>\(F.appleToken)</DeviceToken><TemplateName>t</TemplateName>"),
             "AppleTemplateRegistrationDescription needs a BodyTemplate element with the template's body"
+        ),
+        (
+            "template body that cannot be rendered",
+            F.entry(
+                "AppleTemplateRegistrationDescription",
+                #"<DeviceToken>\#(F.appleToken)</DeviceToken><BodyTemplate>{"aps":{"alert":"$(a"}}</BodyTemplate>"#
+            ),
+            "BodyTemplate: "
         ),
         (
             "template name too long",

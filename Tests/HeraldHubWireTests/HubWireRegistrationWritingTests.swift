@@ -208,7 +208,7 @@ struct HubWireRegistrationWritingTests {
     }
 
     @Test func escapesWhatMarkupWouldBreak() throws {
-        let body = "{\"a\":\"]]>\",\"b\":\"<x/>&amp;\",\"c\":\"line\r\nnext ]]]>\"}"
+        let body = "{\"a\":\"]]>\",\"b\":\"<x/>&amp;\",\"c\":\"line\",\r\n\"d\":\"next ]]]>\"}"
         let r = Registration(
             id: "9-9-9", platform: .wns, handle: "https://wns.example/?a=1&b=<2>",
             template: RegistrationTemplate(name: "A&B <\"x\">", body: body, headers: [.init(name: "X-WNS-Tag", value: "<&>")]),
@@ -217,7 +217,7 @@ struct HubWireRegistrationWritingTests {
         let data = RegistrationDescription.entry(r, hubURL: "https://h/a&b")
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.contains("<ChannelUri>https://wns.example/?a=1&amp;b=&lt;2&gt;</ChannelUri>"))
-        #expect(text.contains(#"<BodyTemplate><![CDATA[{"a":"]]]]><![CDATA[>","b":"<x/>&amp;","c":"line]]>&#13;<![CDATA["#))
+        #expect(text.contains(#"<BodyTemplate><![CDATA[{"a":"]]]]><![CDATA[>","b":"<x/>&amp;","c":"line",]]>&#13;<![CDATA["#))
         #expect(text.contains("<id>https://h/a&amp;b/registrations/9-9-9?api-version=2020-06</id>"))
         #expect(try RegistrationDescription.parseEntry(data) == r)
     }

@@ -226,6 +226,10 @@ struct InstallationJSONTests {
             #"templates["t"].body: required"#
         ),
         (
+            #"{"installationId":"i","platform":"fcmv1","pushChannel":"t","templates":{"t":{"body":"{\"m\":\"$(a\"}"}}}"#,
+            #"templates["t"].body: "#
+        ),
+        (
             #"{"installationId":"i","platform":"fcmv1","pushChannel":"t","templates":{"$body":{"body":"{}"}}}"#,
             #"templates["$body"]: '$body' is reserved"#
         ),
