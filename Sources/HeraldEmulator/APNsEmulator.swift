@@ -39,8 +39,9 @@ public final class APNsEmulator: Service, Sendable {
         public var openDeviceRegistry = false
         /// Keep received payloads per device (the inbox).
         public var recordsPayloads = true
-        /// At most this many notifications are kept per device; older ones are dropped.
-        public var inboxLimit = 10_000
+        /// At most this many notifications are kept per device, the newest; every one is still
+        /// counted (the stats), so that memory stays bounded however long the emulator runs.
+        public var inboxLimit = 100
         public var maxConcurrentStreams = 1000
         /// Provider tokens older than this (seconds) get 403 ExpiredProviderToken.
         public var providerTokenLifetime: TimeInterval = 3600

@@ -34,8 +34,9 @@ public final class FCMEmulator: Service, Sendable {
         public var openDeviceRegistry = false
         /// Keep received messages per device (the inbox).
         public var recordsPayloads = true
-        /// At most this many notifications are kept per device; older ones are dropped.
-        public var inboxLimit = 10_000
+        /// At most this many notifications are kept per device, the newest; every one is still
+        /// counted (the stats), so that memory stays bounded however long the emulator runs.
+        public var inboxLimit = 100
         public var maxConcurrentStreams = 1000
         /// The event loops to serve on; `nil` uses NIO's shared singleton group.
         public var eventLoopGroup: (any EventLoopGroup)? = nil

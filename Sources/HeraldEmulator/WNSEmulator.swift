@@ -43,8 +43,9 @@ public final class WNSEmulator: Service, Sendable {
         public var accessTokenLifetime = 86_400
         /// Keep received notifications per channel (the inbox).
         public var recordsPayloads = true
-        /// At most this many notifications are kept per channel; older ones are dropped.
-        public var inboxLimit = 10_000
+        /// At most this many notifications are kept per channel, the newest; every one is still
+        /// counted (the stats), so that memory stays bounded however long the emulator runs.
+        public var inboxLimit = 100
         public var maxConcurrentStreams = 1000
         /// The event loops to serve on; `nil` uses NIO's shared singleton group.
         public var eventLoopGroup: (any EventLoopGroup)? = nil

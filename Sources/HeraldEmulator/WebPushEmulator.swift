@@ -30,8 +30,9 @@ public final class WebPushEmulator: Service, Sendable {
         public var maxMessageSize = 4096
         /// Keep received payloads per subscription (the inbox).
         public var recordsPayloads = true
-        /// At most this many notifications are kept per subscription; older ones are dropped.
-        public var inboxLimit = 10_000
+        /// At most this many notifications are kept per subscription, the newest; every one is
+        /// still counted (the stats), so that memory stays bounded however long the emulator runs.
+        public var inboxLimit = 100
         public var maxConcurrentStreams = 1000
         /// The event loops to serve on; `nil` uses NIO's shared singleton group.
         public var eventLoopGroup: (any EventLoopGroup)? = nil

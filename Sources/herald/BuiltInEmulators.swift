@@ -50,7 +50,7 @@ struct BuiltInEmulators {
         /// Keep what each device received (off: count accepted sends only).
         var recordsPayloads = true
         /// Payloads kept per device, the newest; every one is counted.
-        var inboxLimit = 10_000
+        var inboxLimit = 100
     }
 
     /// Starts an emulator for each of `platforms`. `vapidKeyPEM` is Herald's VAPID key,

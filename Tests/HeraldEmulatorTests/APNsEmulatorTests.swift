@@ -85,7 +85,8 @@ struct APNsEmulatorTests {
 
     @Test("many concurrent streams on one connection")
     func concurrentStreams() async throws {
-        try await APNsHarness.with { apns in
+        // The inbox keeps every one of them (the default keeps the last 100).
+        try await APNsHarness.with(configure: { $0.inboxLimit = 500 }) { apns in
             let token = apns.emulator.registerDevice(topic: APNsHarness.topic)
             let count = 500
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
