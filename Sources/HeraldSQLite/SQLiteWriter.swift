@@ -203,24 +203,12 @@ actor SQLiteWriter {
         var writes: [Int] = []
         for (index, request) in requests.enumerated() {
             let id = request.row.registration.id
-            let condition = request.condition
-            if let existing = owners[id] {
-                if let owner = condition.owner, existing != owner {
-                    results[index] = .failure(HeraldError.forbidden("this registration belongs to another user"))
-                    continue
-                }
-            } else if condition.mustExist {
-                results[index] = .failure(HeraldError.notFound("no registration with id \(id) to update"))
-                continue
-            } else if condition.mustBeIssued,
-                (issuedUntil[id] ?? .min) <= request.row.registration.updatedAt.storeMilliseconds
-            {
-                results[index] = .failure(
-                    HeraldError.gone("the registration id \(id) was not issued, or it expired or was deleted; ask for a new one")
-                )
-                continue
+            let isIssued = (issuedUntil[id] ?? .min) > request.row.registration.updatedAt.storeMilliseconds
+            if let violation = request.condition.violation(id: id, existingOwner: owners[id], isIssued: isIssued) {
+                results[index] = .failure(violation)
+            } else {
+                writes.append(index)
             }
-            writes.append(index)
         }
         guard !writes.isEmpty else { return results.map { $0! } }
         let stored = try await upsertRows(writes.map { requests[$0] }, on: connection)
@@ -254,27 +242,18 @@ actor SQLiteWriter {
         let row = request.row
         let condition = request.condition
         let id = row.registration.id
-        let existing = try await connection.query("SELECT owner, version FROM registrations WHERE id = ?", [.text(id)]).first
-        if let existing {
-            if let owner = condition.owner, existing.column("owner")?.string != owner {
-                throw HeraldError.forbidden("this registration belongs to another user")
-            }
-        } else {
-            if condition.mustExist {
-                throw HeraldError.notFound("no registration with id \(id) to update")
-            }
-            if let ifVersion = condition.ifVersion {
-                throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
-            }
-            if condition.mustBeIssued {
-                let issued = try await connection.query(
-                    "SELECT 1 FROM reservations WHERE id = ? AND expires_at > ?",
-                    [.text(id), .integer(row.registration.updatedAt.storeMilliseconds)]
-                )
-                if issued.isEmpty {
-                    throw HeraldError.gone("the registration id \(id) was not issued, or it expired or was deleted; ask for a new one")
-                }
-            }
+        let existing = try await connection.query("SELECT owner FROM registrations WHERE id = ?", [.text(id)]).first
+        var isIssued = false
+        if existing == nil, condition.mustBeIssued {
+            let issued = try await connection.query(
+                "SELECT 1 FROM reservations WHERE id = ? AND expires_at > ?",
+                [.text(id), .integer(row.registration.updatedAt.storeMilliseconds)]
+            )
+            isIssued = !issued.isEmpty
+        }
+        let existingOwner: String?? = existing.map { $0.column("owner")?.string }
+        if let violation = condition.violation(id: id, existingOwner: existingOwner, isIssued: isIssued) {
+            throw violation
         }
         let stored: Registration
         if let ifVersion = condition.ifVersion {

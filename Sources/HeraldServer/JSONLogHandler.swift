@@ -1,9 +1,10 @@
 import Foundation
+import HeraldCore
 public import Logging
 import Synchronization
 
-/// Writes one JSON object per line, for log shippers: `timestamp` (ISO 8601, UTC,
-/// milliseconds), `level`, `logger` (the label), `message`, `source` (the module), and every
+/// Writes one JSON object per line (keys sorted), for log shippers: `timestamp` (ISO 8601,
+/// UTC, milliseconds), `level`, `logger` (the label), `message`, `source` (the module), and every
 /// metadata entry as a field of its own (`herald.hub`, `herald.request.id`, …; an entry whose
 /// name is taken by one of those is written as `metadata.<name>`).
 ///
@@ -38,50 +39,38 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var fields: [(String, String)] = [
-            ("timestamp", Self.quoted(Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))),
-            ("level", Self.quoted(event.level.rawValue)),
-            ("logger", Self.quoted(label)),
-            ("message", Self.quoted(event.message.description)),
-            ("source", Self.quoted(event.source)),
+        var fields: [(key: String, value: JSONValue)] = [
+            ("timestamp", .string(Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))),
+            ("level", .string(event.level.rawValue)),
+            ("logger", .string(label)),
+            ("message", .string(event.message.description)),
+            ("source", .string(event.source)),
         ]
-        if let error = event.error { fields.append(("error", Self.quoted("\(error)"))) }
+        if let error = event.error { fields.append(("error", .string("\(error)"))) }
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
         if let own = event.metadata { all.merge(own) { _, new in new } }
-        let reserved = Set(fields.map(\.0))
-        for (key, value) in all.sorted(by: { $0.key < $1.key }) {
+        let reserved = Set(fields.map(\.key))
+        for (key, value) in all {
             fields.append((reserved.contains(key) ? "metadata.\(key)" : key, Self.json(value)))
         }
-        write("{" + fields.map { "\(Self.quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}\n")
+        guard let line = try? Self.encoder.encode(JSONValue.object(fields)) else { return }
+        write(String(decoding: line, as: UTF8.self) + "\n")
     }
 
-    private static func json(_ value: Logger.Metadata.Value) -> String {
+    /// Sorted keys: a line's fields in a stable order.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    private static func json(_ value: Logger.Metadata.Value) -> JSONValue {
         switch value {
-        case .string(let string): quoted(string)
-        case .stringConvertible(let convertible): quoted(convertible.description)
-        case .array(let values): "[" + values.map(json).joined(separator: ",") + "]"
-        case .dictionary(let entries):
-            "{" + entries.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\(json($0.value))" }.joined(separator: ",") + "}"
+        case .string(let string): .string(string)
+        case .stringConvertible(let convertible): .string(convertible.description)
+        case .array(let values): .array(values.map(json))
+        case .dictionary(let entries): .object(entries.map { ($0.key, json($0.value)) })
         }
-    }
-
-    /// A JSON string literal: quotes, backslashes and control characters escaped.
-    static func quoted(_ string: String) -> String {
-        var result = "\""
-        result.reserveCapacity(string.utf8.count + 2)
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

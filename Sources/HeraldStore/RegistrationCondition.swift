@@ -1,3 +1,5 @@
+package import HeraldCore
+
 /// What must hold for a registration write to go ahead: the rules of the device registry
 /// that depend on what is stored, checked by the store in the write's own transaction.
 public struct RegistrationCondition: Sendable, Hashable {
@@ -36,5 +38,24 @@ public struct RegistrationCondition: Sendable, Hashable {
     /// Whether the write needs no look at what is stored: it can be batched with others.
     package var isUnconditional: Bool {
         ifVersion == nil && !mustExist && !mustBeIssued && owner == nil && !replacesOtherRegistrationsOfHandle
+    }
+
+    /// What this condition refuses for the registration `id`, given what the store holds:
+    /// `existingOwner` is `nil` when no registration has the id, `.some(owner)` when one does;
+    /// `isIssued` says whether a live reservation holds the id (read when the id is not a
+    /// registration and ``mustBeIssued`` is set). `nil` when the write may go ahead, before
+    /// any version check, which the write itself makes. Every store implementation applies
+    /// the rules in this one order.
+    package func violation(id: String, existingOwner: String??, isIssued: Bool) -> HeraldError? {
+        if let existingOwner {
+            if let owner, existingOwner != owner { return .forbidden("this registration belongs to another user") }
+            return nil
+        }
+        if mustExist { return .notFound("no registration with id \(id) to update") }
+        if let ifVersion { return .preconditionFailed("the registration does not have version \(ifVersion)") }
+        if mustBeIssued, !isIssued {
+            return .gone("the registration id \(id) was not issued, or it expired or was deleted; ask for a new one")
+        }
+        return nil
     }
 }

@@ -95,4 +95,24 @@ struct HubRegistryTests {
             await Self.close(old, new)
         }
     }
+
+    @Test func aServerWithoutAnyProviderIsNotReady() async throws {
+        let dataDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("herald-registry-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+        let catalog = HubCatalog(dataDirectory: dataDirectory)
+        try catalog.create(name: "hub")
+        let registry = HubRegistry(
+            catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Logger(label: "test")),
+            logger: Logger(label: "test")
+        )
+        #expect(await registry.readiness().problems == ["no hub is open", "no push provider is configured: set a platform's credentials, or leave HERALD_EMULATORS=auto"])
+        _ = try #require(try await registry.hub(named: "hub"))
+        let readiness = await registry.readiness()
+        #expect(!readiness.isReady)
+        #expect(readiness.hubs == ["hub": "ok"], "the store answers; what is missing is a provider")
+        #expect(readiness.problems.count == 1)
+        #expect(readiness.problems.first?.hasPrefix("no push provider is configured") == true)
+        await registry.close()
+    }
 }

@@ -54,10 +54,9 @@ public final class HubRegistry: Service, Sendable {
     private enum Work: Sendable {
         /// Run the delivery worker of a newly opened engine.
         case deliver(HubEngine)
-        /// Shut down providers that were replaced, once their sends had time to end.
-        case retire([any PushProvider])
-        /// Close the store of an engine that was replaced by a hub created again.
-        case close(HubEngine, [any PushProvider])
+        /// Once the sends in flight had time to end, shut down providers that were replaced,
+        /// and close the store of an engine replaced by a hub created again (if any).
+        case retire([any PushProvider], store: (any HeraldStore)?)
     }
 
     private struct State {
@@ -190,7 +189,7 @@ public final class HubRegistry: Service, Sendable {
         }
         if let closing {
             closing.hub.stop()
-            state.withLock { $0.submit(.close(closing.hub, closing.owned)) }
+            state.withLock { $0.submit(.retire(closing.owned, store: closing.hub.store)) }
         }
         hubLogger.info("Opened hub", metadata: ["herald.platforms": "\(providers.all.map(\.platform.rawValue).sorted())"])
         return hub
@@ -204,7 +203,7 @@ public final class HubRegistry: Service, Sendable {
         state.withLock { state in
             state.hubs[definition.name]?.credentials = definition.credentials
             state.hubs[definition.name]?.owned = owned
-            if !current.owned.isEmpty { state.submit(.retire(current.owned)) }
+            if !current.owned.isEmpty { state.submit(.retire(current.owned, store: nil)) }
         }
         hubLogger(definition.name).info(
             "Hub credentials changed: providers made anew",
@@ -250,17 +249,12 @@ public final class HubRegistry: Service, Sendable {
                     switch item {
                     case .deliver(let hub):
                         group.addTask { try? await DeliveryWorker(hub: hub).run() }
-                    case .retire(let providers):
+                    case .retire(let providers, let store):
                         group.addTask {
                             await cancelWhenGracefulShutdown { try? await Task.sleep(for: retirementDelay) }
                             for provider in providers { try? await provider.shutdown() }
-                            logger.debug("Shut down the providers of replaced hub credentials", metadata: ["herald.count": "\(providers.count)"])
-                        }
-                    case .close(let hub, let providers):
-                        group.addTask {
-                            await cancelWhenGracefulShutdown { try? await Task.sleep(for: retirementDelay) }
-                            for provider in providers { try? await provider.shutdown() }
-                            try? await hub.store.close()
+                            try? await store?.close()
+                            logger.debug("Retired a replaced hub's providers", metadata: ["herald.count": "\(providers.count)"])
                         }
                     }
                 }
