@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "HeraldWebPushCrypto", targets: ["HeraldWebPushCrypto"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldSQLite", targets: ["HeraldSQLite"]),
+        .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldHub", targets: ["HeraldHub"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -96,6 +98,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The store for several nodes: every hub in one PostgreSQL database.
+        .target(
+            name: "HeraldPostgres",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -241,6 +257,14 @@ let package = Package(
             name: "HeraldSQLiteTests",
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldSQLite", "HeraldStoreConformance", "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeraldPostgresTests",
+            dependencies: [
+                "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldStoreConformance", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

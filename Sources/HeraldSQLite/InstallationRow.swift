@@ -4,34 +4,8 @@ import SQLiteNIO
 import HeraldStore
 
 /// An installation as the `installations` table holds it: the id, user id, own tags and
-/// dates in columns, everything else in one JSON document.
-///
-/// The document is Herald's storage form, not the hub API's wire form: it changes only with a
-/// migration, whatever the API does.
+/// dates in columns, everything else in one JSON document (``StoredInstallationDocument``).
 struct InstallationRow: Sendable {
-    /// What the `document` column holds. Its own types throughout, so that a change to the
-    /// model's `Codable` forms cannot change what is stored.
-    struct Document: Codable, Sendable {
-        struct Template: Codable, Sendable {
-            var body: String
-            var headers: [String: String]
-            var expiry: String?
-            var tags: [String]
-        }
-
-        var platform: String
-        var legacyGCM: Bool
-        var pushChannel: String
-        var p256dh: String?
-        var auth: String?
-        var templates: [String: Template]
-        var pushVariables: [String: String]
-        /// Milliseconds since 1970, as the store keeps dates.
-        var expirationTime: Int?
-        /// Set by ``SQLiteStore/deleteRegistrations(ids:)`` with `json_set`: keep the name.
-        var pushChannelExpired: Bool
-    }
-
     /// The installation as it reads back from the store.
     var installation: Installation
     var tagsJSON: String
@@ -39,28 +13,10 @@ struct InstallationRow: Sendable {
 
     /// Normalizes `installation` for storage, with the given version and timestamps.
     init(_ installation: Installation, version: Int, createdAt: Date, updatedAt: Date) throws {
-        var normalized = installation
-        normalized.expirationTime = installation.expirationTime?.storeRounded
-        normalized.version = version
-        normalized.createdAt = createdAt.storeRounded
-        normalized.updatedAt = updatedAt.storeRounded
+        let normalized = installation.stored(version: version, createdAt: createdAt, updatedAt: updatedAt)
         self.installation = normalized
-        self.tagsJSON = try PlainJSONStrings.encode(normalized.tags) ?? RegistrationRow.json(normalized.tags)
-        self.documentJSON = try RegistrationRow.json(
-            Document(
-                platform: normalized.platform.rawValue,
-                legacyGCM: normalized.legacyGCM,
-                pushChannel: normalized.pushChannel,
-                p256dh: normalized.webPushKeys?.p256dh,
-                auth: normalized.webPushKeys?.auth,
-                templates: normalized.templates.mapValues {
-                    Document.Template(body: $0.body, headers: $0.headers, expiry: $0.expiry, tags: $0.tags)
-                },
-                pushVariables: normalized.pushVariables,
-                expirationTime: normalized.expirationTime?.storeMilliseconds,
-                pushChannelExpired: normalized.pushChannelExpired
-            )
-        )
+        self.tagsJSON = try PlainJSONStrings.encode(normalized.tags) ?? StoredJSON.encode(normalized.tags)
+        self.documentJSON = try StoredJSON.encode(StoredInstallationDocument(normalized))
     }
 
     static let columns = "id, user_id, tags, document, version, created_at, updated_at"
@@ -89,32 +45,19 @@ struct InstallationRow: Sendable {
     }
 
     static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> Installation {
-        let document = try row.json(Document.self, "document")
-        guard let platform = Platform(rawValue: document.platform) else {
+        let document = try row.json(StoredInstallationDocument.self, "document")
+        guard
+            let installation = document.installation(
+                id: try row.string("id"),
+                userId: try row.optionalString("user_id"),
+                tags: try row.jsonStrings("tags"),
+                version: try row.int("version"),
+                createdAt: try row.date("created_at"),
+                updatedAt: try row.date("updated_at")
+            )
+        else {
             throw SQLiteStoreError(code: .corruptData, message: "a stored installation has an unknown platform")
         }
-        let keys: WebPushKeys? =
-            switch (document.p256dh, document.auth) {
-            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
-            default: nil
-            }
-        return Installation(
-            id: try row.string("id"),
-            platform: platform,
-            legacyGCM: document.legacyGCM,
-            pushChannel: document.pushChannel,
-            webPushKeys: keys,
-            userId: try row.optionalString("user_id"),
-            tags: try row.jsonStrings("tags"),
-            templates: document.templates.mapValues {
-                InstallationTemplate(body: $0.body, headers: $0.headers, expiry: $0.expiry, tags: $0.tags)
-            },
-            pushVariables: document.pushVariables,
-            expirationTime: document.expirationTime.map(Date.init(storeMilliseconds:)),
-            pushChannelExpired: document.pushChannelExpired,
-            version: try row.int("version"),
-            createdAt: try row.date("created_at"),
-            updatedAt: try row.date("updated_at")
-        )
+        return installation
     }
 }

@@ -15,22 +15,11 @@ struct RegistrationRow: Sendable {
 
     /// Normalizes `registration` for storage, with the given timestamps.
     init(_ registration: Registration, createdAt: Date, updatedAt: Date) throws {
-        var normalized = registration
-        normalized.tags = Array(Set(registration.tags)).sorted()
-        normalized.expiresAt = registration.expiresAt?.storeRounded
-        normalized.createdAt = createdAt.storeRounded
-        normalized.updatedAt = updatedAt.storeRounded
-        self.registration = normalized
-        self.tagsJSON = try PlainJSONStrings.encode(normalized.tags) ?? Self.json(normalized.tags)
-        self.templateJSON = try normalized.template.map(Self.json)
-        self.pushVariablesJSON = normalized.pushVariables.isEmpty ? nil : try Self.json(normalized.pushVariables)
-    }
-
-    /// Compact JSON with sorted keys, so that the same value is always stored the same way.
-    static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        let stored = try StoredRegistration(registration, createdAt: createdAt, updatedAt: updatedAt)
+        self.registration = stored.registration
+        self.tagsJSON = try PlainJSONStrings.encode(stored.registration.tags) ?? StoredJSON.encode(stored.registration.tags)
+        self.templateJSON = stored.templateJSON
+        self.pushVariablesJSON = stored.pushVariablesJSON
     }
 
     /// Binds per row of ``upsertSQL(rows:returning:sameInstallationOnly:)``.

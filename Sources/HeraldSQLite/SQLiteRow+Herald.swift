@@ -3,32 +3,6 @@ import HeraldCore
 import SQLiteNIO
 import HeraldStore
 
-extension Date {
-    /// Milliseconds since 1970, as the store keeps dates. Clamped to ±2⁵³ so that any `Date`
-    /// (even `distantFuture` or a non-finite interval) can be stored.
-    var storeMilliseconds: Int {
-        let ms = (timeIntervalSince1970 * 1000).rounded()
-        guard ms.isFinite else { return ms > 0 ? 1 << 53 : -(1 << 53) }
-        return Int(min(max(ms, -9_007_199_254_740_992), 9_007_199_254_740_992))
-    }
-
-    init(storeMilliseconds ms: Int) {
-        self.init(timeIntervalSince1970: Double(ms) / 1000)
-    }
-
-    /// This date as it reads back from the store (rounded to the millisecond).
-    var storeRounded: Date { Date(storeMilliseconds: storeMilliseconds) }
-}
-
-extension Duration {
-    /// Whole milliseconds, saturating.
-    var storeMilliseconds: Int {
-        let ms = wholeMilliseconds
-        guard ms != .max, ms != .min else { return ms < 0 ? Int.min / 2 : Int.max / 2 }
-        return Int(ms)
-    }
-}
-
 extension SQLiteData {
     init(_ string: String?) {
         self = string.map { .text($0) } ?? .null
@@ -100,10 +74,9 @@ extension SQLiteRow {
     /// Decodes a JSON column.
     func json<T: Decodable>(_ type: T.Type, _ column: String) throws(SQLiteStoreError) -> T {
         let text = try string(column)
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
-        } catch {
+        guard let value = StoredJSON.decode(T.self, from: text) else {
             throw SQLiteStoreError(code: .corruptData, message: "the stored column '\(column)' is not valid JSON")
         }
+        return value
     }
 }

@@ -9,12 +9,6 @@ extension SQLiteStore {
         template, direct_targets, scheduled_at
         """
 
-    private static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
     private static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> NotificationRecord {
         guard let state = NotificationState(rawValue: try row.string("state")) else {
             throw SQLiteStoreError(code: .corruptData, message: "a stored notification has an unknown state")
@@ -44,10 +38,10 @@ extension SQLiteStore {
             throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
         }
         let binds: [SQLiteData] = [
-            .text(notification.id), SQLiteData(notification.tagExpression), .text(try Self.json(notification.payloads)),
-            .text(notification.state.rawValue), .text(try Self.json(notification.counts)), SQLiteData(notification.cursor),
+            .text(notification.id), SQLiteData(notification.tagExpression), .text(try StoredJSON.encode(notification.payloads)),
+            .text(notification.state.rawValue), .text(try StoredJSON.encode(notification.counts)), SQLiteData(notification.cursor),
             SQLiteData(notification.enqueuedAt), SQLiteData(notification.startedAt), SQLiteData(notification.endedAt),
-            SQLiteData(try notification.template.map(Self.json)), SQLiteData(try notification.directTargets.map(Self.json)),
+            SQLiteData(try notification.template.map(StoredJSON.encode)), SQLiteData(try notification.directTargets.map(StoredJSON.encode)),
             SQLiteData(notification.scheduledAt),
         ]
         let inserted = try await write { connection in
@@ -91,7 +85,7 @@ extension SQLiteStore {
 
     /// Records progress. Throws ``HeraldError/notFound(_:)`` for an unknown id.
     public func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
-        let binds: [SQLiteData] = [SQLiteData(cursor), .text(try Self.json(counts)), SQLiteData(leaseUntil), .text(id)]
+        let binds: [SQLiteData] = [SQLiteData(cursor), .text(try StoredJSON.encode(counts)), SQLiteData(leaseUntil), .text(id)]
         try await updateNotification(
             id: id,
             sql: "UPDATE notifications SET cursor = ?, counts = ?, lease_until = ? WHERE id = ? RETURNING id",
@@ -102,7 +96,7 @@ extension SQLiteStore {
     /// Records the final state and clears the lease. Throws ``HeraldError/notFound(_:)`` for an
     /// unknown id.
     public func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
-        let binds: [SQLiteData] = [.text(state.rawValue), .text(try Self.json(counts)), SQLiteData(endedAt), .text(id)]
+        let binds: [SQLiteData] = [.text(state.rawValue), .text(try StoredJSON.encode(counts)), SQLiteData(endedAt), .text(id)]
         try await updateNotification(
             id: id,
             sql: "UPDATE notifications SET state = ?, counts = ?, ended_at = ?, lease_until = NULL WHERE id = ? RETURNING id",

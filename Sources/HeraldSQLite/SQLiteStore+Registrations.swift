@@ -259,9 +259,7 @@ extension SQLiteStore {
         limit: Int
     ) async throws -> [Registration] {
         guard limit > 0 else { return [] }
-        if let expression, RegistrationQuery.size(expression) > RegistrationQuery.maxNodes {
-            throw HeraldError.badRequest("the tag expression is too long; use at most \(RegistrationQuery.maxNodes) tags and operators")
-        }
+        let plan = try TagQueryPlan(expression)
         // Conditions on the registration `r` besides the tags: not expired, on a platform asked for.
         var filterSQL = " AND (r.expires_at IS NULL OR r.expires_at > ?)"
         var filterBinds: [SQLiteData] = [.integer(now().storeMilliseconds)]
@@ -280,7 +278,7 @@ extension SQLiteStore {
             rest.map { " AND " + RegistrationQuery.condition($0, binds: &binds) }.joined()
         }
 
-        switch RegistrationQuery.plan(expression) {
+        switch plan {
         case .scan(let condition):
             var sql = "SELECT \(RegistrationRow.selectColumns) FROM registrations AS r WHERE 1"
             var binds: [SQLiteData] = []

@@ -11,11 +11,11 @@ import HeraldSQLite
 @Suite("Resolving tag expressions")
 struct RegistrationQueryTests {
     /// The conformance suite's random expressions exercise every way of reading.
-    @Test func randomExpressionsExerciseEveryPlan() {
+    @Test func randomExpressionsExerciseEveryPlan() throws {
         let (_, cases) = RandomTagExpressions.scenario(now: StoreTestClock().now)
         var plans: [String: Int] = [:]
         for testCase in cases {
-            switch RegistrationQuery.plan(testCase.expression) {
+            switch try TagQueryPlan(testCase.expression) {
             case .scan: plans["scan", default: 0] += 1
             case .tag: plans["tag", default: 0] += 1
             case .anyTag: plans["anyTag", default: 0] += 1
@@ -38,7 +38,7 @@ struct RegistrationQueryTests {
     }
 
     @Test(arguments: [
-        (TagExpression.tag("a"), RegistrationQuery.Plan.tag("a", rest: [])),
+        (TagExpression.tag("a"), TagQueryPlan.tag("a", rest: [])),
         (.and(.not(.tag("b")), .tag("a")), .tag("a", rest: [.not(.tag("b"))])),
         (.and(.and(.tag("a"), .tag("b")), .tag("c")), .tag("a", rest: [.tag("b"), .tag("c")])),
         (.or(.tag("a"), .or(.tag("b"), .tag("a"))), .anyTag(["a", "b"], rest: [])),
@@ -46,8 +46,8 @@ struct RegistrationQueryTests {
         (.not(.tag("a")), .scan(condition: .not(.tag("a")))),
         (.or(.tag("a"), .not(.tag("b"))), .scan(condition: .or(.tag("a"), .not(.tag("b"))))),
     ])
-    func planDrivesFromAMandatoryTag(expression: TagExpression, plan: RegistrationQuery.Plan) {
-        #expect(RegistrationQuery.plan(expression) == plan)
+    func planDrivesFromAMandatoryTag(expression: TagExpression, plan: TagQueryPlan) throws {
+        #expect(try TagQueryPlan(expression) == plan)
     }
 
     @Test func tagsAreBoundNeverInterpolated() {

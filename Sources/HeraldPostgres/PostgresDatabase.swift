@@ -1,0 +1,234 @@
+public import Foundation
+import HeraldCore
+import HeraldStore
+public import Logging
+import NIOSSL
+import PostgresNIO
+public import ServiceLifecycle
+
+/// The PostgreSQL database that several Herald nodes share: one pool of connections, the
+/// schema, and a ``PostgresStore`` per hub.
+///
+/// It is a `Service`: its ``run()`` keeps the connection pool and must run, in the service
+/// group or a task, for as long as stores are used; queries wait for a connection until it
+/// runs. Call ``migrate()`` once it runs, before the first store is used.
+///
+/// ```swift
+/// let database = try PostgresDatabase(url: DatabaseURL("postgres://herald:secret@db/herald"), logger: logger)
+/// // run `database` in the service group, then:
+/// try await database.migrate()
+/// let store = database.store(hub: "app")
+/// ```
+public final class PostgresDatabase: Service, Sendable {
+    /// Where the database is (its ``DatabaseURL/description`` has no password).
+    public let url: DatabaseURL
+    let client: PostgresClient
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - maximumConnections: The most connections this process opens; PostgreSQL's own
+    ///     `max_connections` (100 by default) bounds the sum over all nodes.
+    public init(url: DatabaseURL, maximumConnections: Int = 20, logger: Logger) {
+        self.url = url
+        self.logger = logger
+        var configuration: PostgresClient.Configuration
+        if let socketPath = url.socketPath {
+            configuration = .init(unixSocketPath: socketPath, username: url.username, password: url.password, database: url.database)
+        } else {
+            let tls: PostgresClient.Configuration.TLS =
+                switch url.tlsMode {
+                case .disable: .disable
+                case .prefer: .prefer(Self.tlsConfiguration(url.tlsMode))
+                case .require, .verifyCA, .verifyFull: .require(Self.tlsConfiguration(url.tlsMode))
+                }
+            configuration = .init(
+                host: url.host ?? "localhost", port: url.port, username: url.username, password: url.password,
+                database: url.database, tls: tls
+            )
+        }
+        configuration.options.maximumConnections = max(1, maximumConnections)
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = url.connectTimeout ?? .seconds(10)
+        configuration.options.additionalStartupParameters = [("application_name", url.applicationName ?? "herald")]
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+
+    /// libpq's `prefer` and `require` do not verify the certificate; `verify-ca` and
+    /// `verify-full` do, against the system's trust roots.
+    private static func tlsConfiguration(_ mode: DatabaseURL.TLSMode) -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification =
+            switch mode {
+            case .verifyFull: .fullVerification
+            case .verifyCA: .noHostnameVerification
+            default: .none
+            }
+        return tls
+    }
+
+    /// One connection of its own, outside the pool: it fails at once with the server's reason
+    /// (a refused password, an unknown database), where the pool would keep retrying.
+    private func connect() async throws -> PostgresConnection {
+        var configuration: PostgresConnection.Configuration
+        if let socketPath = url.socketPath {
+            configuration = .init(unixSocketPath: socketPath, username: url.username, password: url.password, database: url.database)
+        } else {
+            let tls: PostgresConnection.Configuration.TLS =
+                switch url.tlsMode {
+                case .disable: .disable
+                case .prefer: .prefer(try NIOSSLContext(configuration: Self.tlsConfiguration(url.tlsMode)))
+                case .require, .verifyCA, .verifyFull: .require(try NIOSSLContext(configuration: Self.tlsConfiguration(url.tlsMode)))
+                }
+            configuration = .init(
+                host: url.host ?? "localhost", port: url.port, username: url.username, password: url.password,
+                database: url.database, tls: tls
+            )
+        }
+        let timeout = url.connectTimeout ?? .seconds(10)
+        configuration.options.connectTimeout = .milliseconds(Int64(timeout.storeMilliseconds))
+        configuration.options.additionalStartupParameters = [("application_name", url.applicationName ?? "herald")]
+        do {
+            return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        } catch {
+            throw connectError(error)
+        }
+    }
+
+    /// Why a connection could not be made, without the password.
+    private func connectError(_ error: any Error) -> PostgresStoreError {
+        var reason = "\(type(of: error))"
+        if let error = error as? PSQLError {
+            reason = error.serverInfo?[.message] ?? "\(error.code)"
+            if let underlying = error.underlying { reason += ": \(underlying)" }
+        } else if let error = error as? NIOSSLError {
+            reason = "TLS: \(error)"
+        } else {
+            reason = "\(error)"
+        }
+        if let password = url.password, !password.isEmpty { reason = reason.replacingOccurrences(of: password, with: "***") }
+        logger.error("Cannot connect to the database", metadata: ["herald.store.database": "\(url)", "error": "\(reason)"])
+        return PostgresStoreError(code: .cannotConnect, message: "cannot connect to the database \(url): \(reason)")
+    }
+
+    /// Keeps the connection pool until the task is cancelled or the service group shuts down.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await self.client.run()
+        }
+    }
+
+    /// Brings the schema up to date (see ``PostgresMigration``) and returns the versions it
+    /// applied; none when it was up to date. Safe to call from several nodes at once: each
+    /// migration is applied exactly once.
+    ///
+    /// - Throws: ``PostgresStoreError`` with ``PostgresStoreError/Code/cannotConnect`` when the
+    ///   server cannot be reached within the connect timeout or refuses the sign-in (the message
+    ///   says why, without the password), ``PostgresStoreError/Code/schemaTooNew``
+    ///   for a database from a newer Herald.
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        let connection = try await connect()
+        do {
+            let applied = try await PostgresMigration.migrate(on: connection, database: url, logger: logger)
+            try? await connection.close()
+            return applied
+        } catch {
+            try? await connection.close()
+            throw mapError(error)
+        }
+    }
+
+    /// The store of the hub `hub`. Stores are cheap: they share this database's connections.
+    ///
+    /// - Parameter now: The clock for expiry and timestamps; injectable for tests.
+    public func store(hub: String, now: @escaping @Sendable () -> Date = { Date() }) -> PostgresStore {
+        PostgresStore(hub: hub, database: self, now: now)
+    }
+
+    /// Returns once the database answers; for readiness checks.
+    public func ping() async throws {
+        _ = try await run { connection in try await connection.query("SELECT 1", logger: logger) }
+    }
+
+    /// The newest schema version this Herald knows.
+    public static var latestSchemaVersion: Int { PostgresMigration.latestVersion }
+
+    /// The schema versions applied to the database, in order.
+    public func schemaVersions() async throws -> [Int] {
+        try await run { connection in
+            var versions: [Int] = []
+            let rows = try await connection.query("SELECT version FROM herald.schema_migrations ORDER BY version", logger: logger)
+            for try await version in rows.decode(Int.self) { versions.append(version) }
+            return versions
+        }
+    }
+
+    /// Runs an SQL statement outside any store. For tests.
+    package func executeForTesting(_ sql: String) async throws {
+        _ = try await run { connection in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
+    }
+
+    // MARK: Running statements
+
+    /// Runs `body` on a connection of the pool.
+    func run<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+        do {
+            return try await client.withConnection(body)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Runs `body` in one transaction (`READ COMMITTED`), rolled back if it throws.
+    func transaction<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+        do {
+            return try await client.withTransaction(logger: logger, body)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Turns an error of the client into one safe to show: PostgreSQL's own message is logged,
+    /// not passed on; errors of Herald's own pass unchanged.
+    func mapError(_ error: any Error) -> any Error {
+        if error is HeraldError || error is PostgresStoreError || error is CancellationError { return error }
+        if let transaction = error as? PostgresTransactionError {
+            if let closureError = transaction.closureError { return mapError(closureError) }
+            if let other = transaction.beginError ?? transaction.commitError { return mapError(other) }
+            return PostgresStoreError(code: .database, message: "a transaction failed")
+        }
+        if let error = error as? PostgresDecodingError {
+            logger.error("A stored value could not be decoded", metadata: ["herald.store.column": "\(error.columnName)"])
+            return PostgresStoreError(code: .corruptData, message: "the stored column '\(error.columnName)' has the wrong type")
+        }
+        guard let error = error as? PSQLError else { return error }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? "?"
+            logger.error(
+                "PostgreSQL refused a statement",
+                metadata: ["herald.store.sqlstate": "\(state)", "error": "\(error.serverInfo?[.message] ?? "")"]
+            )
+            switch state {
+            case "40001", "40P01", "55P03", "57014":
+                // Serialization failure, deadlock, lock not available, statement timeout: passes.
+                return HeraldError.unavailable("the database is busy; try again")
+            case "3D000", "28000", "28P01":
+                return PostgresStoreError(code: .cannotConnect, message: "the database \(url) refused the connection (\(state))")
+            case let state where state.hasPrefix("08") || state.hasPrefix("57P"):
+                return HeraldError.unavailable("the database is unavailable; try again")
+            default:
+                return PostgresStoreError(code: .database, message: "the database failed (\(state))")
+            }
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+            .sslUnsupported, .failedToAddSSLHandler:
+            logger.warning("The database connection failed", metadata: ["herald.store.database": "\(url)", "error": "\(error.code)"])
+            return HeraldError.unavailable("the database is unavailable; try again")
+        case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
+            return PostgresStoreError(code: .cannotConnect, message: "cannot sign in to the database \(url) (\(error.code))")
+        default:
+            logger.error("The database client failed", metadata: ["error": "\(error.code)"])
+            return PostgresStoreError(code: .database, message: "the database failed (\(error.code))")
+        }
+    }
+}

@@ -1,0 +1,281 @@
+import Logging
+import PostgresNIO
+
+/// One step of the PostgreSQL schema: SQL statements applied together, once, in order.
+///
+/// Every table lives in the schema `herald` and has a `hub` column: one database holds every
+/// hub. Keys and tags are `COLLATE "C"`, so that ids sort byte by byte as they do in SQLite
+/// (cursors and the range of installation-derived ids depend on it). Dates are `bigint`
+/// milliseconds since 1970, as in the SQLite store, so a copy between stores changes nothing.
+///
+/// Migrations are never edited once released; a change is a new migration with the next
+/// version. Several nodes starting at once take a transaction-level advisory lock first, so
+/// exactly one of them applies each migration and the others find it applied.
+struct PostgresMigration: Sendable {
+    var version: Int
+    var name: String
+    var statements: [String]
+
+    /// The advisory lock that serializes migrations (an arbitrary constant: "herald" in ASCII).
+    static let lockKey: Int64 = 0x6865_7261_6C64
+
+    static let all: [PostgresMigration] = [
+        PostgresMigration(
+            version: 1,
+            name: "registrations, installations, accounts, notifications, content",
+            statements: [
+                """
+                CREATE TABLE herald.registrations (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    platform text NOT NULL,
+                    handle text COLLATE "C" NOT NULL,
+                    p256dh text,
+                    auth text,
+                    owner text COLLATE "C",
+                    expires_at bigint,
+                    version bigint NOT NULL,
+                    created_at bigint NOT NULL,
+                    updated_at bigint NOT NULL,
+                    tags text[] COLLATE "C" NOT NULL DEFAULT '{}',
+                    template text,
+                    push_variables text,
+                    installation_id text COLLATE "C",
+                    legacy_gcm boolean NOT NULL DEFAULT false,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                "CREATE INDEX registrations_handle ON herald.registrations (hub, handle)",
+                """
+                CREATE INDEX registrations_installation_id ON herald.registrations (hub, installation_id)
+                    WHERE installation_id IS NOT NULL
+                """,
+                // The tag index: resolving `tag = $n` walks only that tag's rows, in id order.
+                // Kept in step with `registrations.tags` by the trigger below.
+                """
+                CREATE TABLE herald.registration_tags (
+                    hub text COLLATE "C" NOT NULL,
+                    tag text COLLATE "C" NOT NULL,
+                    registration_id text COLLATE "C" NOT NULL,
+                    PRIMARY KEY (hub, tag, registration_id)
+                )
+                """,
+                """
+                CREATE TABLE herald.reservations (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    owner text COLLATE "C",
+                    expires_at bigint NOT NULL,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                "CREATE INDEX reservations_expires_at ON herald.reservations (hub, expires_at)",
+                // A write of a registration keeps the tag index in step and consumes a
+                // reservation of its id; a delete removes both.
+                """
+                CREATE FUNCTION herald.registrations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        DELETE FROM herald.registration_tags
+                            WHERE hub = OLD.hub AND tag = ANY (OLD.tags) AND registration_id = OLD.id;
+                    END IF;
+                    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        INSERT INTO herald.registration_tags (hub, tag, registration_id)
+                            SELECT NEW.hub, t, NEW.id FROM unnest(NEW.tags) AS t ON CONFLICT DO NOTHING;
+                    END IF;
+                    IF TG_OP = 'DELETE' THEN
+                        DELETE FROM herald.reservations WHERE hub = OLD.hub AND id = OLD.id;
+                    ELSE
+                        DELETE FROM herald.reservations WHERE hub = NEW.hub AND id = NEW.id;
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER registrations_changed AFTER INSERT OR UPDATE OR DELETE ON herald.registrations
+                    FOR EACH ROW EXECUTE FUNCTION herald.registrations_changed()
+                """,
+                // An installation is kept whole as a JSON document; its user id and own tags are
+                // columns for the listings' indexes. Its registrations live in `registrations`.
+                """
+                CREATE TABLE herald.installations (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    user_id text COLLATE "C",
+                    tags text[] COLLATE "C" NOT NULL DEFAULT '{}',
+                    document jsonb NOT NULL,
+                    version bigint NOT NULL,
+                    created_at bigint NOT NULL,
+                    updated_at bigint NOT NULL,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                "CREATE INDEX installations_user_id ON herald.installations (hub, user_id, id) WHERE user_id IS NOT NULL",
+                """
+                CREATE TABLE herald.installation_tags (
+                    hub text COLLATE "C" NOT NULL,
+                    tag text COLLATE "C" NOT NULL,
+                    installation_id text COLLATE "C" NOT NULL,
+                    PRIMARY KEY (hub, tag, installation_id)
+                )
+                """,
+                """
+                CREATE FUNCTION herald.installations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        DELETE FROM herald.installation_tags
+                            WHERE hub = OLD.hub AND tag = ANY (OLD.tags) AND installation_id = OLD.id;
+                    END IF;
+                    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        INSERT INTO herald.installation_tags (hub, tag, installation_id)
+                            SELECT NEW.hub, t, NEW.id FROM unnest(NEW.tags) AS t ON CONFLICT DO NOTHING;
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER installations_changed AFTER INSERT OR UPDATE OR DELETE ON herald.installations
+                    FOR EACH ROW EXECUTE FUNCTION herald.installations_changed()
+                """,
+                """
+                CREATE TABLE herald.accounts (
+                    hub text COLLATE "C" NOT NULL,
+                    username text COLLATE "C" NOT NULL,
+                    password_hash text NOT NULL,
+                    created_at bigint NOT NULL,
+                    PRIMARY KEY (hub, username)
+                )
+                """,
+                """
+                CREATE TABLE herald.sessions (
+                    hub text COLLATE "C" NOT NULL,
+                    token_hash text COLLATE "C" NOT NULL,
+                    username text COLLATE "C" NOT NULL,
+                    expires_at bigint NOT NULL,
+                    PRIMARY KEY (hub, token_hash)
+                )
+                """,
+                "CREATE INDEX sessions_expires_at ON herald.sessions (hub, expires_at)",
+                """
+                CREATE TABLE herald.notifications (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    tag_expression text,
+                    payloads text NOT NULL,
+                    template text,
+                    direct_targets text,
+                    state text NOT NULL,
+                    counts text NOT NULL,
+                    cursor text COLLATE "C",
+                    enqueued_at bigint NOT NULL,
+                    scheduled_at bigint,
+                    started_at bigint,
+                    ended_at bigint,
+                    lease_until bigint,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                // Only the notifications a worker may claim are indexed: finished ones cost nothing.
+                // (The states are NotificationState's raw values.)
+                """
+                CREATE INDEX notifications_waiting ON herald.notifications (hub, (coalesce(scheduled_at, enqueued_at)), id)
+                    WHERE state IN ('Enqueued', 'Processing', 'Scheduled')
+                """,
+                """
+                CREATE TABLE herald.secure_messages (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    recipient text COLLATE "C" NOT NULL,
+                    sender text NOT NULL,
+                    sealed bytea NOT NULL,
+                    created_at bigint NOT NULL,
+                    expires_at bigint NOT NULL,
+                    read_count bigint NOT NULL DEFAULT 0,
+                    first_read_at bigint,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                "CREATE INDEX secure_messages_expires_at ON herald.secure_messages (hub, expires_at)",
+                """
+                CREATE TABLE herald.rich_content (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    owner text COLLATE "C" NOT NULL,
+                    media_type text NOT NULL,
+                    size bigint NOT NULL,
+                    created_at bigint NOT NULL,
+                    expires_at bigint NOT NULL,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                "CREATE INDEX rich_content_expires_at ON herald.rich_content (hub, expires_at)",
+                """
+                CREATE TABLE herald.rich_recipients (
+                    hub text COLLATE "C" NOT NULL,
+                    content_id text COLLATE "C" NOT NULL,
+                    username text COLLATE "C" NOT NULL,
+                    PRIMARY KEY (hub, content_id, username),
+                    FOREIGN KEY (hub, content_id) REFERENCES herald.rich_content (hub, id) ON DELETE CASCADE
+                )
+                """,
+            ]
+        )
+    ]
+
+    static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// Brings the schema up to date in one transaction, under the migration lock, and returns
+    /// the versions it applied (none when another node got there first). Throws
+    /// ``PostgresStoreError/Code/schemaTooNew`` for a database migrated by a newer Herald,
+    /// without changing it.
+    static func migrate(
+        on connection: PostgresConnection,
+        migrations: [PostgresMigration] = all,
+        database: DatabaseURL,
+        logger: Logger
+    ) async throws -> [Int] {
+        let latest = migrations.last?.version ?? 0
+        return try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query("CREATE SCHEMA IF NOT EXISTS herald", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS herald.schema_migrations (
+                    version integer PRIMARY KEY,
+                    name text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                logger: logger
+            )
+            let rows = try await connection.query("SELECT coalesce(max(version), 0) FROM herald.schema_migrations", logger: logger)
+            var current = 0
+            for try await (version) in rows.decode(Int.self) { current = version }
+            guard current <= latest else {
+                throw PostgresStoreError(
+                    code: .schemaTooNew,
+                    message: "the database \(database) has Herald schema version \(current), written by a newer Herald; "
+                        + "this version knows schema versions up to \(latest). Upgrade Herald, or use another database."
+                )
+            }
+            var applied: [Int] = []
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO herald.schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+                    logger: logger
+                )
+                applied.append(migration.version)
+                logger.info(
+                    "Applied a schema migration",
+                    metadata: ["herald.store.migration": "\(migration.version)", "herald.store.migration.name": "\(migration.name)"]
+                )
+            }
+            return applied
+        }
+    }
+}

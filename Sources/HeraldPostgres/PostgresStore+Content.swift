@@ -1,0 +1,130 @@
+public import Foundation
+import HeraldCore
+import NIOCore
+import PostgresNIO
+public import HeraldStore
+
+extension PostgresStore {
+    // MARK: Secure messages
+
+    private static let secureColumns = "id, recipient, sender, sealed, created_at, expires_at, read_count, first_read_at"
+
+    public func saveSecureMessage(_ message: SecureMessage) async throws {
+        var statement = SQLStatement()
+        let m = message
+        statement.sql = """
+            INSERT INTO herald.secure_messages (hub, \(Self.secureColumns)) VALUES (\(statement.bind(hub)), \
+            \(statement.bind(m.id)), \(statement.bind(m.recipient)), \(statement.bind(m.sender)), \(statement.bind(m.sealed)), \
+            \(statement.bind(m.createdAt)), \(statement.bind(m.expiresAt)), \(statement.bind(m.readCount)), \
+            \(statement.bind(m.firstReadAt))) ON CONFLICT (hub, id) DO NOTHING RETURNING id
+            """
+        guard try await !query(statement).isEmpty else { throw HeraldError.conflict("a secure message with this id exists") }
+    }
+
+    public func readSecureMessage(id: String, recipient: String, now: Date) async throws -> SecureMessage? {
+        var statement = SQLStatement()
+        let now = statement.bind(now.storeMilliseconds)
+        statement.sql = """
+            UPDATE herald.secure_messages SET read_count = read_count + 1, first_read_at = coalesce(first_read_at, \(now)) \
+            WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id)) AND recipient = \(statement.bind(recipient)) \
+            AND expires_at > \(now) RETURNING \(Self.secureColumns)
+            """
+        guard let row = try await query(statement).first?.makeRandomAccess() else { return nil }
+        // The row as it was before this read.
+        let readCount = try row.int("read_count") - 1
+        let sealed = try row.value("sealed", as: ByteBuffer.self)
+        return SecureMessage(
+            id: try row.string("id"),
+            recipient: try row.string("recipient"),
+            sender: try row.string("sender"),
+            sealed: Data(sealed.readableBytesView),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at"),
+            readCount: readCount,
+            firstReadAt: readCount == 0 ? nil : try row.optionalDate("first_read_at")
+        )
+    }
+
+    @discardableResult
+    public func purgeExpiredSecureMessages(now: Date) async throws -> Int {
+        var statement = SQLStatement()
+        statement.sql = """
+            DELETE FROM herald.secure_messages WHERE hub = \(statement.bind(hub)) \
+            AND expires_at <= \(statement.bind(now.storeMilliseconds)) RETURNING id
+            """
+        return try await query(statement).count
+    }
+
+    // MARK: Rich content
+
+    private static let richColumns = "c.id, c.owner, c.media_type, c.size, c.created_at, c.expires_at"
+
+    private static func decodeRichContent(_ row: PostgresRow) throws(PostgresStoreError) -> RichContent {
+        let row = row.makeRandomAccess()
+        return RichContent(
+            id: try row.string("id"),
+            owner: try row.string("owner"),
+            mediaType: try row.string("media_type"),
+            size: try row.int("size"),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at")
+        )
+    }
+
+    public func saveRichContent(_ content: RichContent) async throws {
+        var statement = SQLStatement()
+        let c = content
+        statement.sql = """
+            INSERT INTO herald.rich_content (hub, id, owner, media_type, size, created_at, expires_at) VALUES (\
+            \(statement.bind(hub)), \(statement.bind(c.id)), \(statement.bind(c.owner)), \(statement.bind(c.mediaType)), \
+            \(statement.bind(c.size)), \(statement.bind(c.createdAt)), \(statement.bind(c.expiresAt))) \
+            ON CONFLICT (hub, id) DO NOTHING RETURNING id
+            """
+        guard try await !query(statement).isEmpty else { throw HeraldError.conflict("rich content with this id exists") }
+    }
+
+    public func richContent(id: String, now: Date) async throws -> RichContent? {
+        var statement = SQLStatement()
+        statement.sql = """
+            SELECT \(Self.richColumns) FROM herald.rich_content AS c WHERE c.hub = \(statement.bind(hub)) \
+            AND c.id = \(statement.bind(id)) AND c.expires_at > \(statement.bind(now.storeMilliseconds))
+            """
+        return try await query(statement).first.map(Self.decodeRichContent)
+    }
+
+    public func addRichRecipient(id: String, username: String) async throws {
+        var statement = SQLStatement()
+        let hub = statement.bind(hub), id = statement.bind(id)
+        // Inserts nothing (and returns no row) when there is no such content.
+        statement.sql = """
+            WITH content AS (SELECT c.id FROM herald.rich_content AS c WHERE c.hub = \(hub) AND c.id = \(id)), \
+            added AS (INSERT INTO herald.rich_recipients (hub, content_id, username) \
+            SELECT \(hub), content.id, \(statement.bind(username)) FROM content ON CONFLICT DO NOTHING) \
+            SELECT id FROM content
+            """
+        guard try await !query(statement).isEmpty else { throw HeraldError.notFound("no such rich content") }
+    }
+
+    public func readableRichContent(id: String, username: String, now: Date) async throws -> RichContent? {
+        var statement = SQLStatement()
+        let hub = statement.bind(hub), username = statement.bind(username)
+        statement.sql = """
+            SELECT \(Self.richColumns) FROM herald.rich_content AS c WHERE c.hub = \(hub) AND c.id = \(statement.bind(id)) \
+            AND c.expires_at > \(statement.bind(now.storeMilliseconds)) AND (c.owner = \(username) OR EXISTS (\
+            SELECT 1 FROM herald.rich_recipients AS r WHERE r.hub = c.hub AND r.content_id = c.id AND r.username = \(username)))
+            """
+        return try await query(statement).first.map(Self.decodeRichContent)
+    }
+
+    public func purgeExpiredRichContent(now: Date) async throws -> [String] {
+        // Recipients go with their content (ON DELETE CASCADE).
+        var statement = SQLStatement()
+        statement.sql = """
+            DELETE FROM herald.rich_content WHERE hub = \(statement.bind(hub)) \
+            AND expires_at <= \(statement.bind(now.storeMilliseconds)) RETURNING id
+            """
+        var ids: [String] = []
+        for row in try await query(statement) { ids.append(try row.makeRandomAccess().string("id")) }
+        return ids
+    }
+}

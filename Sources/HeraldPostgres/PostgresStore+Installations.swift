@@ -1,0 +1,132 @@
+import Foundation
+public import HeraldCore
+import PostgresNIO
+import HeraldStore
+
+extension PostgresStore {
+    static let installationColumns = "i.id, i.user_id, i.tags, i.document::text AS document, i.version, i.created_at, i.updated_at"
+
+    static func decodeInstallation(_ row: PostgresRow) throws(PostgresStoreError) -> Installation {
+        let row = row.makeRandomAccess()
+        let document = try row.json(StoredInstallationDocument.self, "document")
+        guard
+            let installation = document.installation(
+                id: try row.string("id"),
+                userId: try row.optionalString("user_id"),
+                tags: try row.value("tags", as: [String].self),
+                version: try row.int("version"),
+                createdAt: try row.date("created_at"),
+                updatedAt: try row.date("updated_at")
+            )
+        else {
+            throw PostgresStoreError(code: .corruptData, message: "a stored installation has an unknown platform")
+        }
+        return installation
+    }
+
+    /// Creates or replaces an installation and the registrations it expands into, in one
+    /// transaction (see the protocol). The advisory lock of its id is taken first, so two nodes
+    /// writing it at once take turns. If a
+    /// registration id it produces is held by a registration of something else, nothing is
+    /// written and ``HeraldError/conflict(_:)`` is thrown.
+    public func upsertInstallation(_ installation: Installation, ifVersion: Int?) async throws -> Installation {
+        let now = now()
+        return try await transaction { connection in
+            try await lock(["installation \(installation.id)"], on: connection)
+            var read = SQLStatement()
+            read.sql = "SELECT version, created_at FROM herald.installations WHERE hub = \(read.bind(hub)) AND id = \(read.bind(installation.id))"
+            let existing = try await query(read, on: connection).first?.makeRandomAccess()
+            let oldVersion = try existing?.int("version")
+            if let ifVersion, oldVersion != ifVersion {
+                throw HeraldError.preconditionFailed("the installation does not have version \(ifVersion)")
+            }
+            let stored = installation.stored(
+                version: (oldVersion ?? 0) + 1, createdAt: try existing?.date("created_at") ?? now, updatedAt: now
+            )
+            var write = SQLStatement()
+            write.sql = """
+                INSERT INTO herald.installations (hub, id, user_id, tags, document, version, created_at, updated_at) VALUES (\
+                \(write.bind(hub)), \(write.bind(stored.id)), \(write.bind(stored.userId)), \(write.bind(stored.tags)), \
+                \(write.bind(try StoredJSON.encode(StoredInstallationDocument(stored))))::jsonb, \(write.bind(stored.version)), \
+                \(write.bind(stored.createdAt.storeMilliseconds)), \(write.bind(stored.updatedAt.storeMilliseconds))) \
+                ON CONFLICT (hub, id) DO UPDATE SET user_id = excluded.user_id, tags = excluded.tags, \
+                document = excluded.document, version = excluded.version, created_at = excluded.created_at, \
+                updated_at = excluded.updated_at
+                """
+            try await query(write, on: connection)
+            try await replaceDerivedRegistrations(of: stored, now: now, on: connection)
+            return stored
+        }
+    }
+
+    /// Makes the registrations of `installation` those it expands into; inside a transaction.
+    private func replaceDerivedRegistrations(of installation: Installation, now: Date, on connection: PostgresConnection) async throws {
+        let registrations = installation.registrations()
+        var stale = SQLStatement()
+        stale.sql = """
+            DELETE FROM herald.registrations WHERE hub = \(stale.bind(hub)) AND installation_id = \(stale.bind(installation.id)) \
+            AND NOT (id = ANY (\(stale.bind(registrations.map(\.id)))))
+            """
+        try await query(stale, on: connection)
+
+        let rows = try registrations.map { registration in
+            var registration = registration
+            registration.installationID = installation.id
+            return try StoredRegistration(registration, createdAt: now, updatedAt: now)
+        }
+        for chunk in Self.distinctChunks(rows, id: \.registration.id) {
+            let written = try await query(upsertStatement(chunk, sameInstallationOnly: true), on: connection)
+            if written.count != chunk.count {
+                var writtenIDs: Set<String> = []
+                for row in written { writtenIDs.insert(try row.makeRandomAccess().string("id")) }
+                let taken = chunk.map(\.registration.id).first { !writtenIDs.contains($0) } ?? "?"
+                throw HeraldError.conflict(
+                    "the registration id '\(taken)' of installation '\(installation.id)' is held by a registration that does not belong to it"
+                )
+            }
+        }
+    }
+
+    public func installation(id: String) async throws -> Installation? {
+        var statement = SQLStatement()
+        statement.sql = "SELECT \(Self.installationColumns) FROM herald.installations AS i WHERE i.hub = \(statement.bind(hub)) AND i.id = \(statement.bind(id))"
+        return try await query(statement).first.map(Self.decodeInstallation)
+    }
+
+    /// Deletes an installation and its registrations in one transaction; `false` if there was
+    /// no installation (its registrations, if any were left, are deleted all the same).
+    @discardableResult
+    public func deleteInstallation(id: String) async throws -> Bool {
+        try await transaction { connection in
+            var registrations = SQLStatement()
+            registrations.sql = "DELETE FROM herald.registrations WHERE hub = \(registrations.bind(hub)) AND installation_id = \(registrations.bind(id))"
+            try await query(registrations, on: connection)
+            var delete = SQLStatement()
+            delete.sql = "DELETE FROM herald.installations WHERE hub = \(delete.bind(hub)) AND id = \(delete.bind(id)) RETURNING id"
+            return try await !query(delete, on: connection).isEmpty
+        }
+    }
+
+    /// One page of installations in id order (see the protocol). With a tag, the installations'
+    /// tag index drives the read; with only a user, the index on the user id.
+    public func listInstallations(userId: String?, tag: String?, after cursor: String?, limit: Int) async throws -> [Installation] {
+        guard limit > 0 else { return [] }
+        var statement = SQLStatement()
+        let idColumn: String
+        if let tag {
+            statement.sql = """
+                SELECT \(Self.installationColumns) FROM herald.installation_tags AS t \
+                JOIN herald.installations AS i ON i.hub = t.hub AND i.id = t.installation_id \
+                WHERE t.hub = \(statement.bind(hub)) AND t.tag = \(statement.bind(tag))
+                """
+            idColumn = "t.installation_id"
+        } else {
+            statement.sql = "SELECT \(Self.installationColumns) FROM herald.installations AS i WHERE i.hub = \(statement.bind(hub))"
+            idColumn = "i.id"
+        }
+        if let userId { statement.sql += " AND i.user_id = \(statement.bind(userId))" }
+        if let cursor { statement.sql += " AND \(idColumn) > \(statement.bind(cursor))" }
+        statement.sql += " ORDER BY \(idColumn) LIMIT \(statement.bind(limit))"
+        return try await query(statement).map(Self.decodeInstallation)
+    }
+}

@@ -1,0 +1,135 @@
+public import Foundation
+public import HeraldCore
+import PostgresNIO
+import HeraldStore
+
+extension PostgresStore {
+    private static let notificationColumns = """
+        id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
+        template, direct_targets, scheduled_at
+        """
+
+    private static func decodeNotification(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationRecord {
+        let row = row.makeRandomAccess()
+        guard let state = NotificationState(rawValue: try row.string("state")) else {
+            throw PostgresStoreError(code: .corruptData, message: "a stored notification has an unknown state")
+        }
+        return NotificationRecord(
+            id: try row.string("id"),
+            tagExpression: try row.optionalString("tag_expression"),
+            payloads: try row.json([PlatformPayload].self, "payloads"),
+            template: try row.optionalJSON(TemplateSend.self, "template"),
+            directTargets: try row.optionalJSON([DirectTarget].self, "direct_targets"),
+            scheduledAt: try row.optionalDate("scheduled_at"),
+            state: state,
+            counts: try row.json(OutcomeCounts.self, "counts"),
+            cursor: try row.optionalString("cursor"),
+            enqueuedAt: try row.date("enqueued_at"),
+            startedAt: try row.optionalDate("started_at"),
+            endedAt: try row.optionalDate("ended_at")
+        )
+    }
+
+    /// Persists a new notification in the state given (see the protocol).
+    public func enqueueNotification(_ notification: NotificationRecord) async throws {
+        if notification.state == .scheduled, notification.scheduledAt == nil {
+            throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
+        }
+        var statement = SQLStatement()
+        let n = notification
+        statement.sql = """
+            INSERT INTO herald.notifications (hub, \(Self.notificationColumns)) VALUES (\(statement.bind(hub)), \
+            \(statement.bind(n.id)), \(statement.bind(n.tagExpression)), \(statement.bind(try StoredJSON.encode(n.payloads))), \
+            \(statement.bind(n.state.rawValue)), \(statement.bind(try StoredJSON.encode(n.counts))), \(statement.bind(n.cursor)), \
+            \(statement.bind(n.enqueuedAt)), \(statement.bind(n.startedAt)), \(statement.bind(n.endedAt)), \
+            \(statement.bind(try n.template.map(StoredJSON.encode))), \(statement.bind(try n.directTargets.map(StoredJSON.encode))), \
+            \(statement.bind(n.scheduledAt))) ON CONFLICT (hub, id) DO NOTHING RETURNING id
+            """
+        guard try await !query(statement).isEmpty else {
+            throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
+        }
+    }
+
+    /// Claims the notification that has waited longest (see the protocol). `FOR UPDATE SKIP
+    /// LOCKED` lets every node claim at once without waiting on each other's candidates: each
+    /// takes the oldest one that nobody else is claiming.
+    public func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord? {
+        let nowMs = now.storeMilliseconds
+        let leaseUntil = nowMs.addingReportingOverflow(max(0, lease.storeMilliseconds)).partialValue
+        var statement = SQLStatement()
+        let hub = statement.bind(hub), now = statement.bind(nowMs)
+        let enqueued = statement.bind(NotificationState.enqueued.rawValue)
+        let processing = statement.bind(NotificationState.processing.rawValue)
+        let scheduled = statement.bind(NotificationState.scheduled.rawValue)
+        // The state list repeats the partial index's condition, so that the index is used.
+        statement.sql = """
+            UPDATE herald.notifications SET state = \(processing), started_at = coalesce(started_at, \(now)), \
+            lease_until = \(statement.bind(leaseUntil)) \
+            WHERE hub = \(hub) AND id = (\
+            SELECT id FROM herald.notifications WHERE hub = \(hub) AND state IN ('Enqueued', 'Processing', 'Scheduled') \
+            AND (state = \(enqueued) OR (state = \(processing) AND lease_until < \(now)) OR (state = \(scheduled) AND scheduled_at <= \(now))) \
+            ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT 1 FOR UPDATE SKIP LOCKED) \
+            RETURNING \(Self.notificationColumns)
+            """
+        return try await query(statement).first.map(Self.decodeNotification)
+    }
+
+    /// Records progress. Throws ``HeraldError/notFound(_:)`` for an unknown id.
+    public func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
+        var statement = SQLStatement()
+        statement.sql = """
+            UPDATE herald.notifications SET cursor = \(statement.bind(cursor)), counts = \(statement.bind(try StoredJSON.encode(counts))), \
+            lease_until = \(statement.bind(leaseUntil)) WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id)) RETURNING id
+            """
+        guard try await !query(statement).isEmpty else { throw HeraldError.notFound("no notification with id '\(id)'") }
+    }
+
+    /// Records the final state and clears the lease. Throws ``HeraldError/notFound(_:)`` for an
+    /// unknown id.
+    public func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
+        var statement = SQLStatement()
+        statement.sql = """
+            UPDATE herald.notifications SET state = \(statement.bind(state.rawValue)), \
+            counts = \(statement.bind(try StoredJSON.encode(counts))), ended_at = \(statement.bind(endedAt)), lease_until = NULL \
+            WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id)) RETURNING id
+            """
+        guard try await !query(statement).isEmpty else { throw HeraldError.notFound("no notification with id '\(id)'") }
+    }
+
+    public func notification(id: String) async throws -> NotificationRecord? {
+        var statement = SQLStatement()
+        statement.sql = "SELECT \(Self.notificationColumns) FROM herald.notifications WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id))"
+        return try await query(statement).first.map(Self.decodeNotification)
+    }
+
+    /// Cancels a scheduled notification (see the protocol): one statement, so a worker claiming
+    /// it at the same moment either wins or finds it cancelled.
+    public func cancelScheduledNotification(id: String, now: Date) async throws -> Bool {
+        var statement = SQLStatement()
+        let hub = statement.bind(hub), idPlaceholder = statement.bind(id)
+        // The old state of the row (locked by the UPDATE when it changes it), and whether it changed.
+        statement.sql = """
+            WITH cancelled AS (UPDATE herald.notifications SET state = \(statement.bind(NotificationState.cancelled.rawValue)), \
+            ended_at = \(statement.bind(now)), lease_until = NULL WHERE hub = \(hub) AND id = \(idPlaceholder) \
+            AND state = \(statement.bind(NotificationState.scheduled.rawValue)) RETURNING id) \
+            SELECT (SELECT count(*) FROM cancelled) AS cancelled, \
+            (SELECT state FROM herald.notifications WHERE hub = \(hub) AND id = \(idPlaceholder)) AS state
+            """
+        guard let row = try await query(statement).first?.makeRandomAccess() else { return false }
+        if try row.int("cancelled") > 0 { return true }
+        guard let state = try row.optionalString("state") else { return false }
+        throw HeraldError.conflict(
+            "the notification '\(id)' is no longer scheduled (it is \(state)); only a scheduled notification can be cancelled"
+        )
+    }
+
+    public func nextScheduledTime() async throws -> Date? {
+        var statement = SQLStatement()
+        statement.sql = """
+            SELECT min(scheduled_at) AS next FROM herald.notifications \
+            WHERE hub = \(statement.bind(hub)) AND state = \(statement.bind(NotificationState.scheduled.rawValue)) \
+            AND scheduled_at IS NOT NULL
+            """
+        return try await query(statement).first?.makeRandomAccess().optionalDate("next")
+    }
+}

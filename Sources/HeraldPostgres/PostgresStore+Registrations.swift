@@ -1,0 +1,527 @@
+import Foundation
+public import HeraldCore
+import PostgresNIO
+import Synchronization
+public import HeraldStore
+
+extension PostgresStore {
+    static let registrationColumns = """
+        r.id, r.platform, r.handle, r.p256dh, r.auth, r.owner, r.expires_at, r.version, r.created_at, \
+        r.updated_at, r.tags, r.template, r.push_variables, r.installation_id, r.legacy_gcm
+        """
+
+    /// Rows per multi-row statement.
+    static let maxRowsPerStatement = 500
+
+    static func decodeRegistration(_ row: PostgresRow) throws(PostgresStoreError) -> Registration {
+        let row = row.makeRandomAccess()
+        guard let platform = Platform(rawValue: try row.string("platform")) else {
+            throw PostgresStoreError(code: .corruptData, message: "a stored registration has an unknown platform")
+        }
+        let keys: WebPushKeys? =
+            switch (try row.optionalString("p256dh"), try row.optionalString("auth")) {
+            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
+            default: nil
+            }
+        var registration = Registration(
+            id: try row.string("id"),
+            platform: platform,
+            handle: try row.string("handle"),
+            webPushKeys: keys,
+            owner: try row.optionalString("owner"),
+            expiresAt: try row.optionalDate("expires_at"),
+            template: try row.optionalJSON(RegistrationTemplate.self, "template"),
+            pushVariables: try row.optionalJSON([String: String].self, "push_variables") ?? [:],
+            installationID: try row.optionalString("installation_id"),
+            legacyGCM: try row.value("legacy_gcm", as: Bool.self),
+            version: try row.int("version"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+        // Stored sorted and unique: skip the initializer's re-sorting.
+        registration.tags = try row.value("tags", as: [String].self)
+        return registration
+    }
+
+    /// An upsert of `rows`, whose ids must be distinct: a new registration gets version 1, an
+    /// existing one keeps `created_at` and gets version + 1. Yields `id, version, created_at`
+    /// per row written. With `sameInstallationOnly`, an existing row is replaced only if it
+    /// belongs to the same installation, and yields nothing otherwise.
+    func upsertStatement(_ rows: some Collection<StoredRegistration>, sameInstallationOnly: Bool = false) -> SQLStatement {
+        var statement = SQLStatement(
+            """
+            INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at, version, \
+            created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm) VALUES 
+            """
+        )
+        let hubPlaceholder = statement.bind(hub)
+        for (index, row) in rows.enumerated() {
+            let r = row.registration
+            let values = [
+                hubPlaceholder, statement.bind(r.id), statement.bind(r.platform.rawValue), statement.bind(r.handle),
+                statement.bind(r.webPushKeys?.p256dh), statement.bind(r.webPushKeys?.auth), statement.bind(r.owner),
+                statement.bind(r.expiresAt), "1", statement.bind(r.createdAt.storeMilliseconds),
+                statement.bind(r.updatedAt.storeMilliseconds), statement.bind(r.tags), statement.bind(row.templateJSON),
+                statement.bind(row.pushVariablesJSON), statement.bind(r.installationID), statement.bind(r.legacyGCM),
+            ]
+            statement.sql += (index == 0 ? "(" : ", (") + values.joined(separator: ", ") + ")"
+        }
+        statement.sql += """
+             ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle, \
+            p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner, expires_at = excluded.expires_at, \
+            version = r.version + 1, updated_at = excluded.updated_at, tags = excluded.tags, template = excluded.template, \
+            push_variables = excluded.push_variables, installation_id = excluded.installation_id, \
+            legacy_gcm = excluded.legacy_gcm
+            """
+        if sameInstallationOnly { statement.sql += " WHERE r.installation_id IS NOT DISTINCT FROM excluded.installation_id" }
+        statement.sql += " RETURNING r.id, r.version, r.created_at"
+        return statement
+    }
+
+    /// `row`'s registration with the version and `createdAt` that a write returned.
+    static func stored(_ row: StoredRegistration, from returned: PostgresRow) throws(PostgresStoreError) -> Registration {
+        let returned = returned.makeRandomAccess()
+        var registration = row.registration
+        registration.version = try returned.int("version")
+        registration.createdAt = try returned.date("created_at")
+        return registration
+    }
+
+    public func reserveRegistrationID(_ id: String, owner: String?, ttl: Duration) async throws {
+        let now = now().storeMilliseconds
+        let expiresAt = now.addingReportingOverflow(max(0, ttl.storeMilliseconds)).partialValue
+        let sweep = housekeeping.withLock { Housekeeping.due(&$0.lastReservationSweep, now: now) }
+        var statement = SQLStatement()
+        statement.sql = """
+            INSERT INTO herald.reservations (hub, id, owner, expires_at) \
+            VALUES (\(statement.bind(hub)), \(statement.bind(id)), \(statement.bind(owner)), \(statement.bind(expiresAt))) \
+            ON CONFLICT (hub, id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+            """
+        try await query(statement)
+        if sweep {
+            var sweepStatement = SQLStatement()
+            sweepStatement.sql =
+                "DELETE FROM herald.reservations WHERE hub = \(sweepStatement.bind(hub)) AND expires_at <= \(sweepStatement.bind(now))"
+            try await query(sweepStatement)
+        }
+    }
+
+    public func isRegistrationIDValid(_ id: String) async throws -> Bool {
+        var statement = SQLStatement()
+        let hub = statement.bind(hub), id = statement.bind(id)
+        statement.sql = """
+            SELECT EXISTS (SELECT 1 FROM herald.registrations WHERE hub = \(hub) AND id = \(id)) \
+            OR EXISTS (SELECT 1 FROM herald.reservations WHERE hub = \(hub) AND id = \(id) \
+            AND expires_at > \(statement.bind(now().storeMilliseconds))) AS valid
+            """
+        return try await query(statement).first?.makeRandomAccess().value("valid", as: Bool.self) ?? false
+    }
+
+    /// Creates or replaces a registration if `condition` holds (see the protocol). An
+    /// unconditional write is one statement; a conditional one is a transaction that first
+    /// takes advisory locks on the id (and, when it replaces the device's other registrations,
+    /// on the device), so that concurrent writers on any node take turns.
+    public func upsertRegistration(_ registration: Registration, when condition: RegistrationCondition) async throws -> Registration {
+        let now = now()
+        let row = try StoredRegistration(registration, createdAt: now, updatedAt: now)
+        guard !condition.isUnconditional else {
+            guard let returned = try await query(upsertStatement([row])).first else {
+                throw PostgresStoreError(code: .database, message: "an upserted registration was not returned")
+            }
+            return try Self.stored(row, from: returned)
+        }
+        let id = row.registration.id
+        let deviceKey = "device \(row.registration.platform.rawValue) \(row.registration.handle)"
+        return try await transaction { connection in
+            try await lock(["registration \(id)"] + (condition.replacesOtherRegistrationsOfHandle ? [deviceKey] : []), on: connection)
+            var read = SQLStatement()
+            read.sql = "SELECT owner FROM herald.registrations WHERE hub = \(read.bind(hub)) AND id = \(read.bind(id))"
+            let existing = try await query(read, on: connection).first
+            var isIssued = false
+            if existing == nil, condition.mustBeIssued {
+                var issued = SQLStatement()
+                issued.sql = """
+                    SELECT 1 FROM herald.reservations WHERE hub = \(issued.bind(hub)) AND id = \(issued.bind(id)) \
+                    AND expires_at > \(issued.bind(row.registration.updatedAt.storeMilliseconds))
+                    """
+                isIssued = try await !query(issued, on: connection).isEmpty
+            }
+            let existingOwner: String?? = try existing.map { row throws(PostgresStoreError) in try row.makeRandomAccess().optionalString("owner") }
+            if let violation = condition.violation(id: id, existingOwner: existingOwner, isIssued: isIssued) {
+                throw violation
+            }
+            let stored: Registration
+            if let ifVersion = condition.ifVersion {
+                var update = SQLStatement()
+                let r = row.registration
+                update.sql = """
+                    UPDATE herald.registrations AS r SET platform = \(update.bind(r.platform.rawValue)), \
+                    handle = \(update.bind(r.handle)), p256dh = \(update.bind(r.webPushKeys?.p256dh)), \
+                    auth = \(update.bind(r.webPushKeys?.auth)), owner = \(update.bind(r.owner)), \
+                    expires_at = \(update.bind(r.expiresAt)), updated_at = \(update.bind(r.updatedAt.storeMilliseconds)), \
+                    tags = \(update.bind(r.tags)), template = \(update.bind(row.templateJSON)), \
+                    push_variables = \(update.bind(row.pushVariablesJSON)), installation_id = \(update.bind(r.installationID)), \
+                    legacy_gcm = \(update.bind(r.legacyGCM)), version = r.version + 1 \
+                    WHERE r.hub = \(update.bind(hub)) AND r.id = \(update.bind(r.id)) AND r.version = \(update.bind(ifVersion)) \
+                    RETURNING r.id, r.version, r.created_at
+                    """
+                guard let returned = try await query(update, on: connection).first else {
+                    throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+                }
+                stored = try Self.stored(row, from: returned)
+            } else {
+                guard let returned = try await query(upsertStatement([row]), on: connection).first else {
+                    throw PostgresStoreError(code: .database, message: "an upserted registration was not returned")
+                }
+                stored = try Self.stored(row, from: returned)
+            }
+            if condition.replacesOtherRegistrationsOfHandle {
+                var delete = SQLStatement()
+                delete.sql = """
+                    DELETE FROM herald.registrations WHERE hub = \(delete.bind(hub)) AND handle = \(delete.bind(stored.handle)) \
+                    AND platform = \(delete.bind(stored.platform.rawValue)) AND id <> \(delete.bind(id)) AND installation_id IS NULL
+                    """
+                try await query(delete, on: connection)
+            }
+            return stored
+        }
+    }
+
+    public func registrationID(forHandles handles: [String], owner: String, orReserve newID: String, ttl: Duration) async throws -> String {
+        let now = now().storeMilliseconds
+        let expiresAt = now.addingReportingOverflow(max(0, ttl.storeMilliseconds)).partialValue
+        let handles = Array(Set(handles)).sorted()
+        guard !handles.isEmpty else { throw HeraldError.badRequest("a device needs a handle") }
+        return try await transaction { connection in
+            try await lock(["owner \(owner)"], on: connection)
+            var mineStatement = SQLStatement()
+            mineStatement.sql = """
+                SELECT id FROM herald.registrations WHERE hub = \(mineStatement.bind(hub)) \
+                AND handle = ANY (\(mineStatement.bind(handles))) AND owner = \(mineStatement.bind(owner)) \
+                AND installation_id IS NULL ORDER BY created_at, id
+                """
+            var mine: [String] = []
+            for row in try await query(mineStatement, on: connection) { mine.append(try row.makeRandomAccess().string("id")) }
+            if let first = mine.first {
+                let duplicates = Array(mine.dropFirst())
+                if !duplicates.isEmpty {
+                    var delete = SQLStatement()
+                    delete.sql = "DELETE FROM herald.registrations WHERE hub = \(delete.bind(hub)) AND id = ANY (\(delete.bind(duplicates)))"
+                    try await query(delete, on: connection)
+                }
+                return first
+            }
+            var reserve = SQLStatement()
+            reserve.sql = """
+                INSERT INTO herald.reservations (hub, id, owner, expires_at) \
+                VALUES (\(reserve.bind(hub)), \(reserve.bind(newID)), \(reserve.bind(owner)), \(reserve.bind(expiresAt))) \
+                ON CONFLICT (hub, id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+                """
+            try await query(reserve, on: connection)
+            return newID
+        }
+    }
+
+    public func registration(id: String) async throws -> Registration? {
+        var statement = SQLStatement()
+        statement.sql = "SELECT \(Self.registrationColumns) FROM herald.registrations AS r WHERE r.hub = \(statement.bind(hub)) AND r.id = \(statement.bind(id))"
+        return try await query(statement).first.map(Self.decodeRegistration)
+    }
+
+    public func registrations(handle: String, platform: Platform?) async throws -> [Registration] {
+        var statement = SQLStatement()
+        statement.sql = """
+            SELECT \(Self.registrationColumns) FROM herald.registrations AS r \
+            WHERE r.hub = \(statement.bind(hub)) AND r.handle = \(statement.bind(handle))
+            """
+        if let platform { statement.sql += " AND r.platform = \(statement.bind(platform.rawValue))" }
+        statement.sql += " ORDER BY r.created_at, r.id"
+        return try await readRegistrations(statement)
+    }
+
+    /// Deletes a registration (see the protocol). A missing registration returns `false`,
+    /// with or without `ifVersion`; a reservation of `id` is dropped either way.
+    @discardableResult
+    public func deleteRegistration(id: String, ifVersion: Int?, owner: String?) async throws -> Bool {
+        try await transaction { connection in
+            if let owner {
+                var read = SQLStatement()
+                read.sql = "SELECT owner FROM herald.registrations WHERE hub = \(read.bind(hub)) AND id = \(read.bind(id)) FOR UPDATE"
+                if let stored = try await query(read, on: connection).first,
+                    try stored.makeRandomAccess().optionalString("owner") != owner
+                {
+                    throw HeraldError.forbidden("this registration belongs to another user")
+                }
+            }
+            var delete = SQLStatement()
+            delete.sql = "DELETE FROM herald.registrations WHERE hub = \(delete.bind(hub)) AND id = \(delete.bind(id))"
+            if let ifVersion { delete.sql += " AND version = \(delete.bind(ifVersion))" }
+            delete.sql += " RETURNING version"
+            if try await !query(delete, on: connection).isEmpty {
+                return true  // the trigger drops the reservation too
+            }
+            if let ifVersion {
+                var exists = SQLStatement()
+                exists.sql = "SELECT 1 FROM herald.registrations WHERE hub = \(exists.bind(hub)) AND id = \(exists.bind(id))"
+                if try await !query(exists, on: connection).isEmpty {
+                    throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+                }
+            }
+            var unreserve = SQLStatement()
+            unreserve.sql = "DELETE FROM herald.reservations WHERE hub = \(unreserve.bind(hub)) AND id = \(unreserve.bind(id))"
+            try await query(unreserve, on: connection)
+            return false
+        }
+    }
+
+    /// Deletes many registrations in one transaction (see the protocol). A registration derived
+    /// from an installation takes the installation's other registrations with it, and the
+    /// installation is marked ``Installation/pushChannelExpired`` (its version bumped,
+    /// `updatedAt` set).
+    public func deleteRegistrations(ids: [String]) async throws {
+        guard !ids.isEmpty else { return }
+        let now = now().storeMilliseconds
+        try await transaction { connection in
+            var delete = SQLStatement()
+            delete.sql = """
+                DELETE FROM herald.registrations WHERE hub = \(delete.bind(hub)) AND id = ANY (\(delete.bind(ids))) \
+                RETURNING installation_id
+                """
+            var installations: Set<String> = []
+            for row in try await query(delete, on: connection) {
+                if let id = try row.makeRandomAccess().optionalString("installation_id") { installations.insert(id) }
+            }
+            guard !installations.isEmpty else { return }
+            let expired = installations.sorted()
+            var mark = SQLStatement()
+            mark.sql = """
+                UPDATE herald.installations SET \
+                document = jsonb_set(document, '{\(StoredInstallationDocument.pushChannelExpiredField)}', 'true'), \
+                version = version + 1, updated_at = \(mark.bind(now)) \
+                WHERE hub = \(mark.bind(hub)) AND id = ANY (\(mark.bind(expired)))
+                """
+            try await query(mark, on: connection)
+            var derived = SQLStatement()
+            derived.sql = "DELETE FROM herald.registrations WHERE hub = \(derived.bind(hub)) AND installation_id = ANY (\(derived.bind(expired)))"
+            try await query(derived, on: connection)
+        }
+    }
+
+    /// One page of registrations for the hub API's listings (see the protocol).
+    ///
+    /// Registrations derived from installations are skipped without reading them: their ids
+    /// all start with ``Installation/registrationIDPrefix``, so they form one range of the id
+    /// order, which an unfiltered or by-tag listing reads around (before it, then after it).
+    public func listRegistrations(_ filter: RegistrationFilter, after cursor: String?, limit: Int) async throws -> [Registration] {
+        guard limit > 0 else { return [] }
+        if let handle = filter.handle {
+            var statement = SQLStatement()
+            statement.sql = """
+                SELECT \(Self.registrationColumns) FROM herald.registrations AS r WHERE r.hub = \(statement.bind(hub)) \
+                AND r.handle = \(statement.bind(handle)) AND r.installation_id IS NULL
+                """
+            if let cursor { statement.sql += " AND r.id > \(statement.bind(cursor))" }
+            if let tag = filter.tag { statement.sql += " AND \(statement.bind(tag)) = ANY (r.tags)" }
+            statement.sql += " ORDER BY r.id LIMIT \(statement.bind(limit))"
+            return try await readRegistrations(statement)
+        }
+
+        // The derived registrations' range of ids is [prefix, prefix with its last byte + 1).
+        let rangeStart = Installation.registrationIDPrefix
+        var rangeEndBytes = Array(rangeStart.utf8)
+        rangeEndBytes[rangeEndBytes.count - 1] += 1
+        let rangeEnd = String(decoding: rangeEndBytes, as: UTF8.self)
+        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
+        /// The listing's statement up to its id conditions; `idColumn` is what it orders by.
+        func select() -> (SQLStatement, idColumn: String) {
+            var statement = SQLStatement()
+            if let tag = filter.tag {
+                statement.sql = """
+                    SELECT \(Self.registrationColumns) FROM herald.registration_tags AS t \
+                    JOIN herald.registrations AS r ON r.hub = t.hub AND r.id = t.registration_id \
+                    WHERE t.hub = \(statement.bind(hub)) AND t.tag = \(statement.bind(tag))
+                    """
+                return (statement, "t.registration_id")
+            }
+            statement.sql = "SELECT \(Self.registrationColumns) FROM herald.registrations AS r WHERE r.hub = \(statement.bind(hub))"
+            return (statement, "r.id")
+        }
+
+        var result: [Registration] = []
+        // Before the range, unless the cursor is past its start.
+        if cursor.map({ precedes($0, rangeStart) }) ?? true {
+            var (statement, idColumn) = select()
+            statement.sql += " AND \(idColumn) < \(statement.bind(rangeStart))"
+            if let cursor { statement.sql += " AND \(idColumn) > \(statement.bind(cursor))" }
+            statement.sql += " AND r.installation_id IS NULL ORDER BY \(idColumn) LIMIT \(statement.bind(limit))"
+            result = try await readRegistrations(statement)
+        }
+        // After the range.
+        if result.count < limit {
+            var (statement, idColumn) = select()
+            if let cursor, !precedes(cursor, rangeEnd) {
+                statement.sql += " AND \(idColumn) > \(statement.bind(cursor))"
+            } else {
+                statement.sql += " AND \(idColumn) >= \(statement.bind(rangeEnd))"
+            }
+            statement.sql += " AND r.installation_id IS NULL ORDER BY \(idColumn) LIMIT \(statement.bind(limit - result.count))"
+            result += try await readRegistrations(statement)
+        }
+        return result
+    }
+
+    public func registrations(
+        matching expression: TagExpression?,
+        platforms: Set<Platform>?,
+        kind: RegistrationKind?,
+        after cursor: String?,
+        limit: Int
+    ) async throws -> [Registration] {
+        guard limit > 0 else { return [] }
+        let plan = try TagQueryPlan(expression)
+        if let platforms, platforms.isEmpty { return [] }
+        let now = now().storeMilliseconds
+        /// Conditions on the registration `r` besides the tags: not expired, on a platform
+        /// asked for, of the kind asked for, and matching `rest`.
+        func filters(_ rest: [TagExpression], _ statement: inout SQLStatement) -> String {
+            var sql = " AND (r.expires_at IS NULL OR r.expires_at > \(statement.bind(now)))"
+            if let platforms, !platforms.isSuperset(of: Platform.allCases) {
+                sql += " AND r.platform = ANY (\(statement.bind(platforms.map(\.rawValue).sorted())))"
+            }
+            switch kind {
+            case .native?: sql += " AND r.template IS NULL"
+            case .template?: sql += " AND r.template IS NOT NULL"
+            case nil: break
+            }
+            for condition in rest { sql += " AND " + Self.condition(condition, &statement) }
+            return sql
+        }
+
+        switch plan {
+        case .scan(let condition):
+            var statement = SQLStatement()
+            statement.sql = "SELECT \(Self.registrationColumns) FROM herald.registrations AS r WHERE r.hub = \(statement.bind(hub))"
+            if let cursor { statement.sql += " AND r.id > \(statement.bind(cursor))" }
+            statement.sql += filters(condition.map { [$0] } ?? [], &statement)
+            statement.sql += " ORDER BY r.id LIMIT \(statement.bind(limit))"
+            return try await readRegistrations(statement)
+
+        case .tag(let tag, let rest):
+            // The tag index drives: its rows come in id order, no sort.
+            var statement = SQLStatement()
+            statement.sql = """
+                SELECT \(Self.registrationColumns) FROM herald.registration_tags AS t \
+                JOIN herald.registrations AS r ON r.hub = t.hub AND r.id = t.registration_id \
+                WHERE t.hub = \(statement.bind(hub)) AND t.tag = \(statement.bind(tag))
+                """
+            if let cursor { statement.sql += " AND t.registration_id > \(statement.bind(cursor))" }
+            statement.sql += filters(rest, &statement)
+            statement.sql += " ORDER BY t.registration_id LIMIT \(statement.bind(limit))"
+            return try await readRegistrations(statement)
+
+        case .anyTag(let tags, let rest):
+            // Candidates: the next ids of each tag (each an ordered index range, read no further
+            // than the page), merged; then the registrations among them that pass the other
+            // conditions. Repeat until the page is full.
+            var result: [Registration] = []
+            var after = cursor
+            while result.count < limit {
+                let wanted = limit - result.count
+                var candidates = SQLStatement()
+                let hubPlaceholder = candidates.bind(hub)
+                let wantedPlaceholder = candidates.bind(wanted)
+                let afterCondition = after.map { " AND registration_id > \(candidates.bind($0))" } ?? ""
+                let ranges = tags.map { tag in
+                    """
+                    (SELECT registration_id FROM herald.registration_tags WHERE hub = \(hubPlaceholder) \
+                    AND tag = \(candidates.bind(tag))\(afterCondition) ORDER BY registration_id LIMIT \(wantedPlaceholder))
+                    """
+                }
+                candidates.sql = """
+                    SELECT DISTINCT registration_id FROM (\(ranges.joined(separator: " UNION ALL "))) AS c \
+                    ORDER BY registration_id LIMIT \(wantedPlaceholder)
+                    """
+                var ids: [String] = []
+                for row in try await query(candidates) { ids.append(try row.makeRandomAccess().string("registration_id")) }
+                guard let last = ids.last else { break }
+
+                var statement = SQLStatement()
+                statement.sql = """
+                    SELECT \(Self.registrationColumns) FROM herald.registrations AS r \
+                    WHERE r.hub = \(statement.bind(hub)) AND r.id = ANY (\(statement.bind(ids)))
+                    """
+                statement.sql += filters(rest, &statement) + " ORDER BY r.id"
+                result += try await readRegistrations(statement)
+                if ids.count < wanted { break }
+                after = last
+            }
+            return result
+        }
+    }
+
+    /// An SQL condition on the tags of the registration aliased `r` that holds when
+    /// `expression` matches; every tag is bound.
+    static func condition(_ expression: TagExpression, _ statement: inout SQLStatement) -> String {
+        switch expression {
+        case .tag(let tag):
+            return "\(statement.bind(tag)) = ANY (r.tags)"
+        case .not(let inner):
+            return "NOT " + condition(inner, &statement)
+        case .and:
+            let parts = TagQueryPlan.flatten(expression, and: true).map { condition($0, &statement) }
+            return "(" + parts.joined(separator: " AND ") + ")"
+        case .or:
+            let (tags, others) = TagQueryPlan.disjuncts(expression)
+            var parts: [String] = []
+            if !tags.isEmpty { parts.append("r.tags && \(statement.bind(tags))") }
+            parts += others.map { condition($0, &statement) }
+            return "(" + parts.joined(separator: " OR ") + ")"
+        }
+    }
+
+    func readRegistrations(_ statement: SQLStatement) async throws -> [Registration] {
+        try await query(statement).map(Self.decodeRegistration)
+    }
+
+    /// Upserts many registrations in one transaction, 500 rows per statement, with the
+    /// versioning of ``upsertRegistration(_:ifVersion:)`` but keeping the given `createdAt`
+    /// (of a new registration) and `updatedAt`: for imports and benchmarks. A repeated id is
+    /// applied in the order given.
+    public func insertRegistrations(_ registrations: [Registration]) async throws {
+        guard !registrations.isEmpty else { return }
+        // In id order, so that neighbouring rows land in neighbouring index pages.
+        let rows = try registrations.enumerated()
+            .sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }
+            .map { try StoredRegistration($0.element, createdAt: $0.element.createdAt, updatedAt: $0.element.updatedAt) }
+        try await transaction { connection in
+            for chunk in Self.distinctChunks(rows, id: \.registration.id) {
+                try await query(upsertStatement(chunk), on: connection)
+            }
+        }
+    }
+
+    /// `rows` in order, cut into runs of at most ``maxRowsPerStatement`` with no id twice (one
+    /// statement cannot write a row twice).
+    static func distinctChunks<Row>(_ rows: [Row], id: (Row) -> String) -> [ArraySlice<Row>] {
+        var chunks: [ArraySlice<Row>] = []
+        var start = rows.startIndex
+        var ids: Set<String> = []
+        for index in rows.indices {
+            if index - start == maxRowsPerStatement || ids.contains(id(rows[index])) {
+                chunks.append(rows[start..<index])
+                start = index
+                ids = []
+            }
+            ids.insert(id(rows[index]))
+        }
+        if start < rows.endIndex { chunks.append(rows[start...]) }
+        return chunks
+    }
+
+    public func registrationCount() async throws -> Int {
+        var statement = SQLStatement()
+        statement.sql = "SELECT count(*) AS n FROM herald.registrations WHERE hub = \(statement.bind(hub))"
+        return try await query(statement).first?.makeRandomAccess().int("n") ?? 0
+    }
+}

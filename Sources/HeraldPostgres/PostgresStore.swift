@@ -1,0 +1,185 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+import Synchronization
+public import HeraldStore
+
+/// The ``HeraldStore`` of one hub in a shared PostgreSQL database (``PostgresDatabase``).
+///
+/// Every row carries the hub's name, so any number of hubs and nodes share the database's
+/// tables. Each method is one statement or one transaction; registry rules that depend on what
+/// is stored (owner, version, issued ids, one registration per device) are checked under a
+/// transaction-level advisory lock on the registration id (and the device's handle), so two
+/// nodes writing the same registration at once take turns. Dates are kept to the millisecond.
+public final class PostgresStore: HeraldStore {
+    /// The hub whose rows this store reads and writes.
+    public let hub: String
+    let database: PostgresDatabase
+    let now: @Sendable () -> Date
+    private let closed = Atomic<Bool>(false)
+    let housekeeping = Mutex(Housekeeping())
+
+    /// When expired reservations and sessions were last swept.
+    struct Housekeeping {
+        static let interval = 60_000
+        var lastReservationSweep: Int?
+        var lastSessionSweep: Int?
+
+        /// Whether a sweep is due at `now`, and records it if so.
+        static func due(_ last: inout Int?, now: Int) -> Bool {
+            if let previous = last, now - previous < interval, now >= previous { return false }
+            last = now
+            return true
+        }
+    }
+
+    init(hub: String, database: PostgresDatabase, now: @escaping @Sendable () -> Date) {
+        self.hub = hub
+        self.database = database
+        self.now = now
+    }
+
+    public func ping() async throws {
+        try checkOpen()
+        try await database.ping()
+    }
+
+    /// Stops this store: later calls throw ``HeraldError/Code/unavailable``. The database's
+    /// connections belong to ``PostgresDatabase`` and stay open for other hubs.
+    public func close() async throws {
+        closed.store(true, ordering: .releasing)
+    }
+
+    func checkOpen() throws(HeraldError) {
+        if closed.load(ordering: .acquiring) { throw .unavailable("the store is closed") }
+    }
+
+    // MARK: Running statements
+
+    /// Runs one statement and returns its rows.
+    @discardableResult
+    func query(_ statement: SQLStatement) async throws -> [PostgresRow] {
+        try checkOpen()
+        return try await database.run { connection in
+            try await connection.query(statement.query, logger: database.logger).collect()
+        }
+    }
+
+    /// Runs `body` in one transaction.
+    func transaction<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+        try checkOpen()
+        return try await database.transaction(body)
+    }
+
+    /// Runs one statement on a connection inside a transaction and returns its rows.
+    @discardableResult
+    func query(_ statement: SQLStatement, on connection: PostgresConnection) async throws -> [PostgresRow] {
+        try await connection.query(statement.query, logger: database.logger).collect()
+    }
+
+    /// Takes transaction-level advisory locks on `keys` (in a fixed order, so two transactions
+    /// never wait on each other), each the hub and a key hashed to 64 bits.
+    func lock(_ keys: [String], on connection: PostgresConnection) async throws {
+        for key in Set(keys).sorted() {
+            var statement = SQLStatement()
+            statement.sql = "SELECT pg_advisory_xact_lock(hashtextextended(\(statement.bind(hub + "\u{1F}" + key)), 0))"
+            try await query(statement, on: connection)
+        }
+    }
+}
+
+/// SQL with `$n` placeholders and the values bound to them, built a piece at a time:
+/// `statement.sql += "WHERE id = \(statement.bind(id))"`. Values are always bound, never
+/// written into the SQL.
+struct SQLStatement {
+    var sql = ""
+    var binds = PostgresBindings()
+
+    init(_ sql: String = "") {
+        self.sql = sql
+    }
+
+    /// Binds `value` and returns its placeholder.
+    mutating func bind(_ value: String) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    mutating func bind(_ value: String?) -> String {
+        if let value { binds.append(value) } else { binds.appendNull() }
+        return "$\(binds.count)"
+    }
+
+    mutating func bind(_ value: Int) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    mutating func bind(_ value: Int?) -> String {
+        if let value { binds.append(value) } else { binds.appendNull() }
+        return "$\(binds.count)"
+    }
+
+    mutating func bind(_ value: Bool) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    mutating func bind(_ value: Date?) -> String {
+        bind(value?.storeMilliseconds)
+    }
+
+    /// Binds a `text[]`.
+    mutating func bind(_ value: [String]) -> String {
+        binds.append(value)
+        return "$\(binds.count)::text[]"
+    }
+
+    mutating func bind(_ value: Data) -> String {
+        binds.append(ByteBuffer(bytes: value))
+        return "$\(binds.count)::bytea"
+    }
+
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: binds) }
+}
+
+extension PostgresRandomAccessRow {
+    private func corrupt(_ column: String) -> PostgresStoreError {
+        PostgresStoreError(code: .corruptData, message: "the stored column '\(column)' is missing or has the wrong type")
+    }
+
+    func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresStoreError) -> T {
+        guard contains(column) else { throw corrupt(column) }
+        do {
+            return try self[column].decode(T.self)
+        } catch {
+            throw corrupt(column)
+        }
+    }
+
+    func string(_ column: String) throws(PostgresStoreError) -> String { try value(column) }
+    func optionalString(_ column: String) throws(PostgresStoreError) -> String? { try value(column) }
+    func int(_ column: String) throws(PostgresStoreError) -> Int { try value(column) }
+    func date(_ column: String) throws(PostgresStoreError) -> Date { Date(storeMilliseconds: try int(column)) }
+
+    func optionalDate(_ column: String) throws(PostgresStoreError) -> Date? {
+        try value(column, as: Int?.self).map(Date.init(storeMilliseconds:))
+    }
+
+    /// Decodes a text column holding JSON.
+    func json<T: Decodable>(_ type: T.Type, _ column: String) throws(PostgresStoreError) -> T {
+        guard let value = StoredJSON.decode(T.self, from: try string(column)) else {
+            throw PostgresStoreError(code: .corruptData, message: "the stored column '\(column)' is not valid JSON")
+        }
+        return value
+    }
+
+    /// Decodes a text column holding JSON, or `nil` for `NULL`.
+    func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(PostgresStoreError) -> T? {
+        guard let text = try optionalString(column) else { return nil }
+        guard let value = StoredJSON.decode(T.self, from: text) else {
+            throw PostgresStoreError(code: .corruptData, message: "the stored column '\(column)' is not valid JSON")
+        }
+        return value
+    }
+}

@@ -1,0 +1,155 @@
+package import Foundation
+package import HeraldCore
+
+// The forms in which every store keeps values, so that what one store writes another reads
+// the same way (and `herald store copy` moves it unchanged).
+
+extension Date {
+    /// Milliseconds since 1970, as the stores keep dates. Clamped to ±2⁵³ so that any `Date`
+    /// (even `distantFuture` or a non-finite interval) can be stored.
+    package var storeMilliseconds: Int {
+        let ms = (timeIntervalSince1970 * 1000).rounded()
+        guard ms.isFinite else { return ms > 0 ? 1 << 53 : -(1 << 53) }
+        return Int(min(max(ms, -9_007_199_254_740_992), 9_007_199_254_740_992))
+    }
+
+    package init(storeMilliseconds ms: Int) {
+        self.init(timeIntervalSince1970: Double(ms) / 1000)
+    }
+
+    /// This date as it reads back from a store (rounded to the millisecond).
+    package var storeRounded: Date { Date(storeMilliseconds: storeMilliseconds) }
+}
+
+extension Duration {
+    /// Whole milliseconds, saturating.
+    package var storeMilliseconds: Int {
+        let ms = wholeMilliseconds
+        guard ms != .max, ms != .min else { return ms < 0 ? Int.min / 2 : Int.max / 2 }
+        return Int(ms)
+    }
+}
+
+/// The JSON that stores keep in text columns: compact, keys sorted, so that the same value is
+/// always stored the same way.
+package enum StoredJSON {
+    package static func encode(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// `nil` if `text` is not valid JSON of `T`.
+    package static func decode<T: Decodable>(_ type: T.Type, from text: String) -> T? {
+        try? JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+}
+
+/// A registration as a store keeps it: tags unique and sorted, dates to the millisecond, the
+/// template and push variables as JSON (`nil` for none).
+package struct StoredRegistration: Sendable {
+    /// The registration as it reads back from the store.
+    package var registration: Registration
+    package var templateJSON: String?
+    package var pushVariablesJSON: String?
+
+    /// Normalizes `registration` for storage, with the given timestamps.
+    package init(_ registration: Registration, createdAt: Date, updatedAt: Date) throws {
+        var normalized = registration
+        normalized.tags = Array(Set(registration.tags)).sorted()
+        normalized.expiresAt = registration.expiresAt?.storeRounded
+        normalized.createdAt = createdAt.storeRounded
+        normalized.updatedAt = updatedAt.storeRounded
+        self.registration = normalized
+        self.templateJSON = try normalized.template.map(StoredJSON.encode)
+        self.pushVariablesJSON = normalized.pushVariables.isEmpty ? nil : try StoredJSON.encode(normalized.pushVariables)
+    }
+}
+
+/// What a store keeps of an installation besides its id, user id, own tags, version and
+/// dates: one JSON document.
+///
+/// It is Herald's storage form, not the hub API's wire form: it changes only with a migration,
+/// whatever the API does. Its own types throughout, so that a change to the model's `Codable`
+/// forms cannot change what is stored.
+package struct StoredInstallationDocument: Codable, Sendable {
+    package struct Template: Codable, Sendable {
+        var body: String
+        var headers: [String: String]
+        var expiry: String?
+        var tags: [String]
+    }
+
+    var platform: String
+    var legacyGCM: Bool
+    var pushChannel: String
+    var p256dh: String?
+    var auth: String?
+    var templates: [String: Template]
+    var pushVariables: [String: String]
+    /// Milliseconds since 1970, as the stores keep dates.
+    var expirationTime: Int?
+    /// Set by a store when the channel expires (the SQLite store with `json_set`): keep the name.
+    var pushChannelExpired: Bool
+
+    /// The name of the field that marks an expired channel, for stores that set it in SQL.
+    package static let pushChannelExpiredField = "pushChannelExpired"
+
+    package init(_ installation: Installation) {
+        platform = installation.platform.rawValue
+        legacyGCM = installation.legacyGCM
+        pushChannel = installation.pushChannel
+        p256dh = installation.webPushKeys?.p256dh
+        auth = installation.webPushKeys?.auth
+        templates = installation.templates.mapValues {
+            Template(body: $0.body, headers: $0.headers, expiry: $0.expiry, tags: $0.tags)
+        }
+        pushVariables = installation.pushVariables
+        expirationTime = installation.expirationTime?.storeMilliseconds
+        pushChannelExpired = installation.pushChannelExpired
+    }
+
+    /// The installation with this document and the given columns; `nil` if the document names
+    /// an unknown platform.
+    package func installation(
+        id: String, userId: String?, tags: [String], version: Int, createdAt: Date, updatedAt: Date
+    ) -> Installation? {
+        guard let platform = Platform(rawValue: platform) else { return nil }
+        let keys: WebPushKeys? =
+            switch (p256dh, auth) {
+            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
+            default: nil
+            }
+        return Installation(
+            id: id,
+            platform: platform,
+            legacyGCM: legacyGCM,
+            pushChannel: pushChannel,
+            webPushKeys: keys,
+            userId: userId,
+            tags: tags,
+            templates: templates.mapValues {
+                InstallationTemplate(body: $0.body, headers: $0.headers, expiry: $0.expiry, tags: $0.tags)
+            },
+            pushVariables: pushVariables,
+            expirationTime: expirationTime.map(Date.init(storeMilliseconds:)),
+            pushChannelExpired: pushChannelExpired,
+            version: version,
+            createdAt: createdAt,
+            updatedAt: updatedAt
+        )
+    }
+}
+
+extension Installation {
+    /// This installation as a store keeps it: dates to the millisecond, with the given version
+    /// and timestamps.
+    package func stored(version: Int, createdAt: Date, updatedAt: Date) -> Installation {
+        var normalized = self
+        normalized.expirationTime = expirationTime?.storeRounded
+        normalized.version = version
+        normalized.createdAt = createdAt.storeRounded
+        normalized.updatedAt = updatedAt.storeRounded
+        return normalized
+    }
+}

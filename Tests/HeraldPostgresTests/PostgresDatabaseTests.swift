@@ -1,0 +1,100 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+import HeraldStore
+import HeraldTestSupport
+import Logging
+import Testing
+
+@Suite("PostgreSQL database", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
+struct PostgresDatabaseTests {
+    /// A database of its own on the test server, dropped afterwards: for tests of migrations.
+    private func withScratchDatabase(_ body: (DatabaseURL) async throws -> Void) async throws {
+        let name = "herald_scratch_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await PostgresTestDatabase.with(migrate: false) { admin in
+            try await admin.executeForTesting("CREATE DATABASE \(name)")
+        }
+        var url = try PostgresTestDatabase.url()
+        url.database = name
+        do {
+            try await body(url)
+        } catch {
+            try? await dropDatabase(name)
+            throw error
+        }
+        try await dropDatabase(name)
+    }
+
+    private func dropDatabase(_ name: String) async throws {
+        try await PostgresTestDatabase.with(migrate: false) { admin in
+            try await admin.executeForTesting("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+
+    @Test func nodesStartingAtOnceApplyEachMigrationExactlyOnce() async throws {
+        try await withScratchDatabase { url in
+            let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        try await PostgresTestDatabase.with(url: url, maximumConnections: 2, migrate: false) { database in
+                            try await database.migrate()
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(applied.sorted() == Array(1...PostgresDatabase.latestSchemaVersion))
+            try await PostgresTestDatabase.with(url: url) { database in
+                let again = try await database.migrate()
+                let versions = try await database.schemaVersions()
+                #expect(again == [])
+                #expect(versions == Array(1...PostgresDatabase.latestSchemaVersion))
+            }
+        }
+    }
+
+    @Test func aDatabaseFromANewerHeraldIsRefusedUntouched() async throws {
+        try await withScratchDatabase { url in
+            try await PostgresTestDatabase.with(url: url) { database in
+                try await database.executeForTesting("INSERT INTO herald.schema_migrations (version, name) VALUES (999, 'from the future')")
+            }
+            try await PostgresTestDatabase.with(url: url, migrate: false) { database in
+                await #expect(throws: PostgresStoreError(code: .schemaTooNew, message: "")) { try await database.migrate() }
+                let versions = try await database.schemaVersions()
+                #expect(versions.last == 999)
+            }
+        }
+    }
+
+    @Test func aWrongPasswordIsRefusedWithoutShowingIt() async throws {
+        var url = try PostgresTestDatabase.url()
+        url.password = "wrong-password-4f1c9a"
+        let record = LogRecord()
+        url.connectTimeout = .seconds(5)
+        await #expect(throws: (any Error).self) {
+            try await PostgresTestDatabase.with(url: url, logger: record.logger) { _ in }
+        }
+        do {
+            try await PostgresTestDatabase.with(url: url, logger: record.logger) { _ in }
+        } catch {
+            #expect(!"\(error)".contains("wrong-password-4f1c9a"))
+            #expect(!String(reflecting: error).contains("wrong-password-4f1c9a"))
+            #expect((error as? PostgresStoreError)?.code == .cannotConnect, "\(error)")
+        }
+        #expect(!record.text.contains("wrong-password-4f1c9a"))
+    }
+
+    @Test func anUnreachableServerIsAnErrorNotAHang() async throws {
+        var url = try PostgresTestDatabase.url()
+        url.host = "127.0.0.1"
+        url.port = 1  // tcpmux: nothing listens there, so the connection is refused at once
+        url.connectTimeout = .seconds(2)
+        let started = ContinuousClock.now
+        do {
+            try await PostgresTestDatabase.with(url: url) { _ in }
+            Issue.record("connected to a port that refuses connections")
+        } catch {
+            #expect(ContinuousClock.now - started < .seconds(30))
+        }
+    }
+}

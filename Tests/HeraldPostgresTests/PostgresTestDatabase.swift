@@ -1,0 +1,85 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+import Logging
+import Synchronization
+import Testing
+
+/// The PostgreSQL server the tests use: `HERALD_TEST_DATABASE_URL`, as
+/// `scripts/postgres-test-server start` prints it. Without it the PostgreSQL tests are skipped,
+/// saying so, except in CI (`CI` set), where ``PostgresAvailabilityTests`` fails instead.
+enum PostgresTestDatabase {
+    static let urlString: String? = {
+        let value = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"] ?? ""
+        return value.isEmpty ? nil : value
+    }()
+
+    static var isConfigured: Bool { urlString != nil }
+
+    static let skipReason: Comment =
+        "HERALD_TEST_DATABASE_URL is not set: the PostgreSQL tests are skipped (start a server with `export HERALD_TEST_DATABASE_URL=$(scripts/postgres-test-server start)`)"
+
+    static func url() throws -> DatabaseURL {
+        guard let urlString else { throw HeraldError.unavailable("HERALD_TEST_DATABASE_URL is not set") }
+        return try DatabaseURL(urlString)
+    }
+
+    /// Runs `body` with a running, migrated database at `url` (the test server by default).
+    static func with<T>(
+        url: DatabaseURL? = nil,
+        maximumConnections: Int = 8,
+        logger: Logger = testLogger,
+        migrate: Bool = true,
+        _ body: (PostgresDatabase) async throws -> T
+    ) async throws -> T {
+        let database = PostgresDatabase(url: try url ?? Self.url(), maximumConnections: maximumConnections, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await database.run() }
+            defer { group.cancelAll() }
+            if migrate { try await database.migrate() }
+            return try await body(database)
+        }
+    }
+
+    /// A hub name no other test uses, so that each test starts with an empty store.
+    static func uniqueHubName() -> String {
+        "test-" + UUID().uuidString.lowercased()
+    }
+}
+
+let testLogger: Logger = {
+    var logger = Logger(label: "herald.postgres.tests")
+    logger.logLevel = .critical
+    return logger
+}()
+
+/// Every line logged through ``logger``, as text with its metadata, for tests that search what
+/// was logged.
+final class LogRecord: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    /// A logger at `.trace` that records here.
+    var logger: Logger {
+        Logger(label: "herald.postgres.tests") { _ in Handler(record: self) }
+    }
+
+    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    private struct Handler: LogHandler {
+        let record: LogRecord
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            record.append("\(event.level) \(event.message) \(all) \(event.error.map { String(reflecting: $0) } ?? "")")
+        }
+    }
+}
