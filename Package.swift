@@ -87,7 +87,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The store contract: what every store implementation provides, in one transaction each.
-        .target(name: "HeraldStore", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
+        .target(
+            name: "HeraldStore",
+            dependencies: ["HeraldCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         // The embedded store: one SQLite file per hub.
         .target(
             name: "HeraldSQLite",
@@ -205,7 +209,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: ["HeraldHubWire", 
-                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPush", "HeraldHub",
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub",
                 "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldRemoteHub",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -264,7 +268,8 @@ let package = Package(
         .testTarget(
             name: "HeraldPostgresTests",
             dependencies: [
-                "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldStoreConformance", "HeraldTestSupport",
+                "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldStoreConformance", "HeraldTestSupport", "HeraldHub",
+                "HeraldHubWire",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -272,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "HeraldHubTests",
             dependencies: ["HeraldHubWire", 
-                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -312,7 +317,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: ["HeraldHubWire", 
-                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPush", "HeraldHub", "HeraldServer",
+                "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub", "HeraldServer",
                 "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -22,8 +22,22 @@ struct PostgresMigration: Sendable {
     static let all: [PostgresMigration] = [
         PostgresMigration(
             version: 1,
-            name: "registrations, installations, accounts, notifications, content",
+            name: "hubs, registrations, installations, accounts, notifications, content",
             statements: [
+                // Hub definitions (rules, keys, push credentials) as the catalog writes them; a
+                // revision from a sequence changes with every write, so a node tells whether its
+                // cached definition is current with one small query. Names are unique whatever
+                // their case.
+                """
+                CREATE TABLE herald.hubs (
+                    name text COLLATE "C" PRIMARY KEY,
+                    document text NOT NULL,
+                    revision bigint NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                "CREATE UNIQUE INDEX hubs_lower_name ON herald.hubs (lower(name))",
+                "CREATE SEQUENCE herald.hub_revisions",
                 """
                 CREATE TABLE herald.registrations (
                     hub text COLLATE "C" NOT NULL,

@@ -87,7 +87,7 @@ struct Demo: AsyncParsableCommand {
         func line(_ text: String) { print("  \(text)") }
 
         step("The hub REST API: `herald hub create demo`, then a backend uses the hub's connection string")
-        let definition = try catalog.create(name: "demo")
+        let definition = try await catalog.create(name: "demo")
         guard let full = catalog.connectionStrings(of: definition, endpoint: base.absoluteString + "/")
             .first(where: { $0.rule == SharedAccessRule.defaultFullRuleName })
         else { throw ValidationError("the new hub has no full-access rule") }

@@ -18,6 +18,12 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "Data directory (HERALD_DATA_DIR; default ./herald-data).")
     var dataDirectory: String?
 
+    @Option(
+        name: .customLong("database-url"),
+        help: "postgres://user:password@host/database: keep the hubs in PostgreSQL, for several nodes (HERALD_DATABASE_URL; default: the data directory)."
+    )
+    var databaseURL: String?
+
     @Option(name: .customLong("config"), help: "JSON config file (HERALD_CONFIG).")
     var configFile: String?
 
@@ -27,6 +33,7 @@ struct CommonOptions: ParsableArguments {
     func load(_ more: [String: String] = [:]) throws -> HeraldConfiguration {
         var overrides = more
         if let dataDirectory { overrides["HERALD_DATA_DIR"] = dataDirectory }
+        if let databaseURL { overrides["HERALD_DATABASE_URL"] = databaseURL }
         if let logLevel { overrides["HERALD_LOG_LEVEL"] = logLevel }
         do {
             return try HeraldConfiguration.load(configFile: configFile, overrides: overrides)

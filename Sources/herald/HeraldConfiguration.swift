@@ -1,6 +1,7 @@
 import Foundation
 import HeraldHub
 import HeraldCore
+import HeraldPostgres
 import Logging
 
 /// Everything `herald` can be told, read in one place: command-line flags override
@@ -10,6 +11,11 @@ struct HeraldConfiguration: Sendable {
     var host = "127.0.0.1"
     var port = 8080
     var dataDirectory = "./herald-data"
+    /// The PostgreSQL database that keeps every hub instead of the data directory, for several
+    /// nodes; `nil` for the data directory.
+    var databaseURL: DatabaseURL?
+    /// The most connections to the database this node opens.
+    var databaseConnections = 20
     var logLevel: Logger.Level = .info
     /// `text` (human-readable) or `json` (one object per line).
     var logFormat = "text"
@@ -104,6 +110,20 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_HOST", help: "address to listen on (default 127.0.0.1)") { $0.host = $1 },
         .init(variable: "HERALD_PORT", help: "HTTP port (default 8080)") { $0.port = try int($1, "HERALD_PORT", 0...65535) },
         .init(variable: "HERALD_DATA_DIR", help: "data directory: the hubs (each with its SQLite store), keys, certificates (default ./herald-data)") { $0.dataDirectory = $1 },
+        .init(variable: "HERALD_DATABASE_URL", help: "postgres://user:password@host:5432/database: keep the hubs in PostgreSQL, shared by several nodes (default: the data directory)") {
+            guard !$1.isEmpty else {
+                $0.databaseURL = nil
+                return
+            }
+            do {
+                $0.databaseURL = try DatabaseURL($1)
+            } catch let error as HeraldError {
+                throw ConfigurationError("HERALD_DATABASE_URL: \(error.message)")
+            }
+        },
+        .init(variable: "HERALD_DATABASE_CONNECTIONS", help: "most connections this node opens to HERALD_DATABASE_URL (default 20)") {
+            $0.databaseConnections = try int($1, "HERALD_DATABASE_CONNECTIONS", 1...1000)
+        },
         .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
             guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }
             $0.logLevel = level

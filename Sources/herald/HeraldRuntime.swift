@@ -59,8 +59,11 @@ struct HeraldRuntime {
         )
     }
 
+    /// - Parameter storage: Where the hubs are: the data directory's by default; a caller
+    ///   with a database (``HeraldConfiguration/withHubStorage(logger:_:)``) passes it.
     static func start(
         _ configuration: HeraldConfiguration,
+        storage: (any HubStorage)? = nil,
         hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
         openDeviceRegistry: Bool = false,
         recordsPayloads: Bool = true,
@@ -101,7 +104,7 @@ struct HeraldRuntime {
             for platform in unconfigured { lines[platform] = Self.notConfiguredLine(platform) }
         }
 
-        let catalog = HubCatalog(dataDirectory: dataDirectory)
+        let catalog = HubCatalog(storage: storage ?? DirectoryHubStorage(dataDirectory: dataDirectory))
         let appHubName = configuration.localAppHubName
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: factory, hubConfiguration: hubConfiguration, logger: logger

@@ -5,7 +5,7 @@ import HeraldCore
 import HeraldHub
 
 extension HubCommand {
-    struct SetCredentials: ParsableCommand {
+    struct SetCredentials: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-credentials",
             abstract: "Set or clear the push-service credentials a hub delivers with.",
@@ -61,7 +61,7 @@ extension HubCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let configuration = try common.load()
             let cleared = try clearedPlatforms()
             // Read every file before changing anything.
@@ -77,10 +77,9 @@ extension HubCommand {
             }
             let environment = apnsEnvironment?.lowercased()
 
-            let catalog = HubCommand.catalog(configuration)
-            let hub = try HubCommand.existingHub(name, in: catalog)
-            let updated = try HubCommand.perform {
-                try catalog.setCredentials(name: hub.name) { credentials in
+            try await HubCommand.withCatalog(configuration) { catalog in
+                let hub = try await HubCommand.existingHub(name, in: catalog)
+                let updated = try await catalog.setCredentials(name: hub.name) { credentials in
                     for platform in cleared { credentials.clear(platform) }
                     if setsAPNs {
                         if var apns = credentials.apns {
@@ -130,8 +129,8 @@ extension HubCommand {
                         }
                     }
                 }
+                print((["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n"))
             }
-            print((["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n"))
         }
 
         func clearedPlatforms() throws -> [Platform] {
@@ -155,7 +154,7 @@ extension HubCommand {
         }
     }
 
-    struct Credentials: ParsableCommand {
+    struct Credentials: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show which push credentials a hub has, without keys or secrets."
         )
@@ -165,11 +164,12 @@ extension HubCommand {
         @Argument(help: "The hub.")
         var name: String
 
-        func run() throws {
+        func run() async throws {
             let configuration = try common.load()
-            let catalog = HubCommand.catalog(configuration)
-            let hub = try HubCommand.existingHub(name, in: catalog)
-            print(hub.redacted)
+            try await HubCommand.withCatalog(configuration) { catalog in
+                let hub = try await HubCommand.existingHub(name, in: catalog)
+                print(hub.redacted)
+            }
         }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import HeraldHub
 
 extension HubCommand {
-    struct Keys: ParsableCommand {
+    struct Keys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the connection strings of every access rule of a hub.",
             discussion: """
@@ -20,24 +20,25 @@ extension HubCommand {
         @Option(help: "Only this rule.")
         var rule: String?
 
-        func run() throws {
+        func run() async throws {
             let configuration = try common.load(endpointOptions.overrides)
-            let catalog = HubCommand.catalog(configuration)
-            let hub = try HubCommand.existingHub(name, in: catalog)
-            let endpoint = try HubCommand.endpoint(configuration)
-            var rules = hub.rules
-            if let rule {
-                guard let match = hub.rule(named: rule) else {
-                    throw HubCommandError("hub \(hub.name) has no rule named '\(rule)' (its rules: \(hub.rules.map(\.name).joined(separator: ", ")))")
+            try await HubCommand.withCatalog(configuration) { catalog in
+                let hub = try await HubCommand.existingHub(name, in: catalog)
+                let endpoint = try HubCommand.endpoint(configuration)
+                var rules = hub.rules
+                if let rule {
+                    guard let match = hub.rule(named: rule) else {
+                        throw HubCommandError("hub \(hub.name) has no rule named '\(rule)' (its rules: \(hub.rules.map(\.name).joined(separator: ", ")))")
+                    }
+                    rules = [match]
                 }
-                rules = [match]
+                let lines = HubCommand.connectionStringLines(hub, rules: rules, keys: SharedAccessRule.KeySlot.allCases, endpoint: endpoint)
+                print((["# hub \(hub.name), endpoint \(endpoint)"] + lines).joined(separator: "\n"))
             }
-            let lines = HubCommand.connectionStringLines(hub, rules: rules, keys: SharedAccessRule.KeySlot.allCases, endpoint: endpoint)
-            print((["# hub \(hub.name), endpoint \(endpoint)"] + lines).joined(separator: "\n"))
         }
     }
 
-    struct Rotate: ParsableCommand {
+    struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace a key of a hub's access rules with a new random key.",
             discussion: """
@@ -65,25 +66,26 @@ extension HubCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let configuration = try common.load(endpointOptions.overrides)
-            let catalog = HubCommand.catalog(configuration)
-            let hub = try HubCommand.existingHub(name, in: catalog)
-            let key = SharedAccessRule.KeySlot(rawValue: self.key.lowercased()) ?? .primary
-            let ruleNames = rule.map { [$0] } ?? hub.rules.map(\.name)
-            var rotated = hub
-            for ruleName in ruleNames {
-                rotated = try HubCommand.perform { try catalog.rotate(name: hub.name, rule: ruleName, key: key) }
+            try await HubCommand.withCatalog(configuration) { catalog in
+                let hub = try await HubCommand.existingHub(name, in: catalog)
+                let key = SharedAccessRule.KeySlot(rawValue: self.key.lowercased()) ?? .primary
+                let ruleNames = rule.map { [$0] } ?? hub.rules.map(\.name)
+                var rotated = hub
+                for ruleName in ruleNames {
+                    rotated = try await catalog.rotate(name: hub.name, rule: ruleName, key: key)
+                }
+                let rules = rotated.rules.filter { rule in ruleNames.contains { $0.caseInsensitiveCompare(rule.name) == .orderedSame } }
+                let replaced = rules.count == 1 ? "key of \(rules[0].name)" : "keys of \(rules.map(\.name).joined(separator: ", "))"
+                let old = rules.count == 1 ? "the old key no longer works" : "the old keys no longer work"
+                var lines = ["Replaced the \(key.rawValue) \(replaced) of hub \(hub.name); \(old)."]
+                if let endpoint = configuration.hubConnectionEndpoint {
+                    lines.append("New connection strings:")
+                    lines += HubCommand.connectionStringLines(rotated, rules: rules, keys: [key], endpoint: endpoint)
+                }
+                print(lines.joined(separator: "\n"))
             }
-            let rules = rotated.rules.filter { rule in ruleNames.contains { $0.caseInsensitiveCompare(rule.name) == .orderedSame } }
-            let replaced = rules.count == 1 ? "key of \(rules[0].name)" : "keys of \(rules.map(\.name).joined(separator: ", "))"
-            let old = rules.count == 1 ? "the old key no longer works" : "the old keys no longer work"
-            var lines = ["Replaced the \(key.rawValue) \(replaced) of hub \(hub.name); \(old)."]
-            if let endpoint = configuration.hubConnectionEndpoint {
-                lines.append("New connection strings:")
-                lines += HubCommand.connectionStringLines(rotated, rules: rules, keys: [key], endpoint: endpoint)
-            }
-            print(lines.joined(separator: "\n"))
         }
     }
 }

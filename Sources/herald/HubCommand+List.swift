@@ -2,33 +2,35 @@ import ArgumentParser
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldStore
 
 extension HubCommand {
-    struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the hubs of the data directory.")
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the hubs of the data directory (or of the database of --database-url).")
 
         @OptionGroup var common: CommonOptions
 
-        func run() throws {
+        func run() async throws {
             let configuration = try common.load()
-            let catalog = HubCommand.catalog(configuration)
-            let hubs = try HubCommand.perform { try catalog.list() }
-            guard !hubs.isEmpty else {
-                print("No hubs in \(catalog.directory). Create one: herald hub create NAME")
-                return
+            try await HubCommand.withCatalog(configuration) { catalog in
+                let hubs = try await catalog.list()
+                guard !hubs.isEmpty else {
+                    print("No hubs in \(catalog.storage.location). Create one: herald hub create NAME")
+                    return
+                }
+                let width = max(4, hubs.map(\.name.count).max() ?? 0)
+                var lines = ["NAME".padding(toLength: width, withPad: " ", startingAt: 0) + "  CREATED               RULES  CREDENTIALS"]
+                for hub in hubs {
+                    let platforms = Platform.allCases.filter(hub.credentials.isConfigured).map(\.rawValue)
+                    lines.append(
+                        hub.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                            + hub.createdAt.formatted(.iso8601).padding(toLength: 22, withPad: " ", startingAt: 0)
+                            + String(hub.rules.count).padding(toLength: 7, withPad: " ", startingAt: 0)
+                            + (platforms.isEmpty ? "none" : platforms.joined(separator: ", "))
+                    )
+                }
+                print(lines.joined(separator: "\n"))
             }
-            let width = max(4, hubs.map(\.name.count).max() ?? 0)
-            var lines = ["NAME".padding(toLength: width, withPad: " ", startingAt: 0) + "  CREATED               RULES  CREDENTIALS"]
-            for hub in hubs {
-                let platforms = Platform.allCases.filter(hub.credentials.isConfigured).map(\.rawValue)
-                lines.append(
-                    hub.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                        + hub.createdAt.formatted(.iso8601).padding(toLength: 22, withPad: " ", startingAt: 0)
-                        + String(hub.rules.count).padding(toLength: 7, withPad: " ", startingAt: 0)
-                        + (platforms.isEmpty ? "none" : platforms.joined(separator: ", "))
-                )
-            }
-            print(lines.joined(separator: "\n"))
         }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import HeraldHub
 
 extension HubCommand {
-    struct AddRule: ParsableCommand {
+    struct AddRule: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add-rule",
             abstract: "Add an access rule with new keys to a hub.",
@@ -37,21 +37,22 @@ extension HubCommand {
             _ = try parsedRights()
         }
 
-        func run() throws {
+        func run() async throws {
             let configuration = try common.load(endpointOptions.overrides)
             let parsed = try parsedRights()
-            let catalog = HubCommand.catalog(configuration)
-            let hub = try HubCommand.existingHub(name, in: catalog)
-            let updated = try HubCommand.perform { try catalog.addRule(name: hub.name, rule: rule, rights: parsed) }
-            var lines = ["Added rule \(rule) to hub \(hub.name)."]
-            if let endpoint = configuration.hubConnectionEndpoint, let added = updated.rule(named: rule) {
-                lines += HubCommand.connectionStringLines(updated, rules: [added], keys: [.primary], endpoint: endpoint)
+            try await HubCommand.withCatalog(configuration) { catalog in
+                let hub = try await HubCommand.existingHub(name, in: catalog)
+                let updated = try await catalog.addRule(name: hub.name, rule: rule, rights: parsed)
+                var lines = ["Added rule \(rule) to hub \(hub.name)."]
+                if let endpoint = configuration.hubConnectionEndpoint, let added = updated.rule(named: rule) {
+                    lines += HubCommand.connectionStringLines(updated, rules: [added], keys: [.primary], endpoint: endpoint)
+                }
+                print(lines.joined(separator: "\n"))
             }
-            print(lines.joined(separator: "\n"))
         }
     }
 
-    struct RemoveRule: ParsableCommand {
+    struct RemoveRule: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "remove-rule",
             abstract: "Remove an access rule from a hub: tokens signed with its keys stop working at once."
@@ -65,12 +66,13 @@ extension HubCommand {
         @Argument(help: "The rule to remove.")
         var rule: String
 
-        func run() throws {
+        func run() async throws {
             let configuration = try common.load()
-            let catalog = HubCommand.catalog(configuration)
-            let hub = try HubCommand.existingHub(name, in: catalog)
-            try HubCommand.perform { try catalog.removeRule(name: hub.name, rule: rule) }
-            print("Removed rule \(hub.rule(named: rule)?.name ?? rule) from hub \(hub.name); its keys no longer work.")
+            try await HubCommand.withCatalog(configuration) { catalog in
+                let hub = try await HubCommand.existingHub(name, in: catalog)
+                try await catalog.removeRule(name: hub.name, rule: rule)
+                print("Removed rule \(hub.rule(named: rule)?.name ?? rule) from hub \(hub.name); its keys no longer work.")
+            }
         }
     }
 }

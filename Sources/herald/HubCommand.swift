@@ -3,6 +3,8 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
+import HeraldStore
+import HeraldPostgres
 
 /// `herald hub …`: the hubs of a data directory, their keys and their push credentials.
 struct HubCommand: ParsableCommand {
@@ -10,7 +12,7 @@ struct HubCommand: ParsableCommand {
         commandName: "hub",
         abstract: "Create, list and delete hubs; show and rotate their keys; set their push credentials.",
         discussion: """
-            A data directory holds any number of hubs, each in <data-dir>/hubs/<name>/ with its own keys, push credentials and store. Clients of the cloud hub's SDKs reach a hub with one of its connection strings (`herald hub keys NAME`). Changes take effect at once in a running `herald serve` on the same data directory.
+            A data directory holds any number of hubs, each in <data-dir>/hubs/<name>/ with its own keys, push credentials and store; with --database-url (HERALD_DATABASE_URL) the hubs are kept in that PostgreSQL database instead, shared by every node on it. Clients of the cloud hub's SDKs reach a hub with one of its connection strings (`herald hub keys NAME`). Changes take effect at once in every running `herald serve` on the same data directory or database.
 
             Example:  herald hub create myhub && herald hub keys myhub
             """,
@@ -42,25 +44,26 @@ struct HubCommandError: Error, CustomStringConvertible {
 }
 
 extension HubCommand {
-    /// The catalog of the configured data directory.
-    static func catalog(_ configuration: HeraldConfiguration) -> HubCatalog {
-        HubCatalog(dataDirectory: configuration.dataDirectory)
-    }
-
-    /// Runs a catalog operation, turning its ``HeraldError`` into a plain CLI error.
-    @discardableResult
-    static func perform<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` with the catalog of the configured hubs (the data directory, or the
+    /// database of HERALD_DATABASE_URL), turning catalog and database errors into plain CLI
+    /// errors.
+    static func withCatalog<T>(_ configuration: HeraldConfiguration, _ body: (HubCatalog) async throws -> T) async throws -> T {
+        let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
         do {
-            return try body()
+            return try await configuration.withHubStorage(logger: logger) { storage in
+                try await body(HubCatalog(storage: storage))
+            }
         } catch let error as HeraldError {
             throw HubCommandError(error)
+        } catch let error as PostgresStoreError {
+            throw HubCommandError(error.message)
         }
     }
 
     /// The hub `name`, or an error saying there is none and how to see the hubs.
-    static func existingHub(_ name: String, in catalog: HubCatalog) throws -> HubDefinition {
-        guard let hub = try perform({ try catalog.hub(named: name) }) else {
-            throw HubCommandError("there is no hub named '\(name)' in \(catalog.directory); `herald hub list` shows the hubs")
+    static func existingHub(_ name: String, in catalog: HubCatalog) async throws -> HubDefinition {
+        guard let hub = try await catalog.hub(named: name) else {
+            throw HubCommandError("there is no hub named '\(name)' in \(catalog.storage.location); `herald hub list` shows the hubs")
         }
         return hub
     }

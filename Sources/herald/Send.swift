@@ -5,14 +5,13 @@ import HeraldHub
 import HeraldServer
 import HeraldStore
 import Logging
-import HeraldSQLite
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a notification to the devices a tag expression targets.",
         discussion: """
-            Writes the notification into a hub's queue in the data directory, where the `herald serve`
-            running on that directory delivers it, and shows its progress and outcome. The hub is the
+            Writes the notification into a hub's queue in the data directory (or the database of
+            --database-url), where a `herald serve` running on it delivers it, and shows its progress and outcome. The hub is the
             app backend's (HERALD_APP_HUB_NAME, default app) unless --hub names another.
             Example:  herald send --to 'sports && !muted' --message 'Kick-off in 5 minutes'
             """
@@ -48,27 +47,29 @@ struct Send: AsyncParsableCommand {
     func run() async throws {
         let configuration = try common.load()
         let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
-        let catalog = HubCatalog(dataDirectory: configuration.dataDirectory)
         let name = self.hub ?? configuration.localAppHubName
-        guard let definition = try catalog.hub(named: name) else {
-            if FileManager.default.fileExists(atPath: catalog.legacyStorePath) {
-                throw ValidationError("the data in \(configuration.dataDirectory) was made by an earlier release: start `herald serve` there once to move it into the hub '\(name)'")
+        try await configuration.withHubStorage(logger: logger) { storage in
+            let catalog = HubCatalog(storage: storage)
+            guard let definition = try await catalog.hub(named: name) else {
+                if let legacy = catalog.legacyStorePath, FileManager.default.fileExists(atPath: legacy) {
+                    throw ValidationError("the data in \(configuration.dataDirectory) was made by an earlier release: start `herald serve` there once to move it into the hub '\(name)'")
+                }
+                let known = ((try? await catalog.list()) ?? []).map(\.name)
+                throw ValidationError(
+                    known.isEmpty
+                        ? "no Herald data in \(configuration.hubLocation); start `herald serve` there first, or pass --data-dir or --database-url"
+                        : "no hub '\(name)' in \(configuration.hubLocation); its hubs: \(known.joined(separator: ", "))"
+                )
             }
-            let known = ((try? catalog.list()) ?? []).map(\.name)
-            throw ValidationError(
-                known.isEmpty
-                    ? "no Herald data in \(configuration.dataDirectory); start `herald serve` there first, or pass --data-dir"
-                    : "no hub '\(name)' in \(configuration.dataDirectory); its hubs: \(known.joined(separator: ", "))"
-            )
+            let store = try await storage.openStore(forHub: definition.name, logger: logger)
+            do {
+                try await send(through: HubEngine(store: store, providers: [], logger: logger), configuration: configuration)
+            } catch {
+                try? await store.close()
+                throw error
+            }
+            try await store.close()
         }
-        let store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: logger)
-        do {
-            try await send(through: HubEngine(store: store, providers: [], logger: logger), configuration: configuration)
-        } catch {
-            try? await store.close()
-            throw error
-        }
-        try await store.close()
     }
 
     private func send(through hub: HubEngine, configuration: HeraldConfiguration) async throws {

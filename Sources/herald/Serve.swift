@@ -40,8 +40,14 @@ struct Serve: AsyncParsableCommand {
         if insecureDemoAuth { overrides["HERALD_INSECURE_DEMO_AUTH"] = "true" }
         let configuration = try common.load(overrides)
         let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
+        // The database, if any, stays connected until the services below have stopped.
+        try await configuration.withHubStorage(logger: logger) { storage in
+            try await serve(configuration, storage: storage, logger: logger)
+        }
+    }
 
-        let runtime = try await HeraldRuntime.start(configuration, logger: logger)
+    private func serve(_ configuration: HeraldConfiguration, storage: any HubStorage, logger: Logger) async throws {
+        let runtime = try await HeraldRuntime.start(configuration, storage: storage, logger: logger)
         let server = try runtime.serverConfiguration()
         let catalog = runtime.catalog
         var devices: any UserDevices = runtime.userDevices
@@ -58,12 +64,13 @@ struct Serve: AsyncParsableCommand {
         let registrations = try await runtime.hub.registrationCount()
         var banner = [
             "Herald is listening on http://\(configuration.host):\(configuration.port)",
-            "  data     \(configuration.dataDirectory) (SQLite, one store per hub)",
+            configuration.databaseURL.map { "  data     \($0) (PostgreSQL, shared by every node on it); files in \(configuration.dataDirectory)" }
+                ?? "  data     \(configuration.dataDirectory) (SQLite, one store per hub)",
             "  app hub  '\(runtime.appHubName)' keeps the app backend's accounts and content\(remoteAppHub == nil ? " and its \(registrations) registrations" : "")",
             "  secure   payloads sealed with the key \(server.secureKey?.fingerprint ?? "-") (keys/secure-payload.key: back it up apart from the data)",
         ]
         banner += runtime.platformLines.map { "  \($0)" }
-        let hubs = (try? catalog.list()) ?? []
+        let hubs = (try? await catalog.list()) ?? []
         var tls: (configuration: TLSConfiguration, description: String)?
         if configuration.tlsPort != 0 {
             tls = try runtime.tlsIdentity()

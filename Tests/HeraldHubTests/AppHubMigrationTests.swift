@@ -37,7 +37,7 @@ struct AppHubMigrationTests {
         let catalog = HubCatalog(dataDirectory: directory)
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .migrated)
         #expect(!FileManager.default.fileExists(atPath: directory + "/herald.sqlite"), "the old store moved")
-        #expect(try catalog.list().map(\.name) == ["app", "legacy"])
+        await #expect(try catalog.list().map(\.name) == ["app", "legacy"])
 
         let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
         let app = try #require(try await registry.hub(named: "app"))
@@ -68,7 +68,7 @@ struct AppHubMigrationTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let catalog = HubCatalog(dataDirectory: directory)
         // A start that created the hub and died before moving the store.
-        try catalog.create(name: "app")
+        try await catalog.create(name: "app")
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .migrated)
         let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
         let app = try #require(try await registry.hub(named: "app"))
@@ -80,7 +80,7 @@ struct AppHubMigrationTests {
         let directory = try Self.copyOfFixture()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let catalog = HubCatalog(dataDirectory: directory)
-        try catalog.create(name: "app")
+        try await catalog.create(name: "app")
         let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
         let app = try #require(try await registry.hub(named: "app"))
         _ = try await app.createRegistration(Registration(id: "", platform: .fcm, handle: "new-device"))
@@ -99,7 +99,7 @@ struct AppHubMigrationTests {
         let catalog = HubCatalog(dataDirectory: directory)
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .created)
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .existing)
-        let definition = try #require(try catalog.hub(named: "app"))
+        let definition = try await #require(try catalog.hub(named: "app"))
         #expect(definition.rules.count == 2, "keys like any other hub")
     }
 }

@@ -8,12 +8,12 @@ import Testing
 @Suite("HubCatalog")
 struct HubCatalogTests {
     /// A catalog over a fresh temporary data directory, removed afterwards.
-    private func withCatalog<T>(_ body: (HubCatalog, String) throws -> T) throws -> T {
+    private func withCatalog<T>(_ body: (HubCatalog, String) async throws -> T) async throws -> T {
         let dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("herald-hubs-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
-        return try body(HubCatalog(dataDirectory: dataDirectory), dataDirectory)
+        return try await body(HubCatalog(dataDirectory: dataDirectory), dataDirectory)
     }
 
     private static let full = SharedAccessRule.defaultFullRuleName
@@ -21,9 +21,9 @@ struct HubCatalogTests {
 
     // MARK: Create, list, delete
 
-    @Test func createMakesTheDefaultRulesWithRandomKeys() throws {
-        try withCatalog { catalog, dataDirectory in
-            let hub = try catalog.create(name: "myhub")
+    @Test func createMakesTheDefaultRulesWithRandomKeys() async throws {
+        try await withCatalog { catalog, dataDirectory in
+            let hub = try await catalog.create(name: "myhub")
             #expect(hub.name == "myhub")
             #expect(hub.rules.map(\.name) == [Self.listen, Self.full])
             #expect(hub.rule(named: Self.listen)?.rights == [.listen])
@@ -35,64 +35,64 @@ struct HubCatalogTests {
                 #expect(Data(base64Encoded: key)?.count == 32)
             }
             #expect(hub.credentials == HubCredentials())
-            #expect(catalog.directory(of: "myhub") == "\(dataDirectory)/hubs/myhub")
-            #expect(catalog.storePath(of: "myhub") == "\(dataDirectory)/hubs/myhub/herald.sqlite")
+            #expect(catalog.directoryStorage!.directory(of: "myhub") == "\(dataDirectory)/hubs/myhub")
+            #expect(catalog.directoryStorage!.storePath(of: "myhub") == "\(dataDirectory)/hubs/myhub/herald.sqlite")
             #expect(FileManager.default.fileExists(atPath: "\(dataDirectory)/hubs/myhub/hub.json"))
 
             // Another catalog (another process) reads the same definition.
-            #expect(try HubCatalog(dataDirectory: dataDirectory).hub(named: "myhub") == hub)
+            #expect(try await HubCatalog(dataDirectory: dataDirectory).hub(named: "myhub") == hub)
         }
     }
 
-    @Test func definitionFileIsReadableByItsOwnerOnly() throws {
-        try withCatalog { catalog, _ in
-            try catalog.create(name: "secrets")
-            let path = catalog.directory(of: "secrets") + "/hub.json"
+    @Test func definitionFileIsReadableByItsOwnerOnly() async throws {
+        try await withCatalog { catalog, _ in
+            try await catalog.create(name: "secrets")
+            let path = catalog.directoryStorage!.directory(of: "secrets") + "/hub.json"
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
-            try catalog.rotate(name: "secrets", rule: Self.full, key: .primary)
+            try await catalog.rotate(name: "secrets", rule: Self.full, key: .primary)
             let rotatedMode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(rotatedMode == 0o600)
-            let directoryMode = try FileManager.default.attributesOfItem(atPath: catalog.directory(of: "secrets"))[.posixPermissions] as? Int
+            let directoryMode = try FileManager.default.attributesOfItem(atPath: catalog.directoryStorage!.directory(of: "secrets"))[.posixPermissions] as? Int
             #expect(directoryMode == 0o700)
         }
     }
 
-    @Test func createRefusesAnExistingNameInAnyCase() throws {
-        try withCatalog { catalog, _ in
-            let first = try catalog.create(name: "MyHub")
+    @Test func createRefusesAnExistingNameInAnyCase() async throws {
+        try await withCatalog { catalog, _ in
+            let first = try await catalog.create(name: "MyHub")
             for name in ["MyHub", "myhub", "MYHUB"] {
-                let error = #expect(throws: HeraldError.self) { try catalog.create(name: name) }
+                let error = await #expect(throws: HeraldError.self) { try await catalog.create(name: name) }
                 #expect(error?.code == .conflict)
                 #expect(error?.message.contains("MyHub") == true)
             }
             // Unchanged, and found in any case.
-            #expect(try catalog.hub(named: "myhub") == first)
-            #expect(try catalog.list().count == 1)
+            #expect(try await catalog.hub(named: "myhub") == first)
+            #expect(try await catalog.list().count == 1)
         }
     }
 
-    @Test func listIsSortedByName() throws {
-        try withCatalog { catalog, _ in
-            #expect(try catalog.list().isEmpty)
-            for name in ["zeta", "Alpha", "beta", "alpha2"] { try catalog.create(name: name) }
-            #expect(try catalog.list().map(\.name) == ["Alpha", "alpha2", "beta", "zeta"])
+    @Test func listIsSortedByName() async throws {
+        try await withCatalog { catalog, _ in
+            #expect(try await catalog.list().isEmpty)
+            for name in ["zeta", "Alpha", "beta", "alpha2"] { try await catalog.create(name: name) }
+            #expect(try await catalog.list().map(\.name) == ["Alpha", "alpha2", "beta", "zeta"])
         }
     }
 
-    @Test func deleteRemovesTheDirectory() throws {
-        try withCatalog { catalog, dataDirectory in
-            try catalog.create(name: "gone")
-            try catalog.create(name: "kept")
-            _ = FileManager.default.createFile(atPath: catalog.storePath(of: "gone"), contents: Data("db".utf8))
-            try catalog.delete(name: "gone")
-            #expect(!FileManager.default.fileExists(atPath: catalog.directory(of: "gone")))
-            #expect(try catalog.hub(named: "gone") == nil)
-            #expect(try catalog.list().map(\.name) == ["kept"])
+    @Test func deleteRemovesTheDirectory() async throws {
+        try await withCatalog { catalog, dataDirectory in
+            try await catalog.create(name: "gone")
+            try await catalog.create(name: "kept")
+            _ = FileManager.default.createFile(atPath: catalog.directoryStorage!.storePath(of: "gone"), contents: Data("db".utf8))
+            try await catalog.delete(name: "gone")
+            #expect(!FileManager.default.fileExists(atPath: catalog.directoryStorage!.directory(of: "gone")))
+            #expect(try await catalog.hub(named: "gone") == nil)
+            #expect(try await catalog.list().map(\.name) == ["kept"])
             // Nothing left behind but the lock file and the other hub.
             let left = try FileManager.default.contentsOfDirectory(atPath: "\(dataDirectory)/hubs").filter { $0 != ".lock" }
             #expect(left == ["kept"])
-            let error = #expect(throws: HeraldError.self) { try catalog.delete(name: "gone") }
+            let error = await #expect(throws: HeraldError.self) { try await catalog.delete(name: "gone") }
             #expect(error?.code == .notFound)
         }
     }
@@ -100,10 +100,10 @@ struct HubCatalogTests {
     // MARK: Names
 
     @Test(arguments: ["a", "7", "my-hub", "Hub.1_x", "a.b-c_d", String(repeating: "h", count: 50), "apis", "admin2"])
-    func validNames(name: String) throws {
+    func validNames(name: String) async throws {
         try HubDefinition.validateName(name)
-        try withCatalog { catalog, _ throws in
-            #expect(try catalog.create(name: name).name == name)
+        try await withCatalog { catalog, _ throws in
+            #expect(try await catalog.create(name: name).name == name)
         }
     }
 
@@ -111,14 +111,14 @@ struct HubCatalogTests {
         "", "-hub", "hub-", ".hub", "hub.", "_hub", "hub_", "a/b", "..", "../x", "a b", "hüb", "hub!", "a\u{0}b",
         String(repeating: "h", count: 51), "api", "API", "health", "Metrics", "admin", "_emulator",
     ])
-    func invalidNames(name: String) throws {
-        let error = #expect(throws: HeraldError.self) { try HubDefinition.validateName(name) }
+    func invalidNames(name: String) async throws {
+        let error = await #expect(throws: HeraldError.self) { try HubDefinition.validateName(name) }
         #expect(error?.code == .badRequest)
         #expect(error?.message.isEmpty == false)
-        try withCatalog { catalog, _ throws in
-            #expect(throws: HeraldError.self) { try catalog.create(name: name) }
-            #expect(try catalog.hub(named: name) == nil)
-            #expect(try catalog.list().isEmpty)
+        try await withCatalog { catalog, _ throws in
+            await #expect(throws: HeraldError.self) { try await catalog.create(name: name) }
+            #expect(try await catalog.hub(named: name) == nil)
+            #expect(try await catalog.list().isEmpty)
         }
     }
 
@@ -131,10 +131,10 @@ struct HubCatalogTests {
 
     // MARK: Keys and rules
 
-    @Test func rotateReplacesOnlyTheChosenKey() throws {
-        try withCatalog { catalog, _ in
-            let before = try catalog.create(name: "hub")
-            let rotated = try catalog.rotate(name: "hub", rule: Self.full, key: .primary)
+    @Test func rotateReplacesOnlyTheChosenKey() async throws {
+        try await withCatalog { catalog, _ in
+            let before = try await catalog.create(name: "hub")
+            let rotated = try await catalog.rotate(name: "hub", rule: Self.full, key: .primary)
             let old = try #require(before.rule(named: Self.full))
             let new = try #require(rotated.rule(named: Self.full))
             #expect(new.primaryKey != old.primaryKey)
@@ -142,52 +142,52 @@ struct HubCatalogTests {
             #expect(new.secondaryKey == old.secondaryKey)
             #expect(rotated.rule(named: Self.listen) == before.rule(named: Self.listen))
 
-            let again = try catalog.rotate(name: "hub", rule: Self.full.lowercased(), key: .secondary)
+            let again = try await catalog.rotate(name: "hub", rule: Self.full.lowercased(), key: .secondary)
             #expect(again.rule(named: Self.full)?.primaryKey == new.primaryKey)
             #expect(again.rule(named: Self.full)?.secondaryKey != old.secondaryKey)
-            #expect(try catalog.hub(named: "hub") == again)
+            #expect(try await catalog.hub(named: "hub") == again)
 
-            let noRule = #expect(throws: HeraldError.self) { try catalog.rotate(name: "hub", rule: "Nope", key: .primary) }
+            let noRule = await #expect(throws: HeraldError.self) { try await catalog.rotate(name: "hub", rule: "Nope", key: .primary) }
             #expect(noRule?.code == .notFound)
             #expect(noRule?.message.contains(Self.full) == true)
-            let noHub = #expect(throws: HeraldError.self) { try catalog.rotate(name: "other", rule: Self.full, key: .primary) }
+            let noHub = await #expect(throws: HeraldError.self) { try await catalog.rotate(name: "other", rule: Self.full, key: .primary) }
             #expect(noHub?.code == .notFound)
         }
     }
 
-    @Test func addAndRemoveRules() throws {
-        try withCatalog { catalog, _ in
-            try catalog.create(name: "hub")
-            let added = try catalog.addRule(name: "hub", rule: "SendOnly", rights: [.send])
+    @Test func addAndRemoveRules() async throws {
+        try await withCatalog { catalog, _ in
+            try await catalog.create(name: "hub")
+            let added = try await catalog.addRule(name: "hub", rule: "SendOnly", rights: [.send])
             #expect(added.rule(named: "SendOnly")?.rights == [.send])
             #expect(added.rules.count == 3)
 
-            let duplicate = #expect(throws: HeraldError.self) { try catalog.addRule(name: "hub", rule: "sendonly", rights: [.listen]) }
+            let duplicate = await #expect(throws: HeraldError.self) { try await catalog.addRule(name: "hub", rule: "sendonly", rights: [.listen]) }
             #expect(duplicate?.code == .conflict)
-            let manageAlone = #expect(throws: HeraldError.self) { try catalog.addRule(name: "hub", rule: "M", rights: [.manage]) }
+            let manageAlone = await #expect(throws: HeraldError.self) { try await catalog.addRule(name: "hub", rule: "M", rights: [.manage]) }
             #expect(manageAlone?.code == .badRequest)
-            let noRights = #expect(throws: HeraldError.self) { try catalog.addRule(name: "hub", rule: "N", rights: []) }
+            let noRights = await #expect(throws: HeraldError.self) { try await catalog.addRule(name: "hub", rule: "N", rights: []) }
             #expect(noRights?.code == .badRequest)
-            let badName = #expect(throws: HeraldError.self) { try catalog.addRule(name: "hub", rule: "a;b", rights: [.send]) }
+            let badName = await #expect(throws: HeraldError.self) { try await catalog.addRule(name: "hub", rule: "a;b", rights: [.send]) }
             #expect(badName?.code == .badRequest)
 
             for index in 3..<SharedAccessRule.maximumRulesPerHub {
-                try catalog.addRule(name: "hub", rule: "Rule\(index)", rights: [.listen])
+                try await catalog.addRule(name: "hub", rule: "Rule\(index)", rights: [.listen])
             }
-            let tooMany = #expect(throws: HeraldError.self) { try catalog.addRule(name: "hub", rule: "OneMore", rights: [.listen]) }
+            let tooMany = await #expect(throws: HeraldError.self) { try await catalog.addRule(name: "hub", rule: "OneMore", rights: [.listen]) }
             #expect(tooMany?.code == .badRequest)
 
-            let removed = try catalog.removeRule(name: "hub", rule: "SendOnly")
+            let removed = try await catalog.removeRule(name: "hub", rule: "SendOnly")
             #expect(removed.rule(named: "SendOnly") == nil)
-            #expect(try catalog.hub(named: "hub")?.rules.count == SharedAccessRule.maximumRulesPerHub - 1)
-            let missing = #expect(throws: HeraldError.self) { try catalog.removeRule(name: "hub", rule: "SendOnly") }
+            #expect(try await catalog.hub(named: "hub")?.rules.count == SharedAccessRule.maximumRulesPerHub - 1)
+            let missing = await #expect(throws: HeraldError.self) { try await catalog.removeRule(name: "hub", rule: "SendOnly") }
             #expect(missing?.code == .notFound)
         }
     }
 
-    @Test func connectionStringsCarryEachRulesKey() throws {
-        try withCatalog { catalog, _ in
-            let hub = try catalog.create(name: "hub")
+    @Test func connectionStringsCarryEachRulesKey() async throws {
+        try await withCatalog { catalog, _ in
+            let hub = try await catalog.create(name: "hub")
             let strings = catalog.connectionStrings(of: hub, endpoint: "sb://localhost:8443/")
             #expect(strings.map(\.rule) == [Self.listen, Self.full])
             for (rule, text) in strings {
@@ -204,46 +204,46 @@ struct HubCatalogTests {
 
     // MARK: The cache
 
-    @Test func cacheSeesAChangeMadeByAnotherProcess() throws {
-        try withCatalog { server, dataDirectory in
-            try server.create(name: "hub")
-            let cached = try #require(try server.hub(named: "hub"))
-            #expect(try server.hub(named: "hub") == cached)
+    @Test func cacheSeesAChangeMadeByAnotherProcess() async throws {
+        try await withCatalog { server, dataDirectory in
+            try await server.create(name: "hub")
+            let cached = try #require(try await server.hub(named: "hub"))
+            #expect(try await server.hub(named: "hub") == cached)
 
             // `herald hub rotate` in another process: another catalog on the same directory.
             let cli = HubCatalog(dataDirectory: dataDirectory)
-            let rotated = try cli.rotate(name: "hub", rule: Self.full, key: .primary)
-            #expect(try server.hub(named: "hub") == rotated)
-            #expect(try server.hub(named: "hub")?.rule(named: Self.full)?.primaryKey != cached.rule(named: Self.full)?.primaryKey)
+            let rotated = try await cli.rotate(name: "hub", rule: Self.full, key: .primary)
+            #expect(try await server.hub(named: "hub") == rotated)
+            #expect(try await server.hub(named: "hub")?.rule(named: Self.full)?.primaryKey != cached.rule(named: Self.full)?.primaryKey)
 
             // A hand edit that replaces the file.
             var edited = rotated
             edited.rules.removeLast()
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
-            let path = server.directory(of: "hub") + "/hub.json"
+            let path = server.directoryStorage!.directory(of: "hub") + "/hub.json"
             try encoder.encode(edited).write(to: URL(fileURLWithPath: path), options: .atomic)
-            #expect(try server.hub(named: "hub")?.rules.map(\.name) == [Self.listen])
+            #expect(try await server.hub(named: "hub")?.rules.map(\.name) == [Self.listen])
 
             // Deleted elsewhere: gone here too.
-            try cli.delete(name: "hub")
-            #expect(try server.hub(named: "hub") == nil)
-            #expect(try server.list().isEmpty)
+            try await cli.delete(name: "hub")
+            #expect(try await server.hub(named: "hub") == nil)
+            #expect(try await server.list().isEmpty)
         }
     }
 
-    @Test func damagedDefinitionIsAnErrorThatQuotesNothing() throws {
-        try withCatalog { catalog, _ in
-            let hub = try catalog.create(name: "hub")
-            let path = catalog.directory(of: "hub") + "/hub.json"
+    @Test func damagedDefinitionIsAnErrorThatQuotesNothing() async throws {
+        try await withCatalog { catalog, _ in
+            let hub = try await catalog.create(name: "hub")
+            let path = catalog.directoryStorage!.directory(of: "hub") + "/hub.json"
             let key = hub.rules[0].primaryKey
             try Data("{\"name\": \"hub\", \"rules\": [\"\(key)\"".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-            let error = #expect(throws: HeraldError.self) { try catalog.hub(named: "hub") }
+            let error = await #expect(throws: HeraldError.self) { try await catalog.hub(named: "hub") }
             #expect(error?.code == .internalError)
             #expect(error?.message.contains(key) == false)
             // A damaged hub can still be deleted.
-            try catalog.delete(name: "hub")
-            #expect(try catalog.hub(named: "hub") == nil)
+            try await catalog.delete(name: "hub")
+            #expect(try await catalog.hub(named: "hub") == nil)
         }
     }
 
@@ -260,20 +260,20 @@ struct HubCatalogTests {
         return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
     }
 
-    @Test func setCredentialsValidatesSavesAndRedacts() throws {
-        try withCatalog { catalog, dataDirectory in
-            try catalog.create(name: "hub")
+    @Test func setCredentialsValidatesSavesAndRedacts() async throws {
+        try await withCatalog { catalog, dataDirectory in
+            try await catalog.create(name: "hub")
             let apnsKey = P256.Signing.PrivateKey().pemRepresentation
             let vapidKey = P256.Signing.PrivateKey()
             let account = try Self.fcmServiceAccount()
-            let updated = try catalog.setCredentials(name: "hub") { credentials in
+            let updated = try await catalog.setCredentials(name: "hub") { credentials in
                 credentials.apns = .init(keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "com.example.app", environment: "sandbox", privateKeyPEM: apnsKey)
                 credentials.fcm = .init(serviceAccountJSON: account)
                 credentials.wns = .init(packageSID: "ms-app://s-1-15-2-1", clientSecret: "wns-client-secret-value")
                 credentials.webPush = .init(subject: "mailto:ops@example.com", vapidPrivateKeyPEM: vapidKey.pemRepresentation)
             }
             #expect(updated.credentials.apns?.environment == "sandbox")
-            #expect(try HubCatalog(dataDirectory: dataDirectory).hub(named: "hub")?.credentials == updated.credentials)
+            #expect(try await HubCatalog(dataDirectory: dataDirectory).hub(named: "hub")?.credentials == updated.credentials)
 
             let shown = updated.redacted + "\n" + "\(updated)" + "\n" + "\(updated.credentials)"
             for secret in [apnsKey, vapidKey.pemRepresentation, "wns-client-secret-value", "BEGIN PRIVATE KEY", updated.rules[0].primaryKey, updated.rules[1].secondaryKey] {
@@ -286,16 +286,16 @@ struct HubCatalogTests {
                 .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             #expect(shown.contains(applicationServerKey))
 
-            let cleared = try catalog.setCredentials(name: "hub") { $0.clear(.wns) }
+            let cleared = try await catalog.setCredentials(name: "hub") { $0.clear(.wns) }
             #expect(cleared.credentials.wns == nil)
             #expect(cleared.credentials.apns != nil)
             #expect(cleared.redacted.contains("wns      not set"))
         }
     }
 
-    @Test func invalidCredentialsChangeNothing() throws {
-        try withCatalog { catalog, _ in
-            let hub = try catalog.create(name: "hub")
+    @Test func invalidCredentialsChangeNothing() async throws {
+        try await withCatalog { catalog, _ in
+            let hub = try await catalog.create(name: "hub")
             let goodKey = P256.Signing.PrivateKey().pemRepresentation
             let cases: [(String, (inout HubCredentials) -> Void)] = [
                 ("APNs key", { $0.apns = .init(keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "com.example.app", privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----") }),
@@ -314,11 +314,11 @@ struct HubCatalogTests {
                 ("VAPID key", { $0.webPush = .init(subject: "mailto:ops@example.com", vapidPrivateKeyPEM: "garbage") }),
             ]
             for (label, change) in cases {
-                let error = #expect(throws: HeraldError.self, "\(label)") { try catalog.setCredentials(name: "hub", change) }
+                let error = await #expect(throws: HeraldError.self, "\(label)") { try await catalog.setCredentials(name: "hub", change) }
                 #expect(error?.code == .badRequest, "\(label)")
                 #expect(error?.message.contains(goodKey) == false, "\(label)")
             }
-            #expect(try catalog.hub(named: "hub") == hub)
+            #expect(try await catalog.hub(named: "hub") == hub)
         }
     }
 
@@ -331,28 +331,28 @@ struct HubCatalogTests {
         try SharedAccessSignature(parsing: SharedAccessSignature.make(resource: resource, keyName: rule, key: key, expiry: Self.now.addingTimeInterval(expiresIn)))
     }
 
-    @Test func authorizeAcceptsEitherKeyOfARuleWithTheRight() throws {
-        try withCatalog { catalog, _ in
-            let hub = try catalog.create(name: "myhub")
+    @Test func authorizeAcceptsEitherKeyOfARuleWithTheRight() async throws {
+        try await withCatalog { catalog, _ in
+            let hub = try await catalog.create(name: "myhub")
             let full = try #require(hub.rule(named: Self.full))
             let url = "\(Self.base)/myhub/messages?api-version=2015-01"
             for key in [full.primaryKey, full.secondaryKey] {
                 for right in AccessRight.allCases {
-                    try catalog.authorize(try token(Self.full, key: key), hub: "myhub", requestURL: url, right: right, now: Self.now)
+                    try await catalog.authorize(try token(Self.full, key: key), hub: "myhub", requestURL: url, right: right, now: Self.now)
                 }
             }
             // A token for the namespace covers the hub; hub and rule names in any case.
             let namespaceToken = try token(Self.full.uppercased(), key: full.primaryKey, resource: "http://localhost:8443/")
-            try catalog.authorize(namespaceToken, hub: "MyHub", requestURL: url, right: .send, now: Self.now)
+            try await catalog.authorize(namespaceToken, hub: "MyHub", requestURL: url, right: .send, now: Self.now)
             let listen = try #require(hub.rule(named: Self.listen))
-            try catalog.authorize(try token(Self.listen, key: listen.secondaryKey), hub: "myhub", requestURL: "\(Self.base)/myhub/registrations", right: .listen, now: Self.now)
+            try await catalog.authorize(try token(Self.listen, key: listen.secondaryKey), hub: "myhub", requestURL: "\(Self.base)/myhub/registrations", right: .listen, now: Self.now)
         }
     }
 
-    @Test func authorizeRefusesWithAMessageThatSaysWhy() throws {
-        try withCatalog { catalog, _ in
-            let hub = try catalog.create(name: "myhub")
-            try catalog.create(name: "otherhub")
+    @Test func authorizeRefusesWithAMessageThatSaysWhy() async throws {
+        try await withCatalog { catalog, _ in
+            let hub = try await catalog.create(name: "myhub")
+            try await catalog.create(name: "otherhub")
             let full = try #require(hub.rule(named: Self.full))
             let listen = try #require(hub.rule(named: Self.listen))
             let url = "\(Self.base)/myhub/messages"
@@ -373,8 +373,8 @@ struct HubCatalogTests {
             ]
             for (label, token, hubName, code, phrase) in cases {
                 let right: AccessRight = label == "missing right" ? .manage : .send
-                let error = #expect(throws: HeraldError.self, "\(label)") {
-                    try catalog.authorize(token, hub: hubName, requestURL: url, right: right, now: Self.now)
+                let error = await #expect(throws: HeraldError.self, "\(label)") {
+                    try await catalog.authorize(token, hub: hubName, requestURL: url, right: right, now: Self.now)
                 }
                 #expect(error?.code == code, "\(label)")
                 #expect(error?.message.contains(phrase) == true, "\(label): \(error?.message ?? "-")")
@@ -383,28 +383,28 @@ struct HubCatalogTests {
                 }
             }
             // A token of one hub's rule does not open another hub with the same rule name.
-            let other = try #require(try catalog.hub(named: "otherhub")?.rule(named: Self.full))
-            let crossed = #expect(throws: HeraldError.self) {
-                try catalog.authorize(try token(Self.full, key: other.primaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
+            let other = try #require(try await catalog.hub(named: "otherhub")?.rule(named: Self.full))
+            let crossed = await #expect(throws: HeraldError.self) {
+                try await catalog.authorize(try token(Self.full, key: other.primaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
             }
             #expect(crossed?.code == .unauthorized)
         }
     }
 
-    @Test func rotatedKeyStopsWorkingAtOnce() throws {
-        try withCatalog { server, dataDirectory in
-            let hub = try server.create(name: "myhub")
+    @Test func rotatedKeyStopsWorkingAtOnce() async throws {
+        try await withCatalog { server, dataDirectory in
+            let hub = try await server.create(name: "myhub")
             let old = try #require(hub.rule(named: Self.full))
             let url = "\(Self.base)/myhub/messages"
-            try server.authorize(try token(Self.full, key: old.primaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
+            try await server.authorize(try token(Self.full, key: old.primaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
 
-            try HubCatalog(dataDirectory: dataDirectory).rotate(name: "myhub", rule: Self.full, key: .primary)
-            let error = #expect(throws: HeraldError.self) {
-                try server.authorize(try token(Self.full, key: old.primaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
+            try await HubCatalog(dataDirectory: dataDirectory).rotate(name: "myhub", rule: Self.full, key: .primary)
+            let error = await #expect(throws: HeraldError.self) {
+                try await server.authorize(try token(Self.full, key: old.primaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
             }
             #expect(error?.code == .unauthorized)
             // The secondary key still works.
-            try server.authorize(try token(Self.full, key: old.secondaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
+            try await server.authorize(try token(Self.full, key: old.secondaryKey), hub: "myhub", requestURL: url, right: .send, now: Self.now)
         }
     }
 }

@@ -40,7 +40,7 @@ struct HubRegistryTests {
 
     @Test func aHubOpensOnceAndIsFoundByAnySpellingOfItsName() async throws {
         try await withRegistry { catalog, registry, serverAPNs in
-            try catalog.create(name: "MyHub")
+            try await catalog.create(name: "MyHub")
             let first = try #require(try await registry.hub(named: "MyHub"))
             let again = try #require(try await registry.hub(named: "myhub"))
             #expect(ObjectIdentifier(first) == ObjectIdentifier(again))
@@ -53,10 +53,10 @@ struct HubRegistryTests {
 
     @Test func newCredentialsGetNewProvidersOnTheSameStore() async throws {
         try await withRegistry { catalog, registry, serverAPNs in
-            try catalog.create(name: "hub")
+            try await catalog.create(name: "hub")
             let before = try #require(try await registry.hub(named: "hub"))
             #expect(before.configuredPlatforms == [.apns])
-            try catalog.setCredentials(name: "hub") {
+            try await catalog.setCredentials(name: "hub") {
                 $0.wns = .init(packageSID: "ms-app://s-1-15-2-1", clientSecret: "wns-client-secret-value")
             }
             let after = try #require(try await registry.hub(named: "hub"))
@@ -76,17 +76,17 @@ struct HubRegistryTests {
 
     @Test func aHubCreatedAgainUnderTheSameNameIsAnotherHub() async throws {
         try await withRegistry { catalog, registry, _ in
-            try catalog.create(name: "hub")
+            try await catalog.create(name: "hub")
             let old = try #require(try await registry.hub(named: "hub"))
             _ = try await old.store.upsertRegistration(
                 Registration(id: "old-1", platform: .apns, handle: String(repeating: "ab", count: 32)),
                 ifVersion: nil
             )
-            try catalog.delete(name: "hub")
+            try await catalog.delete(name: "hub")
             #expect(try await registry.hub(named: "hub") == nil)
             // A definition made a second later, as a person running `herald hub create` again would.
             try await Task.sleep(for: .milliseconds(1100))
-            try catalog.create(name: "hub")
+            try await catalog.create(name: "hub")
             let new = try #require(try await registry.hub(named: "hub"))
             #expect(Self.storeID(new) != Self.storeID(old))
             #expect(try await new.store.registration(id: "old-1") == nil, "the new hub starts empty")
@@ -101,7 +101,7 @@ struct HubRegistryTests {
             .appendingPathComponent("herald-registry-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
         let catalog = HubCatalog(dataDirectory: dataDirectory)
-        try catalog.create(name: "hub")
+        try await catalog.create(name: "hub")
         let registry = HubRegistry(
             catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Logger(label: "test")),
             logger: Logger(label: "test")

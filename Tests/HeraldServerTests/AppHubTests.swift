@@ -11,7 +11,7 @@ import Testing
 @Suite struct AppHubTests {
     @Test func theAppBackendsDevicesAreListedThroughTheHubAPI() async throws {
         try await HubTestServer.withServer { server in
-            #expect(try server.catalog.list().map(\.name).contains(TestHerald.appHubName))
+            await #expect(try server.catalog.list().map(\.name).contains(TestHerald.appHubName))
             let base = URL(string: "http://127.0.0.1:\(server.httpPort)")!
             let (aliceIPhone, aliceAndroid, bob) = try await signInAliceTwiceAndBob(at: base)
             let iPhoneToken = server.herald.apns.registerDevice(topic: TestHerald.topic)
@@ -20,7 +20,7 @@ import Testing
             try await bob.register(handle: server.herald.fcm.registerDevice(), platform: .fcm)
 
             // The app hub's own full-access key, over the same TLS listener as any other hub.
-            let definition = try #require(try server.catalog.hub(named: TestHerald.appHubName))
+            let definition = try await #require(try server.catalog.hub(named: TestHerald.appHubName))
             let endpoint = "sb://127.0.0.1:\(server.tlsPort)/"
             let connectionString = try #require(server.catalog.connectionStrings(of: definition, endpoint: endpoint, key: .primary).first {
                 $0.rule == SharedAccessRule.defaultFullRuleName

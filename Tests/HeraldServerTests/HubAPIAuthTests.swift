@@ -59,7 +59,7 @@ import Testing
             let path = "/\(HubTestServer.hubName)/registrations?\(HubTestServer.apiVersion)"
             let url = server.baseURL + path
             let full = SharedAccessRule.defaultFullRuleName
-            let key = try server.key(full)
+            let key = try await server.key(full)
             let now = Int(Date().timeIntervalSince1970)
             let auth: WireAuth
             switch bad {
@@ -79,7 +79,7 @@ import Testing
                 auth = .header(server.token(.iOS, url: other, keyName: full, key: key))
             case .hubNamePrefix:
                 // `…/testhubx` is not under `…/testhub`: another hub, whose key signs a URL of this one.
-                let other = try server.catalog.create(name: HubTestServer.hubName + "x")
+                let other = try await server.catalog.create(name: HubTestServer.hubName + "x")
                 let otherKey = try #require(other.rule(named: full)).primaryKey
                 let response = try await server.wire(
                     .GET, "/\(other.name)/registrations?\(HubTestServer.apiVersion)",
@@ -109,7 +109,7 @@ import Testing
     @Test func theOtherSignatureStylesCannotSignForAnotherHub() async throws {
         try await HubTestServer.withServer { server in
             let full = SharedAccessRule.defaultFullRuleName
-            let key = try server.key(full)
+            let key = try await server.key(full)
             // The Python sample signs the hub URL: for hub `otherhub`, it does not cover `testhub`.
             let url = "\(server.baseURL)/\(HubTestServer.hubName)/registrations?\(HubTestServer.apiVersion)"
             let python = server.token(.python, url: url, hub: "otherhub", keyName: full, key: key)
@@ -158,7 +158,7 @@ import Testing
     /// Reading registrations by tag needs Manage: a Send-only rule is refused, the full rule passes.
     @Test func registrationsByTagNeedManage() async throws {
         try await HubTestServer.withServer { server in
-            try server.catalog.addRule(name: HubTestServer.hubName, rule: "SendOnly", rights: [.send])
+            try await server.catalog.addRule(name: HubTestServer.hubName, rule: "SendOnly", rights: [.send])
             let path = "/\(HubTestServer.hubName)/tags/news/registrations?\(HubTestServer.apiVersion)"
             let refused = try await server.wire(.GET, path, auth: .rule("SendOnly"))
             #expect(expectHubError(refused, 403).contains("Manage"))

@@ -86,7 +86,7 @@ import Testing
         try await HubTestServer.withServer { server in
             let path = "/\(Self.hub)/registrations?\(Self.version)"
             let url = server.baseURL + path
-            let key = try server.key(SharedAccessRule.defaultFullRuleName)
+            let key = try await server.key(SharedAccessRule.defaultFullRuleName)
             let good = server.token(url: url, keyName: SharedAccessRule.defaultFullRuleName, key: key)
             #expect(try await server.wire(.GET, path, auth: .header(good)).status == 200)
             let sig = try #require(good.firstMatch(of: /sig=([^&]+)/)).1

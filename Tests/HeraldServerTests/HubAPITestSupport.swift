@@ -199,8 +199,8 @@ extension HubTestServer {
 
     /// The key of a rule of the test hub as the catalog has it now (rules added during a test
     /// included).
-    func key(_ rule: String, _ slot: SharedAccessRule.KeySlot = .primary) throws -> String {
-        let definition = try #require(try catalog.hub(named: Self.hubName))
+    func key(_ rule: String, _ slot: SharedAccessRule.KeySlot = .primary) async throws -> String {
+        let definition = try #require(try await catalog.hub(named: Self.hubName))
         return try #require(definition.rule(named: rule), "the test hub has no rule \(rule)").key(slot)
     }
 
@@ -232,7 +232,7 @@ extension HubTestServer {
         case .none:
             break
         case .rule(let rule, let slot, let style):
-            request.headers.add(name: "Authorization", value: token(style, url: url, keyName: rule, key: try key(rule, slot)))
+            await request.headers.add(name: "Authorization", value: token(style, url: url, keyName: rule, key: try key(rule, slot)))
         case .header(let value):
             request.headers.add(name: "Authorization", value: value)
         }
@@ -459,7 +459,7 @@ extension TestHerald {
         try await withHerald(configure: configure) { herald in
             var logger = Logger(label: "test.hub")
             logger.logLevel = .warning
-            let definition = try herald.catalog.create(name: HubTestServer.hubName)
+            let definition = try await herald.catalog.create(name: HubTestServer.hubName)
             let application = buildApplication(
                 hubs: herald.registry, devices: herald.devices, appStore: herald.store, configuration: herald.server, logger: logger
             )

@@ -50,7 +50,7 @@ struct HubTestServer: Sendable {
             var logger = Logger(label: "test.hub")
             logger.logLevel = .warning
             let catalog = herald.catalog
-            let definition = try catalog.create(name: hubName)
+            let definition = try await catalog.create(name: hubName)
             let registry = herald.registry
 
             let authority = try CertificateAuthority.makeEphemeral()

@@ -200,7 +200,7 @@ import HeraldSQLite
 
             var logger = Logger(label: "test")
             logger.logLevel = .warning
-            let reopened = try await SQLiteStore.open(path: herald.catalog.storePath(of: TestHerald.appHubName), logger: logger)
+            let reopened = try await SQLiteStore.open(path: herald.catalog.directoryStorage!.storePath(of: TestHerald.appHubName), logger: logger)
             let hub = HubEngine(store: reopened, providers: herald.providers, logger: logger)
             #expect(try await hub.deliverNext())
             let finished = try #require(try await reopened.notification(id: record.id))

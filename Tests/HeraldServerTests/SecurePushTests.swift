@@ -154,7 +154,7 @@ import HeraldSQLite
 
                 var files = Data()
                 for suffix in ["", "-wal"] {
-                    files.append(FileManager.default.contents(atPath: herald.catalog.storePath(of: TestHerald.appHubName) + suffix) ?? Data())
+                    files.append(FileManager.default.contents(atPath: herald.catalog.directoryStorage!.storePath(of: TestHerald.appHubName) + suffix) ?? Data())
                 }
                 // The right files: the row is there, by its id.
                 #expect(files.range(of: Data(id.utf8)) != nil)

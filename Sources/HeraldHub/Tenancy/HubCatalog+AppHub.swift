@@ -10,7 +10,6 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
-import HeraldSQLite
 #endif
 
 extension HubCatalog {
@@ -19,8 +18,10 @@ extension HubCatalog {
     public static let defaultAppHubName = "app"
 
     /// Where releases before the catalog kept the app backend's store: the data directory's
-    /// root.
-    public var legacyStorePath: String { "\(dataDirectory)/\(Self.storeFileName)" }
+    /// root. `nil` when the hubs are not kept in a data directory.
+    public var legacyStorePath: String? {
+        directoryStorage.map { "\($0.dataDirectory)/\(DirectoryHubStorage.storeFileName)" }
+    }
 
     /// What ``prepareAppHub(named:logger:)`` did.
     public enum AppHubPreparation: Sendable, Equatable {
@@ -34,8 +35,9 @@ extension HubCatalog {
     }
 
     /// Makes sure the app backend's hub exists, so that it opens like every other hub: creates
-    /// it if needed, and moves the store that an earlier release kept at the data directory's
-    /// root (`<data-dir>/herald.sqlite`) into it, losing nothing.
+    /// it if needed (several nodes starting at once create it once), and, in a data directory,
+    /// moves the store that an earlier release kept at its root (`<data-dir>/herald.sqlite`)
+    /// into it, losing nothing.
     ///
     /// The move survives a crash at any point: the store is checkpointed (its write-ahead log
     /// folded into the file) and closed first, then its side files and last the file itself
@@ -45,19 +47,25 @@ extension HubCatalog {
     @discardableResult
     public func prepareAppHub(named name: String, logger: Logger) async throws -> AppHubPreparation {
         let fileManager = FileManager.default
-        let legacy = legacyStorePath
-        let hasLegacy = fileManager.fileExists(atPath: legacy)
         var created = false
         let hub: HubDefinition
-        if let existing = try self.hub(named: name) {
+        if let existing = try await self.hub(named: name) {
             hub = existing
         } else {
-            hub = try create(name: name)
-            created = true
-            logger.info("Created the app backend's hub", metadata: ["herald.hub": "\(hub.name)"])
+            do {
+                hub = try await create(name: name)
+                created = true
+                logger.info("Created the app backend's hub", metadata: ["herald.hub": "\(hub.name)"])
+            } catch let error as HeraldError where error.code == .conflict {
+                // Another node created it at the same moment.
+                guard let existing = try await self.hub(named: name) else { throw error }
+                hub = existing
+            }
         }
-        guard hasLegacy else { return created ? .created : .existing }
-        let target = storePath(of: hub.name)
+        guard let directory = directoryStorage, let legacy = legacyStorePath, fileManager.fileExists(atPath: legacy) else {
+            return created ? .created : .existing
+        }
+        let target = directory.storePath(of: hub.name)
         if fileManager.fileExists(atPath: target) {
             logger.warning(
                 "A store from an earlier release is left alone: the app backend's hub has a store of its own",

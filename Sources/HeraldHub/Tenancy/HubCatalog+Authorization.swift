@@ -22,10 +22,22 @@ extension HubCatalog {
         requestURL: String,
         right: AccessRight,
         now: Date
-    ) throws(HeraldError) -> HubDefinition {
-        guard let hub = try hub(named: name) else {
-            throw .unauthorized("there is no hub named '\(name)'")
+    ) async throws -> HubDefinition {
+        guard let hub = try await hub(named: name) else {
+            throw HeraldError.unauthorized("there is no hub named '\(name)'")
         }
+        try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
+        return hub
+    }
+
+    /// The checks of ``authorize(_:hub:requestURL:right:now:)`` on a definition in hand.
+    static func authorize(
+        _ token: SharedAccessSignature,
+        hub: HubDefinition,
+        requestURL: String,
+        right: AccessRight,
+        now: Date
+    ) throws(HeraldError) {
         guard let rule = hub.rule(named: token.keyName) else {
             throw .unauthorized("hub \(hub.name) has no shared access rule named '\(token.keyName)' (skn)")
         }
@@ -47,7 +59,6 @@ extension HubCatalog {
             let rights = rule.sortedRights.map(\.rawValue).joined(separator: ", ")
             throw .forbidden("this operation requires the \(right.rawValue) right; rule \(rule.name) has \(rights)")
         }
-        return hub
     }
 
     /// The connection string of every rule of `hub` with `endpoint` (such as

@@ -5,7 +5,6 @@ import HeraldStore
 public import Logging
 public import ServiceLifecycle
 import Synchronization
-import HeraldSQLite
 
 /// The hubs of the catalog that this server has open: each one's store, engine and
 /// delivery worker. It is the one way a hub is opened, the app backend's hub included.
@@ -102,7 +101,7 @@ public final class HubRegistry: Service, Sendable {
     /// such hub. When the hub's push credentials changed since it was opened, its providers
     /// are made anew first.
     public func hub(named requested: String) async throws -> HubEngine? {
-        guard let definition = try catalog.hub(named: requested) else { return nil }
+        guard let definition = try await catalog.hub(named: requested) else { return nil }
         return try await hub(for: definition)
     }
 
@@ -166,7 +165,7 @@ public final class HubRegistry: Service, Sendable {
     /// hub of the same name is stopped and its store closed.
     private func open(_ definition: HubDefinition, replacing replaced: OpenHub?) async throws -> HubEngine {
         let hubLogger = hubLogger(definition.name)
-        let store = try await SQLiteStore.open(path: catalog.storePath(of: definition.name), logger: hubLogger)
+        let store = try await catalog.storage.openStore(forHub: definition.name, logger: hubLogger)
         let providers: (all: [any PushProvider], owned: [any PushProvider])
         do {
             providers = try makeProviders(definition)
@@ -231,7 +230,7 @@ public final class HubRegistry: Service, Sendable {
             return state.hubs.values.filter { !$0.hub.isStopped }.map { .deliver($0.hub) } + retiring
         }
         for item in start { continuation.yield(item) }
-        for definition in (try? catalog.list()) ?? [] {
+        for definition in (try? await catalog.list()) ?? [] {
             do {
                 _ = try await hub(for: definition)
             } catch {

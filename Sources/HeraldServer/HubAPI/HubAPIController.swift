@@ -86,7 +86,7 @@ public struct HubAPIController: Sendable {
         }
         let token = try SharedAccessSignature(parsing: header)
         // One read of the hub's definition serves the check and the lookup of its engine.
-        let definition = try registry.catalog.authorize(token, hub: name, requestURL: requestURL(request), right: right, now: now())
+        let definition = try await registry.catalog.authorize(token, hub: name, requestURL: requestURL(request), right: right, now: now())
         try limiter.admit(definition.name)
         return (name, try await registry.hub(for: definition))
     }

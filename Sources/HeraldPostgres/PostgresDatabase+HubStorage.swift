@@ -1,0 +1,116 @@
+public import Foundation
+import HeraldCore
+public import HeraldStore
+public import Logging
+import PostgresNIO
+
+/// The hubs of a PostgreSQL database: their definitions in `herald.hubs`, their data in the
+/// tables every hub shares. Every node on the database sees a change at once: a definition's
+/// revision is checked on every read.
+extension PostgresDatabase: HubStorage {
+    /// The tables that hold a hub's data, deleted with the hub.
+    static let hubTables = [
+        "rich_recipients", "rich_content", "secure_messages", "notifications", "sessions", "accounts",
+        "installation_tags", "installations", "registration_tags", "reservations", "registrations",
+    ]
+
+    public var location: String { "the database \(url)" }
+
+    public func definition(named name: String, knownRevision: String?) async throws -> HubDefinitionLookup {
+        var statement = SQLStatement()
+        let name = statement.bind(name)
+        // The exact name first, then any other case; the document only when it changed.
+        statement.sql = """
+            SELECT name, revision::text AS revision, \
+            CASE WHEN revision::text IS DISTINCT FROM \(statement.bind(knownRevision)) THEN document END AS document \
+            FROM herald.hubs WHERE lower(name) = lower(\(name)) ORDER BY name = \(name) DESC LIMIT 1
+            """
+        guard let row = try await run({ connection in try await connection.query(statement.query, logger: logger).collect() }).first else {
+            return .missing
+        }
+        let columns = row.makeRandomAccess()
+        guard let document = try columns.optionalString("document") else { return .unchanged }
+        return .found(StoredHubDefinition(name: try columns.string("name"), document: Data(document.utf8), revision: try columns.string("revision")))
+    }
+
+    public func definitionNames() async throws -> [String] {
+        let rows = try await run { connection in
+            try await connection.query("SELECT name FROM herald.hubs ORDER BY lower(name), name", logger: logger).collect()
+        }
+        return try rows.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") }
+    }
+
+    public func createDefinition(named name: String, document: Data) async throws -> StoredHubDefinition {
+        var insert = SQLStatement()
+        insert.sql = """
+            INSERT INTO herald.hubs (name, document, revision) \
+            VALUES (\(insert.bind(name)), \(insert.bind(String(decoding: document, as: UTF8.self))), nextval('herald.hub_revisions')) \
+            ON CONFLICT DO NOTHING RETURNING revision::text AS revision
+            """
+        let rows = try await run { connection in try await connection.query(insert.query, logger: logger).collect() }
+        guard let row = rows.first else {
+            var existing = SQLStatement()
+            existing.sql = "SELECT name FROM herald.hubs WHERE lower(name) = lower(\(existing.bind(name)))"
+            let found = try await run { connection in try await connection.query(existing.query, logger: logger).collect() }
+            let taken = try found.first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") } ?? name
+            throw HeraldError.conflict("a hub named \(taken) already exists")
+        }
+        return StoredHubDefinition(name: name, document: document, revision: try row.makeRandomAccess().string("revision"))
+    }
+
+    public func updateDefinition(
+        named name: String,
+        _ change: (StoredHubDefinition) throws -> Data?
+    ) async throws -> StoredHubDefinition? {
+        try await transaction { connection in
+            var read = SQLStatement()
+            let placeholder = read.bind(name)
+            read.sql = """
+                SELECT name, revision::text AS revision, document FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
+                ORDER BY name = \(placeholder) DESC LIMIT 1 FOR UPDATE
+                """
+            guard let row = try await connection.query(read.query, logger: logger).collect().first?.makeRandomAccess() else {
+                return nil
+            }
+            let current = StoredHubDefinition(
+                name: try row.string("name"), document: Data(try row.string("document").utf8), revision: try row.string("revision")
+            )
+            guard let document = try change(current) else { return current }
+            var write = SQLStatement()
+            write.sql = """
+                UPDATE herald.hubs SET document = \(write.bind(String(decoding: document, as: UTF8.self))), \
+                revision = nextval('herald.hub_revisions') WHERE name = \(write.bind(current.name)) RETURNING revision::text AS revision
+                """
+            guard let written = try await connection.query(write.query, logger: logger).collect().first?.makeRandomAccess() else {
+                return nil
+            }
+            return StoredHubDefinition(name: current.name, document: document, revision: try written.string("revision"))
+        }
+    }
+
+    /// Deletes the hub's definition and every row of its data, in one transaction.
+    public func deleteHub(named name: String) async throws -> String? {
+        try await transaction { connection in
+            var delete = SQLStatement()
+            let placeholder = delete.bind(name)
+            delete.sql = """
+                DELETE FROM herald.hubs WHERE name = (SELECT name FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
+                ORDER BY name = \(placeholder) DESC LIMIT 1) RETURNING name
+                """
+            guard let row = try await connection.query(delete.query, logger: logger).collect().first?.makeRandomAccess() else {
+                return nil
+            }
+            let deleted = try row.string("name")
+            for table in Self.hubTables {
+                var data = SQLStatement()
+                data.sql = "DELETE FROM herald.\(table) WHERE hub = \(data.bind(deleted))"
+                try await connection.query(data.query, logger: logger)
+            }
+            return deleted
+        }
+    }
+
+    public func openStore(forHub name: String, logger: Logger) async throws -> any HeraldStore {
+        store(hub: name)
+    }
+}

@@ -1,0 +1,75 @@
+public import Foundation
+public import Logging
+
+/// Where a deployment keeps its hubs: each hub's definition (its rules, keys and push
+/// credentials, as one document) and each hub's ``HeraldStore``.
+///
+/// Two implementations: a data directory (`hubs/<name>/hub.json` and one SQLite file per
+/// hub, for one node) and a PostgreSQL database (one table of definitions and one set of
+/// tables for every hub's data, shared by several nodes). Definitions are opaque documents
+/// here; the hub catalog reads and writes them. Every change is made under a lock that every
+/// process on the same storage shares, so `herald hub …` and running servers can change
+/// hubs at the same time, and a change is seen by all of them at once.
+public protocol HubStorage: Sendable {
+    /// Where the hubs are, for messages: "the data directory /var/lib/herald",
+    /// "the database postgres://herald:***@db:5432/herald". Never holds a password.
+    var location: String { get }
+
+    /// The definition of the hub `name` (matched exactly, else case-insensitively):
+    /// ``HubDefinitionLookup/unchanged`` when its revision is still `knownRevision`, so that a
+    /// caller that caches definitions pays for the document only when it changed.
+    func definition(named name: String, knownRevision: String?) async throws -> HubDefinitionLookup
+
+    /// The names of every hub, sorted case-insensitively.
+    func definitionNames() async throws -> [String]
+
+    /// Saves the definition of a new hub.
+    ///
+    /// - Throws: ``HeraldCore/HeraldError`` `conflict` if a hub of that name, in any case,
+    ///   exists.
+    func createDefinition(named name: String, document: Data) async throws -> StoredHubDefinition
+
+    /// Changes the definition of the hub `name` (matched as ``definition(named:knownRevision:)``
+    /// matches) under the lock: `change` gets what is stored and returns the new document, or
+    /// `nil` to leave it as it is. Returns what is stored afterwards; `nil` if there is no
+    /// such hub. Whatever `change` throws is thrown, and then nothing changes.
+    func updateDefinition(
+        named name: String,
+        _ change: (StoredHubDefinition) throws -> Data?
+    ) async throws -> StoredHubDefinition?
+
+    /// Deletes the hub `name` (matched as ``definition(named:knownRevision:)`` matches): its
+    /// definition and everything its store holds. Returns the name of the hub deleted, `nil`
+    /// if there was none.
+    func deleteHub(named name: String) async throws -> String?
+
+    /// Opens the store of the hub `name` (its exact name). The caller closes it.
+    func openStore(forHub name: String, logger: Logger) async throws -> any HeraldStore
+}
+
+/// A hub's definition as a ``HubStorage`` keeps it.
+public struct StoredHubDefinition: Sendable, Hashable {
+    /// The hub's name, as spelled when it was created.
+    public var name: String
+    /// The definition, as the hub catalog wrote it (JSON).
+    public var document: Data
+    /// Changes with every write of the definition (and differs between a hub and one created
+    /// again under its name).
+    public var revision: String
+
+    public init(name: String, document: Data, revision: String) {
+        self.name = name
+        self.document = document
+        self.revision = revision
+    }
+}
+
+/// What ``HubStorage/definition(named:knownRevision:)`` found.
+public enum HubDefinitionLookup: Sendable, Hashable {
+    /// There is no such hub.
+    case missing
+    /// The definition is still the revision the caller knows.
+    case unchanged
+    /// The definition, which the caller did not know.
+    case found(StoredHubDefinition)
+}

@@ -1,0 +1,34 @@
+import HeraldCore
+import HeraldHub
+import HeraldPostgres
+import HeraldStore
+import Logging
+
+extension HeraldConfiguration {
+    /// Where the hubs are, in words: the database (without its password) or the data directory.
+    var hubLocation: String {
+        databaseURL.map { "the database \($0)" } ?? "the data directory \(dataDirectory)"
+    }
+
+    /// Runs `body` with the storage of the hubs: the PostgreSQL database of
+    /// ``databaseURL`` — connected, its schema brought up to date, and its connections closed
+    /// when `body` returns — or the data directory.
+    func withHubStorage<T>(logger: Logger, _ body: (any HubStorage) async throws -> T) async throws -> T {
+        guard let databaseURL else {
+            return try await body(DirectoryHubStorage(dataDirectory: dataDirectory))
+        }
+        let database = PostgresDatabase(url: databaseURL, maximumConnections: databaseConnections, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await database.run() }
+            defer { group.cancelAll() }
+            let applied = try await database.migrate()
+            if !applied.isEmpty {
+                logger.notice(
+                    "Brought the database's schema up to date",
+                    metadata: ["herald.store.database": "\(databaseURL)", "herald.store.migrations": "\(applied)"]
+                )
+            }
+            return try await body(database)
+        }
+    }
+}

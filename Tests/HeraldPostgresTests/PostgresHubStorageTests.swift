@@ -1,0 +1,98 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldHubWire
+import HeraldPostgres
+import HeraldStore
+import Testing
+
+/// The hub catalog on PostgreSQL: what one node changes, every other node sees at once.
+@Suite("Hubs in PostgreSQL", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
+struct PostgresHubStorageTests {
+    /// Two nodes: two databases (two pools) on the same server.
+    private func withTwoNodes(_ body: (HubCatalog, HubCatalog) async throws -> Void) async throws {
+        try await PostgresTestDatabase.with { first in
+            try await PostgresTestDatabase.with { second in
+                try await body(HubCatalog(storage: first), HubCatalog(storage: second))
+            }
+        }
+    }
+
+    private func uniqueName() -> String {
+        "hub-" + UUID().uuidString.prefix(8).lowercased()
+    }
+
+    private func token(_ hub: HubDefinition, key: String) throws -> SharedAccessSignature {
+        let resource = "https://localhost/\(hub.name)"
+        return try SharedAccessSignature(
+            parsing: SharedAccessSignature.make(
+                resource: resource, keyName: SharedAccessRule.defaultFullRuleName, key: key, expiry: Date().addingTimeInterval(600)
+            )
+        )
+    }
+
+    @Test func aHubCreatedOnOneNodeIsServedByAnother() async throws {
+        try await withTwoNodes { first, second in
+            let name = uniqueName()
+            let created = try await first.create(name: name)
+            let seen = try await second.hub(named: name.uppercased())
+            #expect(seen == created)
+            let listed = try await second.list().map(\.name)
+            #expect(listed.contains(name))
+            let duplicate = await #expect(throws: HeraldError.self) { try await second.create(name: name.uppercased()) }
+            #expect(duplicate?.code == .conflict)
+            #expect(duplicate?.message.contains(name) == true)
+        }
+    }
+
+    @Test func aKeyRotatedOnOneNodeIsRefusedByAnotherAtOnce() async throws {
+        try await withTwoNodes { first, second in
+            let name = uniqueName()
+            let hub = try await first.create(name: name)
+            let oldKey = try #require(hub.rule(named: SharedAccessRule.defaultFullRuleName)).primaryKey
+            let url = "https://localhost/\(name)/messages"
+            // The second node has the definition cached.
+            _ = try await second.authorize(try token(hub, key: oldKey), hub: name, requestURL: url, right: .send, now: Date())
+            let rotated = try await first.rotate(name: name, rule: SharedAccessRule.defaultFullRuleName, key: .primary)
+            let refused = await #expect(throws: HeraldError.self) {
+                try await second.authorize(try token(hub, key: oldKey), hub: name, requestURL: url, right: .send, now: Date())
+            }
+            #expect(refused?.code == .unauthorized)
+            let newKey = try #require(rotated.rule(named: SharedAccessRule.defaultFullRuleName)).primaryKey
+            _ = try await second.authorize(try token(hub, key: newKey), hub: name, requestURL: url, right: .send, now: Date())
+        }
+    }
+
+    @Test func nodesCreatingTheSameHubAtOnceMakeOne() async throws {
+        try await withTwoNodes { first, second in
+            let name = uniqueName()
+            async let a: HubDefinition? = try? first.create(name: name)
+            async let b: HubDefinition? = try? second.create(name: name)
+            let created = await [a, b].compactMap { $0 }
+            #expect(created.count == 1)
+        }
+    }
+
+    @Test func deletingAHubDeletesItsDataOnEveryNode() async throws {
+        try await PostgresTestDatabase.with { database in
+            let catalog = HubCatalog(storage: database)
+            let name = uniqueName()
+            try await catalog.create(name: name)
+            let store = try await database.openStore(forHub: name, logger: testLogger)
+            _ = try await store.upsertRegistration(
+                Registration(id: "r1", platform: .fcm, handle: "device-1", tags: ["a"]), ifVersion: nil
+            )
+            try await store.createAccount(Account(username: "alice", passwordHash: "x"))
+            try await catalog.delete(name: name)
+            #expect(try await catalog.hub(named: name) == nil)
+            // Created again: empty.
+            try await catalog.create(name: name)
+            let again = try await database.openStore(forHub: name, logger: testLogger)
+            let count = try await again.registrationCount()
+            let account = try await again.account(username: "alice")
+            #expect(count == 0)
+            #expect(account == nil)
+            try await catalog.delete(name: name)
+        }
+    }
+}
