@@ -270,6 +270,8 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldStoreConformance", "HeraldTestSupport", "HeraldHub",
                 "HeraldHubWire",
+                // Not imported: the cluster test runs the `herald` binary, which this makes sure is built.
+                "herald",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,3 +1,4 @@
+import HeraldStore
 public import ServiceLifecycle
 import Logging
 
@@ -5,10 +6,12 @@ import Logging
 /// hands them to the ``HubEngine``. Several nodes sharing one store each run a worker; the store's
 /// leases make sure each notification has one owner at a time.
 ///
-/// An idle lane waits until a notification is enqueued on this node, until
-/// ``HubEngine/Configuration/pollInterval`` has passed (work enqueued on other nodes), or until the
-/// earliest scheduled notification falls due (the store's `nextScheduledTime()`, read each
-/// time the lane goes idle), whichever comes first.
+/// An idle lane waits until a notification is enqueued on this node or announced by the
+/// store (``HeraldStore/workAnnouncements()``: PostgreSQL's `NOTIFY`, for work enqueued or handed
+/// back on other nodes), until ``HubEngine/Configuration/pollInterval`` has passed (the
+/// fallback, since an announcement can be lost), or until the earliest scheduled notification
+/// falls due (the store's `nextScheduledTime()`, read each time the lane goes idle), whichever
+/// comes first.
 public struct DeliveryWorker: Service {
     let hub: HubEngine
     /// Notifications delivered at once.
@@ -26,9 +29,17 @@ public struct DeliveryWorker: Service {
         let hub = self.hub
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                for _ in 0..<lanes {
-                    group.addTask { await lane() }
+                if let announcements = hub.store.workAnnouncements() {
+                    group.addTask {
+                        for await _ in announcements { hub.wakeWorkers() }
+                    }
                 }
+                await withDiscardingTaskGroup { lanes in
+                    for _ in 0..<self.lanes {
+                        lanes.addTask { await lane() }
+                    }
+                }
+                group.cancelAll()
             }
         } onGracefulShutdown: {
             hub.interruptDelivery()

@@ -80,12 +80,7 @@ extension HubEngine {
                 done: { _, platform, result in counts.add(result.outcome, platform: platform) }
             )
             start = chunk.endIndex
-            try await store.saveProgress(
-                id: claimed.id,
-                cursor: String(start),
-                counts: counts,
-                leaseUntil: Date().addingTimeInterval(configuration.lease.seconds)
-            )
+            try await saveProgress(of: claimed.id, cursor: String(start), counts: counts, handBack: false)
         }
         return counts
     }

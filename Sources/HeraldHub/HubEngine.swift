@@ -38,6 +38,12 @@ public final class HubEngine: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let interrupted = Atomic<Bool>(false)
     let logger: Logger
+    /// Who holds the leases this engine's workers take: the host and process, so an operator
+    /// can tell which node delivers a notification, and a random part unique to this engine,
+    /// so that a worker that lost a lease (it ran out while the worker was stalled) changes
+    /// nothing.
+    public let leaseOwner = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
+        + UUID().uuidString.prefix(8).lowercased()
     let signal = Signal()
     static let workerKey = "\u{0}worker"
 
@@ -75,6 +81,11 @@ public final class HubEngine: Sendable {
     /// keeps what is accepted for whoever delivers next.
     public func stop() {
         stopped.store(true, ordering: .relaxed)
+        signal.ring(Self.workerKey, remember: true)
+    }
+
+    /// Wakes idle delivery workers: work was announced by another node.
+    func wakeWorkers() {
         signal.ring(Self.workerKey, remember: true)
     }
 
@@ -189,11 +200,68 @@ public final class HubEngine: Sendable {
     /// - Parameter now: the time the claim is made at: a scheduled notification is claimed
     ///   once its ``NotificationRecord/scheduledAt`` is not later than this.
     public func deliverNext(now: Date = Date()) async throws -> Bool {
-        guard let record = try await store.claimNotification(now: now, lease: configuration.lease) else {
+        guard let record = try await store.claimNotification(now: now, lease: configuration.lease, owner: leaseOwner) else {
             return false
         }
-        try await deliver(record)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await self.deliver(record) }
+                group.addTask { try await self.renewLease(of: record.id) }
+                // The delivery ends first, unless the lease was lost (or the task cancelled).
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch let error as HeraldError where error.code == .conflict {
+            // The lease ran out while this worker was stalled and another worker took the
+            // notification over: it goes on from there; nothing here is saved.
+            logger.warning(
+                "Lost the lease of a notification to another worker; it continues the delivery",
+                metadata: ["herald.notification.id": "\(record.id)"]
+            )
+        }
         return true
+    }
+
+    /// The heartbeat of a delivery: extends the lease every third of its length, so that a page
+    /// that takes longer than the lease does not let another worker take the notification over
+    /// while this one is alive. Runs until cancelled; throws when the lease was lost.
+    private func renewLease(of id: String) async throws {
+        let interval = configuration.lease / 3
+        while true {
+            try await Task.sleep(for: interval)
+            // A delivery interrupted by shutdown hands its notification back with a lease that
+            // ends now: renewing it then would make the next node wait.
+            if isInterrupted { continue }
+            do {
+                try await store.renewLease(id: id, owner: leaseOwner, until: Date().addingTimeInterval(configuration.lease.seconds))
+            } catch let error as HeraldError where error.code == .unavailable {
+                // The database is away for a moment: the delivery goes on, the next beat tries again.
+                logger.warning("Could not renew a delivery lease; trying again", metadata: ["herald.notification.id": "\(id)"])
+            }
+        }
+    }
+
+    /// Saves a page's progress (see ``retryingWhileUnavailable(_:id:_:)``).
+    func saveProgress(of id: String, cursor: String?, counts: OutcomeCounts, handBack: Bool) async throws {
+        try await retryingWhileUnavailable("save delivery progress", id: id) {
+            let leaseUntil = handBack ? Date() : Date().addingTimeInterval(configuration.lease.seconds)
+            try await store.saveProgress(id: id, owner: leaseOwner, cursor: cursor, counts: counts, leaseUntil: leaseUntil)
+        }
+    }
+
+    /// Runs a write of a delivery's state, trying again while the store is unavailable (a
+    /// database that restarts or fails over) for as long as the lease would last: the sends
+    /// were made, and recording them late beats making them again.
+    private func retryingWhileUnavailable(_ what: String, id: String, _ write: () async throws -> Void) async throws {
+        let deadline = ContinuousClock.now + configuration.lease
+        while true {
+            do {
+                return try await write()
+            } catch let error as HeraldError where error.code == .unavailable && ContinuousClock.now < deadline {
+                logger.warning("Could not \(what); trying again", metadata: ["herald.notification.id": "\(id)"])
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
     }
 
     /// Waits for work: returns when a notification is enqueued here, after `pollInterval`, or
@@ -289,12 +357,7 @@ public final class HubEngine: Sendable {
             cursor = last
             // Interrupted with devices left: hand the notification back (its lease ends now).
             let handBack = isInterrupted && more
-            try await store.saveProgress(
-                id: claimed.id,
-                cursor: cursor,
-                counts: counts,
-                leaseUntil: handBack ? Date() : Date().addingTimeInterval(configuration.lease.seconds)
-            )
+            try await saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: handBack)
             if handBack {
                 logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
                 throw CancellationError()
@@ -306,7 +369,9 @@ public final class HubEngine: Sendable {
 
     func finish(_ record: NotificationRecord, state: NotificationState, counts: OutcomeCounts) async throws -> NotificationRecord {
         let end = Date()
-        try await store.finishNotification(id: record.id, state: state, counts: counts, endedAt: end)
+        try await retryingWhileUnavailable("record the outcome", id: record.id) {
+            try await store.finishNotification(id: record.id, owner: leaseOwner, state: state, counts: counts, endedAt: end)
+        }
         signal.ring(record.id)
         var finished = record
         finished.state = state

@@ -25,7 +25,7 @@ extension PostgresDatabase: HubStorage {
             CASE WHEN revision::text IS DISTINCT FROM \(statement.bind(knownRevision)) THEN document END AS document \
             FROM herald.hubs WHERE lower(name) = lower(\(name)) ORDER BY name = \(name) DESC LIMIT 1
             """
-        guard let row = try await run({ connection in try await connection.query(statement.query, logger: logger).collect() }).first else {
+        guard let row = try await run({ connection in try await connection.query(statement.query, logger: clientLogger).collect() }).first else {
             return .missing
         }
         let columns = row.makeRandomAccess()
@@ -35,7 +35,7 @@ extension PostgresDatabase: HubStorage {
 
     public func definitionNames() async throws -> [String] {
         let rows = try await run { connection in
-            try await connection.query("SELECT name FROM herald.hubs ORDER BY lower(name), name", logger: logger).collect()
+            try await connection.query("SELECT name FROM herald.hubs ORDER BY lower(name), name", logger: clientLogger).collect()
         }
         return try rows.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") }
     }
@@ -47,11 +47,11 @@ extension PostgresDatabase: HubStorage {
             VALUES (\(insert.bind(name)), \(insert.bind(String(decoding: document, as: UTF8.self))), nextval('herald.hub_revisions')) \
             ON CONFLICT DO NOTHING RETURNING revision::text AS revision
             """
-        let rows = try await run { connection in try await connection.query(insert.query, logger: logger).collect() }
+        let rows = try await run { connection in try await connection.query(insert.query, logger: clientLogger).collect() }
         guard let row = rows.first else {
             var existing = SQLStatement()
             existing.sql = "SELECT name FROM herald.hubs WHERE lower(name) = lower(\(existing.bind(name)))"
-            let found = try await run { connection in try await connection.query(existing.query, logger: logger).collect() }
+            let found = try await run { connection in try await connection.query(existing.query, logger: clientLogger).collect() }
             let taken = try found.first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") } ?? name
             throw HeraldError.conflict("a hub named \(taken) already exists")
         }
@@ -69,7 +69,7 @@ extension PostgresDatabase: HubStorage {
                 SELECT name, revision::text AS revision, document FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
                 ORDER BY name = \(placeholder) DESC LIMIT 1 FOR UPDATE
                 """
-            guard let row = try await connection.query(read.query, logger: logger).collect().first?.makeRandomAccess() else {
+            guard let row = try await connection.query(read.query, logger: clientLogger).collect().first?.makeRandomAccess() else {
                 return nil
             }
             let current = StoredHubDefinition(
@@ -81,7 +81,7 @@ extension PostgresDatabase: HubStorage {
                 UPDATE herald.hubs SET document = \(write.bind(String(decoding: document, as: UTF8.self))), \
                 revision = nextval('herald.hub_revisions') WHERE name = \(write.bind(current.name)) RETURNING revision::text AS revision
                 """
-            guard let written = try await connection.query(write.query, logger: logger).collect().first?.makeRandomAccess() else {
+            guard let written = try await connection.query(write.query, logger: clientLogger).collect().first?.makeRandomAccess() else {
                 return nil
             }
             return StoredHubDefinition(name: current.name, document: document, revision: try written.string("revision"))
@@ -97,14 +97,14 @@ extension PostgresDatabase: HubStorage {
                 DELETE FROM herald.hubs WHERE name = (SELECT name FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
                 ORDER BY name = \(placeholder) DESC LIMIT 1) RETURNING name
                 """
-            guard let row = try await connection.query(delete.query, logger: logger).collect().first?.makeRandomAccess() else {
+            guard let row = try await connection.query(delete.query, logger: clientLogger).collect().first?.makeRandomAccess() else {
                 return nil
             }
             let deleted = try row.string("name")
             for table in Self.hubTables {
                 var data = SQLStatement()
                 data.sql = "DELETE FROM herald.\(table) WHERE hub = \(data.bind(deleted))"
-                try await connection.query(data.query, logger: logger)
+                try await connection.query(data.query, logger: clientLogger)
             }
             return deleted
         }

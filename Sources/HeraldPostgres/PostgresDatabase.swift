@@ -5,6 +5,7 @@ public import Logging
 import NIOSSL
 import PostgresNIO
 public import ServiceLifecycle
+import Synchronization
 
 /// The PostgreSQL database that several Herald nodes share: one pool of connections, the
 /// schema, and a ``PostgresStore`` per hub.
@@ -24,6 +25,12 @@ public final class PostgresDatabase: Service, Sendable {
     public let url: DatabaseURL
     let client: PostgresClient
     let logger: Logger
+    /// ``logger`` at `.warning` or above, for postgres-nio's own lines.
+    let clientLogger: Logger
+    /// The channel on which a node announces work to the others (`NOTIFY`, payload: the hub).
+    static let workChannel = "herald_work"
+    /// Each hub's listeners of ``workChannel``, by a number of their own.
+    private let listeners = Mutex<(next: Int, byHub: [String: [Int: AsyncStream<Void>.Continuation]])>((0, [:]))
 
     /// - Parameters:
     ///   - maximumConnections: The most connections this process opens; PostgreSQL's own
@@ -50,7 +57,12 @@ public final class PostgresDatabase: Service, Sendable {
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = url.connectTimeout ?? .seconds(10)
         configuration.options.additionalStartupParameters = [("application_name", url.applicationName ?? "herald")]
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        // The client's own log lines can quote a failed query with its values (device tokens):
+        // only its warnings and errors are let through; Herald logs what went wrong itself.
+        var clientLogger = logger
+        clientLogger.logLevel = max(logger.logLevel, .warning)
+        self.clientLogger = clientLogger
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: clientLogger)
     }
 
     /// libpq's `prefer` and `require` do not verify the certificate; `verify-ca` and
@@ -68,7 +80,7 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// One connection of its own, outside the pool: it fails at once with the server's reason
     /// (a refused password, an unknown database), where the pool would keep retrying.
-    private func connect() async throws -> PostgresConnection {
+    private func connect(logFailure: Bool = true) async throws -> PostgresConnection {
         var configuration: PostgresConnection.Configuration
         if let socketPath = url.socketPath {
             configuration = .init(unixSocketPath: socketPath, username: url.username, password: url.password, database: url.database)
@@ -88,9 +100,13 @@ public final class PostgresDatabase: Service, Sendable {
         configuration.options.connectTimeout = .milliseconds(Int64(timeout.storeMilliseconds))
         configuration.options.additionalStartupParameters = [("application_name", url.applicationName ?? "herald")]
         do {
-            return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: clientLogger)
         } catch {
-            throw connectError(error)
+            let failure = connectError(error)
+            if logFailure {
+                logger.error("Cannot connect to the database", metadata: ["herald.store.database": "\(url)", "error": "\(failure.message)"])
+            }
+            throw failure
         }
     }
 
@@ -106,15 +122,70 @@ public final class PostgresDatabase: Service, Sendable {
             reason = "\(error)"
         }
         if let password = url.password, !password.isEmpty { reason = reason.replacingOccurrences(of: password, with: "***") }
-        logger.error("Cannot connect to the database", metadata: ["herald.store.database": "\(url)", "error": "\(reason)"])
         return PostgresStoreError(code: .cannotConnect, message: "cannot connect to the database \(url): \(reason)")
     }
 
-    /// Keeps the connection pool until the task is cancelled or the service group shuts down.
+    /// Keeps the connection pool, and one connection listening for work announced by other
+    /// nodes, until the task is cancelled or the service group shuts down.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            await self.client.run()
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.client.run() }
+                group.addTask { await self.listenForWork() }
+            }
         }
+    }
+
+    /// `LISTEN`s on ``workChannel`` on a connection of its own (outside the pool, so it never
+    /// holds a pooled connection and closes as soon as the task is cancelled) and passes each
+    /// announcement to its hub's listeners; after a lost connection, listens again (and wakes
+    /// every listener, since announcements may have been missed meanwhile).
+    private func listenForWork() async {
+        var first = true
+        while !Task.isCancelled {
+            do {
+                let connection = try await connect(logFailure: false)
+                try await withTaskCancellationHandler {
+                    try await connection.listen(on: Self.workChannel) { notifications in
+                        if !first { announceToAll() }
+                        first = false
+                        for try await notification in notifications { announce(hub: notification.payload) }
+                    }
+                } onCancel: {
+                    connection.close().whenComplete { _ in }
+                }
+                try? await connection.close()
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("Listening for work announcements failed; listening again shortly", metadata: ["error": "\(mapError(error))"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    private func announce(hub: String) {
+        let continuations = listeners.withLock { Array(($0.byHub[hub] ?? [:]).values) }
+        for continuation in continuations { continuation.yield() }
+    }
+
+    private func announceToAll() {
+        let continuations = listeners.withLock { $0.byHub.values.flatMap(\.values) }
+        for continuation in continuations { continuation.yield() }
+    }
+
+    /// Work announced for `hub` by any node, as it is announced (see ``HeraldStore/workAnnouncements()``).
+    func workAnnouncements(hub: String) -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let key = listeners.withLock { state in
+            let key = state.next
+            state.next += 1
+            state.byHub[hub, default: [:]][key] = continuation
+            return key
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.listeners.withLock { _ = $0.byHub[hub]?.removeValue(forKey: key) }
+        }
+        return stream
     }
 
     /// Brings the schema up to date (see ``PostgresMigration``) and returns the versions it
@@ -147,7 +218,7 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// Returns once the database answers; for readiness checks.
     public func ping() async throws {
-        _ = try await run { connection in try await connection.query("SELECT 1", logger: logger) }
+        _ = try await run { connection in try await connection.query("SELECT 1", logger: clientLogger) }
     }
 
     /// The newest schema version this Herald knows.
@@ -157,7 +228,7 @@ public final class PostgresDatabase: Service, Sendable {
     public func schemaVersions() async throws -> [Int] {
         try await run { connection in
             var versions: [Int] = []
-            let rows = try await connection.query("SELECT version FROM herald.schema_migrations ORDER BY version", logger: logger)
+            let rows = try await connection.query("SELECT version FROM herald.schema_migrations ORDER BY version", logger: clientLogger)
             for try await version in rows.decode(Int.self) { versions.append(version) }
             return versions
         }
@@ -165,7 +236,7 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// Runs an SQL statement outside any store. For tests.
     package func executeForTesting(_ sql: String) async throws {
-        _ = try await run { connection in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
+        _ = try await run { connection in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: clientLogger) }
     }
 
     // MARK: Running statements
@@ -182,7 +253,7 @@ public final class PostgresDatabase: Service, Sendable {
     /// Runs `body` in one transaction (`READ COMMITTED`), rolled back if it throws.
     func transaction<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
         do {
-            return try await client.withTransaction(logger: logger, body)
+            return try await client.withTransaction(logger: clientLogger, body)
         } catch {
             throw mapError(error)
         }

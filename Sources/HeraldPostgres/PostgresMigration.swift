@@ -188,6 +188,7 @@ struct PostgresMigration: Sendable {
                     started_at bigint,
                     ended_at bigint,
                     lease_until bigint,
+                    lease_owner text,
                     PRIMARY KEY (hub, id)
                 )
                 """,

@@ -23,12 +23,7 @@ extension PostgresStore {
             SELECT username, password_hash, created_at FROM herald.accounts \
             WHERE hub = \(statement.bind(hub)) AND username = \(statement.bind(username))
             """
-        guard let row = try await query(statement).first?.makeRandomAccess() else { return nil }
-        return Account(
-            username: try row.string("username"),
-            passwordHash: try row.string("password_hash"),
-            createdAt: try row.date("created_at")
-        )
+        return try await query(statement).first.map { row throws(PostgresStoreError) in try Account(stored: row.makeRandomAccess()) }
     }
 
     /// Stores a session (replacing one with the same token hash). Expired sessions are
@@ -56,8 +51,7 @@ extension PostgresStore {
             SELECT token_hash, username, expires_at FROM herald.sessions WHERE hub = \(statement.bind(hub)) \
             AND token_hash = \(statement.bind(tokenHash)) AND expires_at > \(statement.bind(now))
             """
-        guard let row = try await query(statement).first?.makeRandomAccess() else { return nil }
-        return Session(tokenHash: try row.string("token_hash"), username: try row.string("username"), expiresAt: try row.date("expires_at"))
+        return try await query(statement).first.map { row throws(PostgresStoreError) in try Session(stored: row.makeRandomAccess()) }
     }
 
     public func deleteSession(tokenHash: String) async throws {

@@ -29,20 +29,9 @@ extension PostgresStore {
             WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id)) AND recipient = \(statement.bind(recipient)) \
             AND expires_at > \(now) RETURNING \(Self.secureColumns)
             """
-        guard let row = try await query(statement).first?.makeRandomAccess() else { return nil }
-        // The row as it was before this read.
-        let readCount = try row.int("read_count") - 1
-        let sealed = try row.value("sealed", as: ByteBuffer.self)
-        return SecureMessage(
-            id: try row.string("id"),
-            recipient: try row.string("recipient"),
-            sender: try row.string("sender"),
-            sealed: Data(sealed.readableBytesView),
-            createdAt: try row.date("created_at"),
-            expiresAt: try row.date("expires_at"),
-            readCount: readCount,
-            firstReadAt: readCount == 0 ? nil : try row.optionalDate("first_read_at")
-        )
+        return try await query(statement).first.map { row throws(PostgresStoreError) in
+            try SecureMessage(storedAfterRead: row.makeRandomAccess())
+        }
     }
 
     @discardableResult
@@ -60,15 +49,7 @@ extension PostgresStore {
     private static let richColumns = "c.id, c.owner, c.media_type, c.size, c.created_at, c.expires_at"
 
     private static func decodeRichContent(_ row: PostgresRow) throws(PostgresStoreError) -> RichContent {
-        let row = row.makeRandomAccess()
-        return RichContent(
-            id: try row.string("id"),
-            owner: try row.string("owner"),
-            mediaType: try row.string("media_type"),
-            size: try row.int("size"),
-            createdAt: try row.date("created_at"),
-            expiresAt: try row.date("expires_at")
-        )
+        try RichContent(stored: row.makeRandomAccess())
     }
 
     public func saveRichContent(_ content: RichContent) async throws {

@@ -7,21 +7,7 @@ extension PostgresStore {
     static let installationColumns = "i.id, i.user_id, i.tags, i.document::text AS document, i.version, i.created_at, i.updated_at"
 
     static func decodeInstallation(_ row: PostgresRow) throws(PostgresStoreError) -> Installation {
-        let row = row.makeRandomAccess()
-        let document = try row.json(StoredInstallationDocument.self, "document")
-        guard
-            let installation = document.installation(
-                id: try row.string("id"),
-                userId: try row.optionalString("user_id"),
-                tags: try row.value("tags", as: [String].self),
-                version: try row.int("version"),
-                createdAt: try row.date("created_at"),
-                updatedAt: try row.date("updated_at")
-            )
-        else {
-            throw PostgresStoreError(code: .corruptData, message: "a stored installation has an unknown platform")
-        }
-        return installation
+        try Installation(stored: row.makeRandomAccess())
     }
 
     /// Creates or replaces an installation and the registrations it expands into, in one

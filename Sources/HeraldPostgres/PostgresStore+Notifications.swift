@@ -10,24 +10,7 @@ extension PostgresStore {
         """
 
     private static func decodeNotification(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationRecord {
-        let row = row.makeRandomAccess()
-        guard let state = NotificationState(rawValue: try row.string("state")) else {
-            throw PostgresStoreError(code: .corruptData, message: "a stored notification has an unknown state")
-        }
-        return NotificationRecord(
-            id: try row.string("id"),
-            tagExpression: try row.optionalString("tag_expression"),
-            payloads: try row.json([PlatformPayload].self, "payloads"),
-            template: try row.optionalJSON(TemplateSend.self, "template"),
-            directTargets: try row.optionalJSON([DirectTarget].self, "direct_targets"),
-            scheduledAt: try row.optionalDate("scheduled_at"),
-            state: state,
-            counts: try row.json(OutcomeCounts.self, "counts"),
-            cursor: try row.optionalString("cursor"),
-            enqueuedAt: try row.date("enqueued_at"),
-            startedAt: try row.optionalDate("started_at"),
-            endedAt: try row.optionalDate("ended_at")
-        )
+        try NotificationRecord(stored: row.makeRandomAccess())
     }
 
     /// Persists a new notification in the state given (see the protocol).
@@ -45,6 +28,8 @@ extension PostgresStore {
             \(statement.bind(try n.template.map(StoredJSON.encode))), \(statement.bind(try n.directTargets.map(StoredJSON.encode))), \
             \(statement.bind(n.scheduledAt))) ON CONFLICT (hub, id) DO NOTHING RETURNING id
             """
+        // Idle nodes hear of it at once (delivered when the insert commits).
+        statement.sql = "WITH inserted AS (\(statement.sql)) SELECT id, pg_notify('\(PostgresDatabase.workChannel)', \(statement.bind(hub))) FROM inserted"
         guard try await !query(statement).isEmpty else {
             throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
         }
@@ -53,7 +38,7 @@ extension PostgresStore {
     /// Claims the notification that has waited longest (see the protocol). `FOR UPDATE SKIP
     /// LOCKED` lets every node claim at once without waiting on each other's candidates: each
     /// takes the oldest one that nobody else is claiming.
-    public func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord? {
+    public func claimNotification(now: Date, lease: Duration, owner: String) async throws -> NotificationRecord? {
         let nowMs = now.storeMilliseconds
         let leaseUntil = nowMs.addingReportingOverflow(max(0, lease.storeMilliseconds)).partialValue
         var statement = SQLStatement()
@@ -64,7 +49,7 @@ extension PostgresStore {
         // The state list repeats the partial index's condition, so that the index is used.
         statement.sql = """
             UPDATE herald.notifications SET state = \(processing), started_at = coalesce(started_at, \(now)), \
-            lease_until = \(statement.bind(leaseUntil)) \
+            lease_until = \(statement.bind(leaseUntil)), lease_owner = \(statement.bind(owner)) \
             WHERE hub = \(hub) AND id = (\
             SELECT id FROM herald.notifications WHERE hub = \(hub) AND state IN ('Enqueued', 'Processing', 'Scheduled') \
             AND (state = \(enqueued) OR (state = \(processing) AND lease_until < \(now)) OR (state = \(scheduled) AND scheduled_at <= \(now))) \
@@ -74,26 +59,55 @@ extension PostgresStore {
         return try await query(statement).first.map(Self.decodeNotification)
     }
 
-    /// Records progress. Throws ``HeraldError/notFound(_:)`` for an unknown id.
-    public func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
+    /// Records progress while `owner` holds the lease (see the protocol). A notification handed
+    /// back (its lease ending now) is announced, so that an idle node resumes it at once.
+    public func saveProgress(id: String, owner: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
         var statement = SQLStatement()
         statement.sql = """
-            UPDATE herald.notifications SET cursor = \(statement.bind(cursor)), counts = \(statement.bind(try StoredJSON.encode(counts))), \
-            lease_until = \(statement.bind(leaseUntil)) WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id)) RETURNING id
+            cursor = \(statement.bind(cursor)), counts = \(statement.bind(try StoredJSON.encode(counts))), \
+            lease_until = \(statement.bind(leaseUntil))
             """
-        guard try await !query(statement).isEmpty else { throw HeraldError.notFound("no notification with id '\(id)'") }
+        try await updateLeased(id: id, owner: owner, statement)
+        if leaseUntil <= now() {
+            var announce = SQLStatement()
+            announce.sql = "SELECT pg_notify('\(PostgresDatabase.workChannel)', \(announce.bind(hub)))"
+            try await query(announce)
+        }
     }
 
-    /// Records the final state and clears the lease. Throws ``HeraldError/notFound(_:)`` for an
-    /// unknown id.
-    public func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
+    public func renewLease(id: String, owner: String, until: Date) async throws {
+        var statement = SQLStatement()
+        statement.sql = "lease_until = \(statement.bind(until))"
+        try await updateLeased(id: id, owner: owner, statement)
+    }
+
+    /// Records the final state and ends the lease, while `owner` holds it (see the protocol).
+    public func finishNotification(id: String, owner: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
         var statement = SQLStatement()
         statement.sql = """
-            UPDATE herald.notifications SET state = \(statement.bind(state.rawValue)), \
-            counts = \(statement.bind(try StoredJSON.encode(counts))), ended_at = \(statement.bind(endedAt)), lease_until = NULL \
-            WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id)) RETURNING id
+            state = \(statement.bind(state.rawValue)), counts = \(statement.bind(try StoredJSON.encode(counts))), \
+            ended_at = \(statement.bind(endedAt)), lease_until = NULL, lease_owner = NULL
             """
-        guard try await !query(statement).isEmpty else { throw HeraldError.notFound("no notification with id '\(id)'") }
+        try await updateLeased(id: id, owner: owner, statement)
+    }
+
+    /// Applies the assignments of `set` to the notification if it is processing under
+    /// `owner`'s lease, in one statement that also reads the state it found; otherwise throws
+    /// `notFound` (no such notification) or `conflict` (someone else's, or finished).
+    private func updateLeased(id: String, owner: String, _ set: SQLStatement) async throws {
+        var statement = set
+        let hub = statement.bind(hub), idPlaceholder = statement.bind(id)
+        statement.sql = """
+            WITH updated AS (UPDATE herald.notifications SET \(set.sql) WHERE hub = \(hub) AND id = \(idPlaceholder) \
+            AND state = \(statement.bind(NotificationState.processing.rawValue)) AND lease_owner = \(statement.bind(owner)) \
+            RETURNING id) \
+            SELECT (SELECT count(*) FROM updated) AS updated, \
+            (SELECT state FROM herald.notifications WHERE hub = \(hub) AND id = \(idPlaceholder)) AS state
+            """
+        guard let row = try await query(statement).first?.makeRandomAccess() else { return }
+        if try row.int("updated") > 0 { return }
+        guard let state = try row.optionalString("state") else { throw HeraldError.notFound("no notification with id '\(id)'") }
+        throw HeraldError.leaseLost(id, state: state)
     }
 
     public func notification(id: String) async throws -> NotificationRecord? {
@@ -110,7 +124,7 @@ extension PostgresStore {
         // The old state of the row (locked by the UPDATE when it changes it), and whether it changed.
         statement.sql = """
             WITH cancelled AS (UPDATE herald.notifications SET state = \(statement.bind(NotificationState.cancelled.rawValue)), \
-            ended_at = \(statement.bind(now)), lease_until = NULL WHERE hub = \(hub) AND id = \(idPlaceholder) \
+            ended_at = \(statement.bind(now)), lease_until = NULL, lease_owner = NULL WHERE hub = \(hub) AND id = \(idPlaceholder) \
             AND state = \(statement.bind(NotificationState.scheduled.rawValue)) RETURNING id) \
             SELECT (SELECT count(*) FROM cancelled) AS cancelled, \
             (SELECT state FROM herald.notifications WHERE hub = \(hub) AND id = \(idPlaceholder)) AS state

@@ -14,33 +14,7 @@ extension PostgresStore {
     static let maxRowsPerStatement = 500
 
     static func decodeRegistration(_ row: PostgresRow) throws(PostgresStoreError) -> Registration {
-        let row = row.makeRandomAccess()
-        guard let platform = Platform(rawValue: try row.string("platform")) else {
-            throw PostgresStoreError(code: .corruptData, message: "a stored registration has an unknown platform")
-        }
-        let keys: WebPushKeys? =
-            switch (try row.optionalString("p256dh"), try row.optionalString("auth")) {
-            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
-            default: nil
-            }
-        var registration = Registration(
-            id: try row.string("id"),
-            platform: platform,
-            handle: try row.string("handle"),
-            webPushKeys: keys,
-            owner: try row.optionalString("owner"),
-            expiresAt: try row.optionalDate("expires_at"),
-            template: try row.optionalJSON(RegistrationTemplate.self, "template"),
-            pushVariables: try row.optionalJSON([String: String].self, "push_variables") ?? [:],
-            installationID: try row.optionalString("installation_id"),
-            legacyGCM: try row.value("legacy_gcm", as: Bool.self),
-            version: try row.int("version"),
-            createdAt: try row.date("created_at"),
-            updatedAt: try row.date("updated_at")
-        )
-        // Stored sorted and unique: skip the initializer's re-sorting.
-        registration.tags = try row.value("tags", as: [String].self)
-        return registration
+        try Registration(stored: row.makeRandomAccess())
     }
 
     /// An upsert of `rows`, whose ids must be distinct: a new registration gets version 1, an
@@ -326,12 +300,7 @@ extension PostgresStore {
             return try await readRegistrations(statement)
         }
 
-        // The derived registrations' range of ids is [prefix, prefix with its last byte + 1).
-        let rangeStart = Installation.registrationIDPrefix
-        var rangeEndBytes = Array(rangeStart.utf8)
-        rangeEndBytes[rangeEndBytes.count - 1] += 1
-        let rangeEnd = String(decoding: rangeEndBytes, as: UTF8.self)
-        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+        let rangeStart = DerivedRegistrationIDs.start, rangeEnd = DerivedRegistrationIDs.end
 
         /// The listing's statement up to its id conditions; `idColumn` is what it orders by.
         func select() -> (SQLStatement, idColumn: String) {
@@ -350,7 +319,7 @@ extension PostgresStore {
 
         var result: [Registration] = []
         // Before the range, unless the cursor is past its start.
-        if cursor.map({ precedes($0, rangeStart) }) ?? true {
+        if DerivedRegistrationIDs.hasIDsBefore(cursor: cursor) {
             var (statement, idColumn) = select()
             statement.sql += " AND \(idColumn) < \(statement.bind(rangeStart))"
             if let cursor { statement.sql += " AND \(idColumn) > \(statement.bind(cursor))" }
@@ -360,7 +329,7 @@ extension PostgresStore {
         // After the range.
         if result.count < limit {
             var (statement, idColumn) = select()
-            if let cursor, !precedes(cursor, rangeEnd) {
+            if let cursor, !DerivedRegistrationIDs.resumesAtEnd(cursor: cursor) {
                 statement.sql += " AND \(idColumn) > \(statement.bind(cursor))"
             } else {
                 statement.sql += " AND \(idColumn) >= \(statement.bind(rangeEnd))"
@@ -490,10 +459,9 @@ extension PostgresStore {
     /// applied in the order given.
     public func insertRegistrations(_ registrations: [Registration]) async throws {
         guard !registrations.isEmpty else { return }
-        // In id order, so that neighbouring rows land in neighbouring index pages.
-        let rows = try registrations.enumerated()
-            .sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }
-            .map { try StoredRegistration($0.element, createdAt: $0.element.createdAt, updatedAt: $0.element.updatedAt) }
+        let rows = try Registration.inInsertOrder(registrations).map {
+            try StoredRegistration($0, createdAt: $0.createdAt, updatedAt: $0.updatedAt)
+        }
         try await transaction { connection in
             for chunk in Self.distinctChunks(rows, id: \.registration.id) {
                 try await query(upsertStatement(chunk), on: connection)

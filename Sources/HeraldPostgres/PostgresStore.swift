@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import HeraldCore
 import PostgresNIO
 import Synchronization
@@ -19,20 +19,6 @@ public final class PostgresStore: HeraldStore {
     private let closed = Atomic<Bool>(false)
     let housekeeping = Mutex(Housekeeping())
 
-    /// When expired reservations and sessions were last swept.
-    struct Housekeeping {
-        static let interval = 60_000
-        var lastReservationSweep: Int?
-        var lastSessionSweep: Int?
-
-        /// Whether a sweep is due at `now`, and records it if so.
-        static func due(_ last: inout Int?, now: Int) -> Bool {
-            if let previous = last, now - previous < interval, now >= previous { return false }
-            last = now
-            return true
-        }
-    }
-
     init(hub: String, database: PostgresDatabase, now: @escaping @Sendable () -> Date) {
         self.hub = hub
         self.database = database
@@ -50,6 +36,10 @@ public final class PostgresStore: HeraldStore {
         closed.store(true, ordering: .releasing)
     }
 
+    public func workAnnouncements() -> AsyncStream<Void>? {
+        database.workAnnouncements(hub: hub)
+    }
+
     func checkOpen() throws(HeraldError) {
         if closed.load(ordering: .acquiring) { throw .unavailable("the store is closed") }
     }
@@ -61,7 +51,7 @@ public final class PostgresStore: HeraldStore {
     func query(_ statement: SQLStatement) async throws -> [PostgresRow] {
         try checkOpen()
         return try await database.run { connection in
-            try await connection.query(statement.query, logger: database.logger).collect()
+            try await connection.query(statement.query, logger: database.clientLogger).collect()
         }
     }
 
@@ -74,7 +64,7 @@ public final class PostgresStore: HeraldStore {
     /// Runs one statement on a connection inside a transaction and returns its rows.
     @discardableResult
     func query(_ statement: SQLStatement, on connection: PostgresConnection) async throws -> [PostgresRow] {
-        try await connection.query(statement.query, logger: database.logger).collect()
+        try await connection.query(statement.query, logger: database.clientLogger).collect()
     }
 
     /// Takes transaction-level advisory locks on `keys` (in a fixed order, so two transactions
@@ -143,43 +133,26 @@ struct SQLStatement {
     var query: PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: binds) }
 }
 
-extension PostgresRandomAccessRow {
-    private func corrupt(_ column: String) -> PostgresStoreError {
-        PostgresStoreError(code: .corruptData, message: "the stored column '\(column)' is missing or has the wrong type")
+extension PostgresRandomAccessRow: StoredRow {
+    package func corrupt(_ message: String) -> PostgresStoreError {
+        PostgresStoreError(code: .corruptData, message: message)
     }
 
     func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresStoreError) -> T {
-        guard contains(column) else { throw corrupt(column) }
+        guard contains(column) else { throw corrupt("the stored column '\(column)' is missing") }
         do {
             return try self[column].decode(T.self)
         } catch {
-            throw corrupt(column)
+            throw corrupt("the stored column '\(column)' has the wrong type")
         }
     }
 
-    func string(_ column: String) throws(PostgresStoreError) -> String { try value(column) }
-    func optionalString(_ column: String) throws(PostgresStoreError) -> String? { try value(column) }
-    func int(_ column: String) throws(PostgresStoreError) -> Int { try value(column) }
-    func date(_ column: String) throws(PostgresStoreError) -> Date { Date(storeMilliseconds: try int(column)) }
-
-    func optionalDate(_ column: String) throws(PostgresStoreError) -> Date? {
-        try value(column, as: Int?.self).map(Date.init(storeMilliseconds:))
-    }
-
-    /// Decodes a text column holding JSON.
-    func json<T: Decodable>(_ type: T.Type, _ column: String) throws(PostgresStoreError) -> T {
-        guard let value = StoredJSON.decode(T.self, from: try string(column)) else {
-            throw PostgresStoreError(code: .corruptData, message: "the stored column '\(column)' is not valid JSON")
-        }
-        return value
-    }
-
-    /// Decodes a text column holding JSON, or `nil` for `NULL`.
-    func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(PostgresStoreError) -> T? {
-        guard let text = try optionalString(column) else { return nil }
-        guard let value = StoredJSON.decode(T.self, from: text) else {
-            throw PostgresStoreError(code: .corruptData, message: "the stored column '\(column)' is not valid JSON")
-        }
-        return value
-    }
+    package func string(_ column: String) throws(PostgresStoreError) -> String { try value(column) }
+    package func optionalString(_ column: String) throws(PostgresStoreError) -> String? { try value(column) }
+    package func int(_ column: String) throws(PostgresStoreError) -> Int { try value(column) }
+    package func optionalInt(_ column: String) throws(PostgresStoreError) -> Int? { try value(column) }
+    package func bool(_ column: String) throws(PostgresStoreError) -> Bool { try value(column) }
+    /// Tags, kept as a `text[]`.
+    package func tags(_ column: String) throws(PostgresStoreError) -> [String] { try value(column) }
+    package func bytes(_ column: String) throws(PostgresStoreError) -> Data { Data(try value(column, as: ByteBuffer.self).readableBytesView) }
 }

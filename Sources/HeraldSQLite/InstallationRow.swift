@@ -43,21 +43,4 @@ struct InstallationRow: Sendable {
             .integer(i.createdAt.storeMilliseconds), .integer(i.updatedAt.storeMilliseconds),
         ]
     }
-
-    static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> Installation {
-        let document = try row.json(StoredInstallationDocument.self, "document")
-        guard
-            let installation = document.installation(
-                id: try row.string("id"),
-                userId: try row.optionalString("user_id"),
-                tags: try row.jsonStrings("tags"),
-                version: try row.int("version"),
-                createdAt: try row.date("created_at"),
-                updatedAt: try row.date("updated_at")
-            )
-        else {
-            throw SQLiteStoreError(code: .corruptData, message: "a stored installation has an unknown platform")
-        }
-        return installation
-    }
 }

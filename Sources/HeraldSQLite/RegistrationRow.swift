@@ -92,34 +92,4 @@ struct RegistrationRow: Sendable {
         r.updated_at AS updated_at, r.tags AS tags, r.template AS template, r.push_variables AS push_variables, \
         r.installation_id AS installation_id, r.legacy_gcm AS legacy_gcm
         """
-
-    static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> Registration {
-        let platformName = try row.string("platform")
-        guard let platform = Platform(rawValue: platformName) else {
-            throw SQLiteStoreError(code: .corruptData, message: "a stored registration has an unknown platform")
-        }
-        let keys: WebPushKeys? =
-            switch (try row.optionalString("p256dh"), try row.optionalString("auth")) {
-            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
-            default: nil
-            }
-        var registration = Registration(
-            id: try row.string("id"),
-            platform: platform,
-            handle: try row.string("handle"),
-            webPushKeys: keys,
-            owner: try row.optionalString("owner"),
-            expiresAt: try row.optionalDate("expires_at"),
-            template: try row.optionalJSON(RegistrationTemplate.self, "template"),
-            pushVariables: try row.optionalJSON([String: String].self, "push_variables") ?? [:],
-            installationID: try row.optionalString("installation_id"),
-            legacyGCM: try row.int("legacy_gcm") != 0,
-            version: try row.int("version"),
-            createdAt: try row.date("created_at"),
-            updatedAt: try row.date("updated_at")
-        )
-        // Stored sorted and unique: skip the initializer's re-sorting.
-        registration.tags = try row.jsonStrings("tags")
-        return registration
-    }
 }

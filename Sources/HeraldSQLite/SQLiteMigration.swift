@@ -227,6 +227,15 @@ struct SQLiteMigration: Sendable {
                 "CREATE INDEX notifications_scheduled ON notifications (state, scheduled_at)",
             ]
         ),
+        SQLiteMigration(
+            version: 4,
+            name: "the owner of a delivery lease",
+            statements: [
+                // Who holds the lease of a processing notification: progress and the final state
+                // are saved only by the worker that holds it.
+                "ALTER TABLE notifications ADD COLUMN lease_owner TEXT",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

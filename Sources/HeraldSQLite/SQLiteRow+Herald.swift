@@ -1,5 +1,6 @@
-import Foundation
+package import Foundation
 import HeraldCore
+import NIOCore
 import SQLiteNIO
 import HeraldStore
 
@@ -17,66 +18,57 @@ extension SQLiteData {
     }
 }
 
-extension SQLiteRow {
-    private func corrupt(_ column: String) -> SQLiteStoreError {
-        SQLiteStoreError(code: .corruptData, message: "the stored column '\(column)' is missing or has the wrong type")
+extension SQLiteRow: StoredRow {
+    private func corruptColumn(_ column: String) -> SQLiteStoreError {
+        corrupt("the stored column '\(column)' is missing or has the wrong type")
     }
 
-    func string(_ column: String) throws(SQLiteStoreError) -> String {
-        guard case .text(let value) = self.column(column) else { throw corrupt(column) }
+    package func corrupt(_ message: String) -> SQLiteStoreError {
+        SQLiteStoreError(code: .corruptData, message: message)
+    }
+
+    package func string(_ column: String) throws(SQLiteStoreError) -> String {
+        guard case .text(let value) = self.column(column) else { throw corruptColumn(column) }
         return value
     }
 
-    func optionalString(_ column: String) throws(SQLiteStoreError) -> String? {
+    package func optionalString(_ column: String) throws(SQLiteStoreError) -> String? {
         switch self.column(column) {
         case .text(let value): return value
         case .null: return nil
-        default: throw corrupt(column)
+        default: throw corruptColumn(column)
         }
     }
 
-    func int(_ column: String) throws(SQLiteStoreError) -> Int {
-        guard case .integer(let value) = self.column(column) else { throw corrupt(column) }
+    package func int(_ column: String) throws(SQLiteStoreError) -> Int {
+        guard case .integer(let value) = self.column(column) else { throw corruptColumn(column) }
         return value
     }
 
-    func optionalInt(_ column: String) throws(SQLiteStoreError) -> Int? {
+    package func optionalInt(_ column: String) throws(SQLiteStoreError) -> Int? {
         switch self.column(column) {
         case .integer(let value): return value
         case .null: return nil
-        default: throw corrupt(column)
+        default: throw corruptColumn(column)
         }
     }
 
-    func date(_ column: String) throws(SQLiteStoreError) -> Date {
-        Date(storeMilliseconds: try int(column))
+    /// A boolean, kept as an integer.
+    package func bool(_ column: String) throws(SQLiteStoreError) -> Bool {
+        try int(column) != 0
     }
 
-    func optionalDate(_ column: String) throws(SQLiteStoreError) -> Date? {
-        try optionalInt(column).map(Date.init(storeMilliseconds:))
+    package func bytes(_ column: String) throws(SQLiteStoreError) -> Data {
+        guard case .blob(let bytes) = self.column(column) else { throw corruptColumn(column) }
+        return Data(bytes.readableBytesView)
     }
 
-    /// Decodes a column holding a JSON array of strings (tags). Every resolution page decodes
-    /// one per row, so the form the store writes (no whitespace, no escapes) is read directly;
-    /// anything else goes through `JSONDecoder`.
-    func jsonStrings(_ column: String) throws(SQLiteStoreError) -> [String] {
+    /// Tags, kept as a JSON array of strings. Every resolution page decodes one per row, so
+    /// the form the store writes (no whitespace, no escapes) is read directly; anything else
+    /// goes through `JSONDecoder`.
+    package func tags(_ column: String) throws(SQLiteStoreError) -> [String] {
         let text = try string(column)
         if let strings = PlainJSONStrings.parse(text) { return strings }
         return try json([String].self, column)
-    }
-
-    /// Decodes a JSON column that may be `NULL`.
-    func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(SQLiteStoreError) -> T? {
-        if case .null? = self.column(column) { return nil }
-        return try json(type, column)
-    }
-
-    /// Decodes a JSON column.
-    func json<T: Decodable>(_ type: T.Type, _ column: String) throws(SQLiteStoreError) -> T {
-        let text = try string(column)
-        guard let value = StoredJSON.decode(T.self, from: text) else {
-            throw SQLiteStoreError(code: .corruptData, message: "the stored column '\(column)' is not valid JSON")
-        }
-        return value
     }
 }

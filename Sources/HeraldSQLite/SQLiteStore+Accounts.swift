@@ -25,12 +25,7 @@ extension SQLiteStore {
                 [.text(username)]
             )
         }
-        guard let row = rows.first else { return nil }
-        return Account(
-            username: try row.string("username"),
-            passwordHash: try row.string("password_hash"),
-            createdAt: try row.date("created_at")
-        )
+        return try rows.first.map(Account.init(stored:))
     }
 
     /// Stores a session (replacing one with the same token hash). Expired sessions are
@@ -56,12 +51,7 @@ extension SQLiteStore {
                 [.text(tokenHash), SQLiteData(now)]
             )
         }
-        guard let row = rows.first else { return nil }
-        return Session(
-            tokenHash: try row.string("token_hash"),
-            username: try row.string("username"),
-            expiresAt: try row.date("expires_at")
-        )
+        return try rows.first.map(Session.init(stored:))
     }
 
     public func deleteSession(tokenHash: String) async throws {

@@ -40,22 +40,7 @@ extension SQLiteStore {
                 [.integer(now.storeMilliseconds), .text(id), .text(recipient)]
             )
         }
-        guard let row = rows.first else { return nil }
-        // The row as it was before this read.
-        let readCount = try row.int("read_count") - 1
-        guard case .blob(let sealed) = row.column("sealed") else {
-            throw SQLiteStoreError(code: .corruptData, message: "the stored column 'sealed' is missing or has the wrong type")
-        }
-        return SecureMessage(
-            id: try row.string("id"),
-            recipient: try row.string("recipient"),
-            sender: try row.string("sender"),
-            sealed: Data(sealed.readableBytesView),
-            createdAt: try row.date("created_at"),
-            expiresAt: try row.date("expires_at"),
-            readCount: readCount,
-            firstReadAt: readCount == 0 ? nil : try row.optionalDate("first_read_at")
-        )
+        return try rows.first.map(SecureMessage.init(storedAfterRead:))
     }
 
     @discardableResult
@@ -72,17 +57,6 @@ extension SQLiteStore {
     // MARK: Rich content
 
     private static let richColumns = "id, owner, media_type, size, created_at, expires_at"
-
-    private static func richContent(_ row: SQLiteRow) throws(SQLiteStoreError) -> RichContent {
-        RichContent(
-            id: try row.string("id"),
-            owner: try row.string("owner"),
-            mediaType: try row.string("media_type"),
-            size: try row.int("size"),
-            createdAt: try row.date("created_at"),
-            expiresAt: try row.date("expires_at")
-        )
-    }
 
     public func saveRichContent(_ content: RichContent) async throws {
         let binds: [SQLiteData] = [
@@ -108,7 +82,7 @@ extension SQLiteStore {
                 [.text(id), .integer(now.storeMilliseconds)]
             )
         }
-        return try rows.first.map(Self.richContent)
+        return try rows.first.map(RichContent.init(stored:))
     }
 
     public func addRichRecipient(id: String, username: String) async throws {
@@ -138,7 +112,7 @@ extension SQLiteStore {
                 [.text(id), .text(username), .integer(now.storeMilliseconds)]
             )
         }
-        return try rows.first.map(Self.richContent)
+        return try rows.first.map(RichContent.init(stored:))
     }
 
     public func purgeExpiredRichContent(now: Date) async throws -> [String] {

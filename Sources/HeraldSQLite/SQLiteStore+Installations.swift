@@ -90,7 +90,7 @@ extension SQLiteStore {
                 [.text(id)]
             )
         }
-        return try rows.first.map(InstallationRow.decode)
+        return try rows.first.map(Installation.init(stored:))
     }
 
     /// Deletes an installation and its registrations in one transaction; `false` if there was
@@ -133,6 +133,6 @@ extension SQLiteStore {
         sql += " ORDER BY \(idColumn) LIMIT ?"
         binds.append(.integer(limit))
         let rows = try await read { [sql, binds] connection in try await connection.query(sql, binds) }
-        return try rows.map(InstallationRow.decode)
+        return try rows.map(Installation.init(stored:))
     }
 }

@@ -9,26 +9,6 @@ extension SQLiteStore {
         template, direct_targets, scheduled_at
         """
 
-    private static func decode(_ row: SQLiteRow) throws(SQLiteStoreError) -> NotificationRecord {
-        guard let state = NotificationState(rawValue: try row.string("state")) else {
-            throw SQLiteStoreError(code: .corruptData, message: "a stored notification has an unknown state")
-        }
-        return NotificationRecord(
-            id: try row.string("id"),
-            tagExpression: try row.optionalString("tag_expression"),
-            payloads: try row.json([PlatformPayload].self, "payloads"),
-            template: try row.optionalJSON(TemplateSend.self, "template"),
-            directTargets: try row.optionalJSON([DirectTarget].self, "direct_targets"),
-            scheduledAt: try row.optionalDate("scheduled_at"),
-            state: state,
-            counts: try row.json(OutcomeCounts.self, "counts"),
-            cursor: try row.optionalString("cursor"),
-            enqueuedAt: try row.date("enqueued_at"),
-            startedAt: try row.optionalDate("started_at"),
-            endedAt: try row.optionalDate("ended_at")
-        )
-    }
-
     /// Persists a new notification as given, in the state given: normally
     /// ``NotificationState/enqueued``, or ``NotificationState/scheduled`` for one whose
     /// ``NotificationRecord/scheduledAt`` is to come. Throws ``HeraldError/conflict(_:)`` if the
@@ -59,13 +39,13 @@ extension SQLiteStore {
     /// Claims the notification that has waited longest (see the protocol): the one due first,
     /// a scheduled notification being due at its `scheduledAt` and any other at its
     /// `enqueuedAt`. The state index finds the candidates; finished notifications are not read.
-    public func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord? {
+    public func claimNotification(now: Date, lease: Duration, owner: String) async throws -> NotificationRecord? {
         let nowMs = now.storeMilliseconds
         let leaseUntil = nowMs.addingReportingOverflow(max(0, lease.storeMilliseconds)).partialValue
         let rows = try await write { connection in
             try await connection.query(
                 """
-                UPDATE notifications SET state = ?1, started_at = coalesce(started_at, ?3), lease_until = ?4
+                UPDATE notifications SET state = ?1, started_at = coalesce(started_at, ?3), lease_until = ?4, lease_owner = ?6
                 WHERE id = (
                     SELECT id FROM notifications
                     WHERE state IN (?1, ?2, ?5)
@@ -76,44 +56,55 @@ extension SQLiteStore {
                 """,
                 [
                     .text(NotificationState.processing.rawValue), .text(NotificationState.enqueued.rawValue),
-                    .integer(nowMs), .integer(leaseUntil), .text(NotificationState.scheduled.rawValue),
+                    .integer(nowMs), .integer(leaseUntil), .text(NotificationState.scheduled.rawValue), .text(owner),
                 ]
             )
         }
-        return try rows.first.map(Self.decode)
+        return try rows.first.map(NotificationRecord.init(stored:))
     }
 
-    /// Records progress. Throws ``HeraldError/notFound(_:)`` for an unknown id.
-    public func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
-        let binds: [SQLiteData] = [SQLiteData(cursor), .text(try StoredJSON.encode(counts)), SQLiteData(leaseUntil), .text(id)]
-        try await updateNotification(
-            id: id,
-            sql: "UPDATE notifications SET cursor = ?, counts = ?, lease_until = ? WHERE id = ? RETURNING id",
-            binds: binds
+    /// Records progress while `owner` holds the lease (see the protocol).
+    public func saveProgress(id: String, owner: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
+        let binds: [SQLiteData] = [SQLiteData(cursor), .text(try StoredJSON.encode(counts)), SQLiteData(leaseUntil)]
+        try await updateLeased(id: id, owner: owner, set: "cursor = ?, counts = ?, lease_until = ?", binds: binds)
+    }
+
+    public func renewLease(id: String, owner: String, until: Date) async throws {
+        try await updateLeased(id: id, owner: owner, set: "lease_until = ?", binds: [SQLiteData(until)])
+    }
+
+    /// Records the final state and ends the lease, while `owner` holds it (see the protocol).
+    public func finishNotification(id: String, owner: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
+        let binds: [SQLiteData] = [.text(state.rawValue), .text(try StoredJSON.encode(counts)), SQLiteData(endedAt)]
+        try await updateLeased(
+            id: id, owner: owner, set: "state = ?, counts = ?, ended_at = ?, lease_until = NULL, lease_owner = NULL", binds: binds
         )
     }
 
-    /// Records the final state and clears the lease. Throws ``HeraldError/notFound(_:)`` for an
-    /// unknown id.
-    public func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
-        let binds: [SQLiteData] = [.text(state.rawValue), .text(try StoredJSON.encode(counts)), SQLiteData(endedAt), .text(id)]
-        try await updateNotification(
-            id: id,
-            sql: "UPDATE notifications SET state = ?, counts = ?, ended_at = ?, lease_until = NULL WHERE id = ? RETURNING id",
-            binds: binds
-        )
-    }
-
-    private func updateNotification(id: String, sql: String, binds: [SQLiteData]) async throws {
-        let updated = try await write { connection in try await !connection.query(sql, binds).isEmpty }
-        guard updated else { throw HeraldError.notFound("no notification with id '\(id)'") }
+    /// Applies `set` to the notification if it is processing under `owner`'s lease; otherwise
+    /// throws `notFound` (no such notification) or `conflict` (someone else's, or finished).
+    private func updateLeased(id: String, owner: String, set: String, binds: [SQLiteData]) async throws {
+        let processing = NotificationState.processing.rawValue
+        let blocking = try await write { connection -> String? in
+            let updated = try await connection.query(
+                "UPDATE notifications SET \(set) WHERE id = ? AND state = ? AND lease_owner = ? RETURNING id",
+                binds + [.text(id), .text(processing), .text(owner)]
+            )
+            if !updated.isEmpty { return nil }
+            return try await connection.query("SELECT state FROM notifications WHERE id = ?", [.text(id)]).first?.column("state")?.string ?? ""
+        }
+        switch blocking {
+        case nil: return
+        case ""?: throw HeraldError.notFound("no notification with id '\(id)'")
+        case let state?: throw HeraldError.leaseLost(id, state: state)
+        }
     }
 
     public func notification(id: String) async throws -> NotificationRecord? {
         let rows = try await read { connection in
             try await connection.query("SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
         }
-        return try rows.first.map(Self.decode)
+        return try rows.first.map(NotificationRecord.init(stored:))
     }
 
     /// Cancels a scheduled notification (see the protocol); the state check and the change are
@@ -126,7 +117,7 @@ extension SQLiteStore {
         // nil: cancelled now; otherwise the state it is in, or "" if there is no such notification.
         let blocking = try await write { connection -> String? in
             let cancelled = try await connection.query(
-                "UPDATE notifications SET state = ?, ended_at = ?, lease_until = NULL WHERE id = ? AND state = ? RETURNING id",
+                "UPDATE notifications SET state = ?, ended_at = ?, lease_until = NULL, lease_owner = NULL WHERE id = ? AND state = ? RETURNING id",
                 binds
             )
             if !cancelled.isEmpty { return nil }

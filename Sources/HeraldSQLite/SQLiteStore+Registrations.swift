@@ -86,7 +86,7 @@ extension SQLiteStore {
                 [.text(id)]
             )
         }
-        return try rows.first.map(RegistrationRow.decode)
+        return try rows.first.map(Registration.init(stored:))
     }
 
     public func registrations(handle: String, platform: Platform?) async throws -> [Registration] {
@@ -98,7 +98,7 @@ extension SQLiteStore {
         }
         sql += " ORDER BY r.created_at, r.id"
         let rows = try await read { [sql, binds] connection in try await connection.query(sql, binds) }
-        return try rows.map(RegistrationRow.decode)
+        return try rows.map(Registration.init(stored:))
     }
 
     /// Deletes a registration (see the protocol). A missing registration returns `false`,
@@ -213,16 +213,11 @@ extension SQLiteStore {
             idColumn = "r.id"
         }
 
-        // The derived registrations' range of ids is [prefix, prefix with its last byte + 1).
-        let rangeStart = Installation.registrationIDPrefix
-        var rangeEndBytes = Array(rangeStart.utf8)
-        rangeEndBytes[rangeEndBytes.count - 1] += 1
-        let rangeEnd = String(decoding: rangeEndBytes, as: UTF8.self)
-        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+        let rangeStart = DerivedRegistrationIDs.start, rangeEnd = DerivedRegistrationIDs.end
 
         var result: [Registration] = []
         // Before the range, unless the cursor is past its start.
-        if cursor.map({ precedes($0, rangeStart) }) ?? true {
+        if DerivedRegistrationIDs.hasIDsBefore(cursor: cursor) {
             var sql = select + " AND \(idColumn) < ?"
             var binds = selectBinds + [.text(rangeStart)]
             if let cursor {
@@ -237,7 +232,7 @@ extension SQLiteStore {
         if result.count < limit {
             var sql = select
             var binds = selectBinds
-            if let cursor, !precedes(cursor, rangeEnd) {
+            if let cursor, !DerivedRegistrationIDs.resumesAtEnd(cursor: cursor) {
                 sql += " AND \(idColumn) > ?"
                 binds.append(.text(cursor))
             } else {
@@ -353,7 +348,7 @@ extension SQLiteStore {
 
     private func readRegistrations(_ sql: String, _ binds: [SQLiteData]) async throws -> [Registration] {
         let rows = try await read { connection in try await connection.query(sql, binds) }
-        return try rows.map(RegistrationRow.decode)
+        return try rows.map(Registration.init(stored:))
     }
 
     /// Upserts many registrations in one transaction, 500 rows per statement, with the
@@ -361,11 +356,7 @@ extension SQLiteStore {
     /// (of a new registration) and `updatedAt`: for imports and benchmarks.
     public func insertRegistrations(_ registrations: [Registration]) async throws {
         guard !registrations.isEmpty else { return }
-        // In id order, so that neighbouring rows land in neighbouring pages of the id and tag
-        // indexes; a repeated id is applied in the order given.
-        let registrations = registrations.enumerated()
-            .sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }
-            .map(\.element)
+        let registrations = Registration.inInsertOrder(registrations)
         try await write { connection in
             var start = registrations.startIndex
             var binds: [SQLiteData] = []

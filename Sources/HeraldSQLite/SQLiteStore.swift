@@ -62,20 +62,6 @@ public final class SQLiteStore: HeraldStore {
     /// Schema versions applied when this store was opened (empty if the file was up to date).
     package let appliedMigrations: [Int]
 
-    /// When expired reservations and sessions were last swept.
-    struct Housekeeping {
-        static let interval = 60_000
-        var lastReservationSweep: Int?
-        var lastSessionSweep: Int?
-
-        /// Whether a sweep is due at `now`, and records it if so.
-        static func due(_ last: inout Int?, now: Int) -> Bool {
-            if let previous = last, now - previous < interval, now >= previous { return false }
-            last = now
-            return true
-        }
-    }
-
     private init(
         path: String,
         configuration: Configuration,

@@ -14,6 +14,16 @@ public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore,
 
     /// Closes connections. Calls after this throw.
     func close() async throws
+
+    /// Tells, as it happens, that a notification was enqueued or handed back by any process
+    /// on this store, so that idle workers start at once; `nil` for a store that cannot (its
+    /// workers then find new work by polling, which they do anyway, since an announcement may
+    /// be lost).
+    func workAnnouncements() -> AsyncStream<Void>?
+}
+
+extension HeraldStore {
+    public func workAnnouncements() -> AsyncStream<Void>? { nil }
 }
 
 /// Registrations and the ids reserved for them.
@@ -213,16 +223,26 @@ public protocol NotificationStore: Sendable {
 
     /// Claims the oldest notification that is enqueued, scheduled with `scheduledAt <= now`,
     /// or processing with an expired lease (its worker died): sets it processing,
-    /// `startedAt` if unset, and a lease until `now + lease`. `nil` if there is none.
-    func claimNotification(now: Date, lease: Duration) async throws -> NotificationRecord?
+    /// `startedAt` if unset, and a lease held by `owner` until `now + lease`. `nil` if there is
+    /// none. Concurrent claims (by any number of workers on any number of nodes) never get the
+    /// same notification while its lease runs.
+    func claimNotification(now: Date, lease: Duration, owner: String) async throws -> NotificationRecord?
 
-    /// Records progress: counts so far and the cursor to resume from; extends the lease.
-    /// This and ``finishNotification(id:state:counts:endedAt:)`` throw
+    /// Records progress: counts so far and the cursor to resume from; sets the lease's end.
+    /// This and ``finishNotification(id:owner:state:counts:endedAt:)`` change the notification
+    /// only while it is processing under `owner`'s lease: they throw
+    /// ``HeraldError/conflict(_:)`` when another worker has claimed it since (the lease ran
+    /// out) or it was finished, so no worker overwrites what another did, and
     /// ``HeraldError/notFound(_:)`` for an unknown id.
-    func saveProgress(id: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws
+    func saveProgress(id: String, owner: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws
 
-    /// Records the final state, counts and `endedAt`.
-    func finishNotification(id: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws
+    /// Extends `owner`'s lease to `until` without recording progress: the heartbeat of a worker
+    /// that is still sending. Throws as ``saveProgress(id:owner:cursor:counts:leaseUntil:)``
+    /// does when the lease was lost.
+    func renewLease(id: String, owner: String, until: Date) async throws
+
+    /// Records the final state, counts and `endedAt`, and ends the lease.
+    func finishNotification(id: String, owner: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws
 
     func notification(id: String) async throws -> NotificationRecord?
 

@@ -153,3 +153,64 @@ extension Installation {
         return normalized
     }
 }
+
+extension HeraldError {
+    /// What ``NotificationStore/saveProgress(id:owner:cursor:counts:leaseUntil:)`` and
+    /// ``NotificationStore/finishNotification(id:owner:state:counts:endedAt:)`` throw when the
+    /// worker no longer holds the notification's lease.
+    package static func leaseLost(_ id: String, state: String) -> HeraldError {
+        .conflict("the notification '\(id)' is no longer leased by this worker (it is \(state)): another worker took it over, or it was finished")
+    }
+}
+
+/// When a store last swept its expired reservations and sessions: at most once a minute per
+/// kind, piggybacked on a write of the same kind.
+package struct Housekeeping: Sendable {
+    static let interval = 60_000
+    package var lastReservationSweep: Int?
+    package var lastSessionSweep: Int?
+
+    package init() {}
+
+    /// Whether a sweep is due at `now` (milliseconds), and records it if so.
+    package static func due(_ last: inout Int?, now: Int) -> Bool {
+        if let previous = last, now - previous < interval, now >= previous { return false }
+        last = now
+        return true
+    }
+}
+
+extension Registration {
+    /// `registrations` in id order, a repeated id in the order given: how a store inserts a
+    /// batch, so that neighbouring rows land in neighbouring index pages.
+    package static func inInsertOrder(_ registrations: [Registration]) -> [Registration] {
+        registrations.enumerated()
+            .sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }
+            .map(\.element)
+    }
+}
+
+/// The ids of registrations derived from installations: they all start with
+/// ``Installation/registrationIDPrefix``, so they form one range of the id order (compared as
+/// bytes), which a listing of registrations reads around.
+package enum DerivedRegistrationIDs {
+    /// The range's first id.
+    package static let start = Installation.registrationIDPrefix
+    /// The first id after the range: the prefix with its last byte + 1.
+    package static let end: String = {
+        var bytes = Array(Installation.registrationIDPrefix.utf8)
+        bytes[bytes.count - 1] += 1
+        return String(decoding: bytes, as: UTF8.self)
+    }()
+
+    /// Whether a listing that resumes after `cursor` has ids before the range left to read.
+    package static func hasIDsBefore(cursor: String?) -> Bool {
+        cursor.map { $0.utf8.lexicographicallyPrecedes(start.utf8) } ?? true
+    }
+
+    /// Whether a listing that resumes after `cursor` reads the ids after the range from the
+    /// range's end (`true`) or from the cursor (`false`).
+    package static func resumesAtEnd(cursor: String?) -> Bool {
+        cursor.map { $0.utf8.lexicographicallyPrecedes(end.utf8) } ?? true
+    }
+}

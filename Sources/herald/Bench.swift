@@ -214,7 +214,7 @@ struct Bench: AsyncParsableCommand {
         var configuration = HeraldConfiguration()
         configuration.dataDirectory = directory
         configuration.emulatorTopic = "com.example.bench"
-        var hub = HubEngine.Configuration()
+        var hub = configuration.hubConfiguration
         hub.pollInterval = .milliseconds(50)
         let runtime = try await HeraldRuntime.start(
             configuration, hubConfiguration: hub, openDeviceRegistry: true, recordsPayloads: false, logger: logger

@@ -5,6 +5,13 @@ import HeraldStore
 import Logging
 
 extension HeraldConfiguration {
+    /// How the hubs' engines deliver, from these settings.
+    var hubConfiguration: HubEngine.Configuration {
+        var hub = HubEngine.Configuration()
+        hub.lease = .seconds(deliveryLeaseSeconds)
+        return hub
+    }
+
     /// Where the hubs are, in words: the database (without its password) or the data directory.
     var hubLocation: String {
         databaseURL.map { "the database \($0)" } ?? "the data directory \(dataDirectory)"

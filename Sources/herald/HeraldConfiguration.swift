@@ -16,6 +16,9 @@ struct HeraldConfiguration: Sendable {
     var databaseURL: DatabaseURL?
     /// The most connections to the database this node opens.
     var databaseConnections = 20
+    /// How long a delivery lease lasts: after a node dies, another resumes its notification
+    /// this long after its last progress.
+    var deliveryLeaseSeconds = 60
     var logLevel: Logger.Level = .info
     /// `text` (human-readable) or `json` (one object per line).
     var logFormat = "text"
@@ -123,6 +126,9 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_DATABASE_CONNECTIONS", help: "most connections this node opens to HERALD_DATABASE_URL (default 20)") {
             $0.databaseConnections = try int($1, "HERALD_DATABASE_CONNECTIONS", 1...1000)
+        },
+        .init(variable: "HERALD_DELIVERY_LEASE", help: "seconds a node holds a notification it delivers without saving progress; after a crash another node resumes it this long after its last progress (default 60)") {
+            $0.deliveryLeaseSeconds = try int($1, "HERALD_DELIVERY_LEASE", 2...3600)
         },
         .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
             guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }

@@ -64,7 +64,7 @@ struct HeraldRuntime {
     static func start(
         _ configuration: HeraldConfiguration,
         storage: (any HubStorage)? = nil,
-        hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
+        hubConfiguration: HubEngine.Configuration? = nil,
         openDeviceRegistry: Bool = false,
         recordsPayloads: Bool = true,
         logger: Logger
@@ -107,7 +107,8 @@ struct HeraldRuntime {
         let catalog = HubCatalog(storage: storage ?? DirectoryHubStorage(dataDirectory: dataDirectory))
         let appHubName = configuration.localAppHubName
         let registry = HubRegistry(
-            catalog: catalog, serverProviders: providers, factory: factory, hubConfiguration: hubConfiguration, logger: logger
+            catalog: catalog, serverProviders: providers, factory: factory,
+            hubConfiguration: hubConfiguration ?? configuration.hubConfiguration, logger: logger
         )
         let hub: HubEngine
         do {

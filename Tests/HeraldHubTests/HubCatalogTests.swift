@@ -112,7 +112,7 @@ struct HubCatalogTests {
         String(repeating: "h", count: 51), "api", "API", "health", "Metrics", "admin", "_emulator",
     ])
     func invalidNames(name: String) async throws {
-        let error = await #expect(throws: HeraldError.self) { try HubDefinition.validateName(name) }
+        let error = #expect(throws: HeraldError.self) { try HubDefinition.validateName(name) }
         #expect(error?.code == .badRequest)
         #expect(error?.message.isEmpty == false)
         try await withCatalog { catalog, _ throws in

@@ -66,6 +66,50 @@ struct PostgresDatabaseTests {
         }
     }
 
+    @Test func workEnqueuedOnOneNodeIsAnnouncedOnAnotherAtOnce() async throws {
+        let hub = PostgresTestDatabase.uniqueHubName()
+        try await PostgresTestDatabase.with { first in
+            try await PostgresTestDatabase.with { second in
+                let announcements = try #require(second.store(hub: hub).workAnnouncements())
+                let otherHub = try #require(second.store(hub: hub + "-other").workAnnouncements())
+                // The listening connection is opened by the database's run(): give it a moment.
+                try await Task.sleep(for: .milliseconds(500))
+                let started = ContinuousClock.now
+                try await first.store(hub: hub).enqueueNotification(
+                    NotificationRecord(id: "n1", tagExpression: nil, payloads: [], enqueuedAt: Date())
+                )
+                let heard = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        for await _ in announcements { return true }
+                        return false
+                    }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(5))
+                        return false
+                    }
+                    defer { group.cancelAll() }
+                    return try await group.next() ?? false
+                }
+                #expect(heard)
+                #expect(ContinuousClock.now - started < .seconds(2))
+                // Another hub's listeners hear nothing of it.
+                let quiet = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        for await _ in otherHub { return false }
+                        return true
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .milliseconds(300))
+                        return true
+                    }
+                    defer { group.cancelAll() }
+                    return await group.next() ?? true
+                }
+                #expect(quiet)
+            }
+        }
+    }
+
     @Test func aWrongPasswordIsRefusedWithoutShowingIt() async throws {
         var url = try PostgresTestDatabase.url()
         url.password = "wrong-password-4f1c9a"

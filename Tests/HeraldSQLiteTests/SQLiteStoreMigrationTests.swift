@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 import HeraldStoreConformance
+import HeraldTestSupport
 import Testing
 import HeraldSQLite
 
@@ -33,7 +34,7 @@ struct SQLiteStoreMigrationTests {
             """,
         ]
 
-    @Test func aVersion2FileIsMigratedToVersion3() async throws {
+    @Test func aVersion2FileIsMigratedToTheLatestVersion() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.databasePath
@@ -41,7 +42,7 @@ struct SQLiteStoreMigrationTests {
         let clock = StoreTestClock()
 
         try await withStore(at: path, clock: clock) { store throws in
-            #expect(store.appliedMigrations == [3])
+            #expect(store.appliedMigrations == [3, 4])
 
             // Old registrations read back with the new fields at their defaults.
             let r1 = try #require(try await store.registration(id: "r1"))
@@ -72,7 +73,12 @@ struct SQLiteStoreMigrationTests {
             #expect(n1.scheduledAt == nil)
             #expect(try await store.notification(id: "n0")?.counts.total(.success) == 2)
             #expect(try await store.nextScheduledTime() == nil)
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30))?.id == "n1")
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "test")?.id == "n1")
+            // Version 4's lease owner: the claim's holder saves progress, nobody else.
+            try await store.saveProgress(id: "n1", owner: "test", cursor: "r1", counts: OutcomeCounts(), leaseUntil: clock.now)
+            await expectHeraldError(.conflict) {
+                try await store.saveProgress(id: "n1", owner: "other", cursor: "r2", counts: OutcomeCounts(), leaseUntil: clock.now)
+            }
 
             // What version 3 adds works on the migrated file.
             var templated = r1
@@ -101,7 +107,7 @@ struct SQLiteStoreMigrationTests {
         // Opened again: nothing left to apply, everything kept.
         try await withStore(at: path, clock: clock) { store throws in
             #expect(store.appliedMigrations.isEmpty)
-            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 3)
+            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 4)
             #expect(try await store.registration(id: "r1")?.pushVariables == ["m": "hi"])
             #expect(try await store.installation(id: "i1")?.userId == "alice")
         }
@@ -124,7 +130,7 @@ struct SQLiteStoreMigrationTests {
         try await SQLiteStore.executeForTesting(path: path, statements: ["DROP TABLE installations"], logger: testLogger)
         try await withStore(at: path) { store throws in
             // Had the ALTER TABLEs of the failed attempt stayed, this would fail on a duplicate column.
-            #expect(store.appliedMigrations == [3])
+            #expect(store.appliedMigrations == [3, 4])
             #expect(try await store.registration(id: "r1")?.version == 3)
         }
     }

@@ -181,7 +181,7 @@ import HeraldSQLite
                     #expect(response.body.string.contains(message), "\(response.body.string)")
                 }
                 #expect(herald.apns.notifications(for: token).isEmpty)
-                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1)) == nil)
+                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1), owner: "test") == nil)
             }
         }
     }

@@ -216,7 +216,7 @@ import HeraldSQLite
                     #expect(response.status == .notFound)
                 }
                 #expect(herald.apns.notifications(for: token).isEmpty)
-                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1)) == nil)
+                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1), owner: "test") == nil)
             }
         }
     }
@@ -289,7 +289,7 @@ import HeraldSQLite
                     #expect(response.status == status)
                     #expect(response.body.string.contains(message), "\(response.body.string)")
                 }
-                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1)) == nil)
+                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1), owner: "test") == nil)
             }
         }
     }

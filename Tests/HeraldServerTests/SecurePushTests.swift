@@ -210,7 +210,7 @@ import HeraldSQLite
                 try await client.execute(uri: "/api/notifications/AAAAAAAAAAAAAAAAAAAAAA", method: .get, headers: bob) { response in
                     #expect(response.status == .serviceUnavailable)
                 }
-                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1)) == nil)
+                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1), owner: "test") == nil)
             }
         }
     }
@@ -229,7 +229,7 @@ import HeraldSQLite
                     #expect(response.status == status)
                     #expect(response.body.string.contains(message), "\(response.body.string)")
                 }
-                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1)) == nil)
+                #expect(try await herald.store.claimNotification(now: Date(), lease: .seconds(1), owner: "test") == nil)
                 #expect(try await herald.store.integerForTesting("SELECT count(*) FROM secure_messages") == 0)
             }
         }

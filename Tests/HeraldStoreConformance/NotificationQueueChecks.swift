@@ -29,7 +29,7 @@ enum NotificationQueueChecks {
 
     static let all: [StoreCheck] = [
         check("enqueueClaimProgressFinish") { store, clock in
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
 
             let first = NotificationQueueChecks.record("n-b", at: clock.now)
             try await store.enqueueNotification(first)
@@ -39,18 +39,18 @@ enum NotificationQueueChecks {
             await expectHeraldError(.conflict) { try await store.enqueueNotification(first) }
 
             // Oldest first, whatever the ids.
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
+            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
             #expect(claimed.id == "n-b")
             #expect(claimed.state == .processing)
             #expect(claimed.startedAt == clock.now)
             #expect(claimed.payloads == first.payloads)
-            let second = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
+            let second = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
             #expect(second.id == "n-a")
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
 
             var counts = OutcomeCounts()
             counts.add(.success, platform: .apns, count: 3)
-            try await store.saveProgress(id: "n-b", cursor: "reg-3", counts: counts, leaseUntil: clock.now.addingTimeInterval(60))
+            try await store.saveProgress(id: "n-b", owner: "worker-1", cursor: "reg-3", counts: counts, leaseUntil: clock.now.addingTimeInterval(60))
             let progressed = try #require(try await store.notification(id: "n-b"))
             #expect(progressed.cursor == "reg-3")
             #expect(progressed.counts == counts)
@@ -58,7 +58,7 @@ enum NotificationQueueChecks {
 
             counts.add(.expiredChannel, platform: .fcm)
             clock.advance(by: .seconds(5))
-            try await store.finishNotification(id: "n-b", state: .completed, counts: counts, endedAt: clock.now)
+            try await store.finishNotification(id: "n-b", owner: "worker-1", state: .completed, counts: counts, endedAt: clock.now)
             let finished = try #require(try await store.notification(id: "n-b"))
             #expect(finished.state == .completed)
             #expect(finished.counts == counts)
@@ -66,34 +66,89 @@ enum NotificationQueueChecks {
             #expect(finished.startedAt == claimed.startedAt)
 
             await expectHeraldError(.notFound) {
-                try await store.saveProgress(id: "missing", cursor: nil, counts: OutcomeCounts(), leaseUntil: clock.now)
+                try await store.saveProgress(id: "missing", owner: "worker-1", cursor: nil, counts: OutcomeCounts(), leaseUntil: clock.now)
             }
             await expectHeraldError(.notFound) {
-                try await store.finishNotification(id: "missing", state: .completed, counts: OutcomeCounts(), endedAt: clock.now)
+                try await store.finishNotification(id: "missing", owner: "worker-1", state: .completed, counts: OutcomeCounts(), endedAt: clock.now)
             }
             #expect(try await store.notification(id: "missing") == nil)
         },
 
         check("anExpiredLeaseIsReclaimedWithItsProgress") { store, clock in
             try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
-            try await store.saveProgress(id: "n1", cursor: "reg-9", counts: OutcomeCounts(), leaseUntil: clock.now.addingTimeInterval(30))
+            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
+            try await store.saveProgress(id: "n1", owner: "worker-1", cursor: "reg-9", counts: OutcomeCounts(), leaseUntil: clock.now.addingTimeInterval(30))
 
             // The worker is alive until its lease ends.
             clock.advance(by: .seconds(29))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
             // Then another worker takes over where it stopped; startedAt is kept.
             clock.advance(by: .seconds(2))
-            let reclaimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
+            let reclaimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-2"))
             #expect(reclaimed.id == "n1")
             #expect(reclaimed.cursor == "reg-9")
             #expect(reclaimed.startedAt == claimed.startedAt)
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
 
             // A finished notification is never claimed again.
-            try await store.finishNotification(id: "n1", state: .abandoned, counts: OutcomeCounts(), endedAt: clock.now)
+            try await store.finishNotification(id: "n1", owner: "worker-2", state: .abandoned, counts: OutcomeCounts(), endedAt: clock.now)
             clock.advance(by: .seconds(3600))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
+        },
+
+        check("aRenewedLeaseKeepsOtherWorkersAway") { store, clock in
+            try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "busy"))
+            // A page takes longer than the lease: the heartbeat renews it meanwhile.
+            for _ in 0..<4 {
+                clock.advance(by: .seconds(20))
+                try await store.renewLease(id: "n1", owner: "busy", until: clock.now.addingTimeInterval(30))
+                #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "other") == nil)
+            }
+            // Once the heartbeat stops (the node died), the lease runs out and another takes over.
+            clock.advance(by: .seconds(31))
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "other")?.id == "n1")
+            await expectHeraldError(.conflict) {
+                try await store.renewLease(id: "n1", owner: "busy", until: clock.now.addingTimeInterval(30))
+            }
+            await expectHeraldError(.notFound) {
+                try await store.renewLease(id: "missing", owner: "busy", until: clock.now)
+            }
+        },
+
+        check("aWorkerThatLostItsLeaseChangesNothing") { store, clock in
+            try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "slow"))
+            // The slow worker's lease runs out; another takes the notification over.
+            clock.advance(by: .seconds(31))
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "fast"))
+            var fastCounts = OutcomeCounts()
+            fastCounts.add(.success, platform: .fcm)
+            try await store.saveProgress(id: "n1", owner: "fast", cursor: "reg-5", counts: fastCounts, leaseUntil: clock.now.addingTimeInterval(30))
+
+            // The slow worker wakes up: it can neither save its progress nor finish.
+            var slowCounts = OutcomeCounts()
+            slowCounts.add(.success, platform: .apns)
+            await expectHeraldError(.conflict) {
+                try await store.saveProgress(id: "n1", owner: "slow", cursor: "reg-9", counts: slowCounts, leaseUntil: clock.now.addingTimeInterval(30))
+            }
+            await expectHeraldError(.conflict) {
+                try await store.finishNotification(id: "n1", owner: "slow", state: .completed, counts: slowCounts, endedAt: clock.now)
+            }
+            let current = try #require(try await store.notification(id: "n1"))
+            #expect(current.state == .processing)
+            #expect(current.cursor == "reg-5")
+            #expect(current.counts == fastCounts)
+
+            // Once finished, nobody changes it, its owner included.
+            try await store.finishNotification(id: "n1", owner: "fast", state: .completed, counts: fastCounts, endedAt: clock.now)
+            await expectHeraldError(.conflict) {
+                try await store.saveProgress(id: "n1", owner: "fast", cursor: "reg-6", counts: slowCounts, leaseUntil: clock.now)
+            }
+            await expectHeraldError(.conflict) {
+                try await store.finishNotification(id: "n1", owner: "fast", state: .abandoned, counts: slowCounts, endedAt: clock.now)
+            }
+            #expect(try await store.notification(id: "n1")?.state == .completed)
         },
 
         check("concurrentClaimsNeverShareANotification") { store, clock in
@@ -103,7 +158,7 @@ enum NotificationQueueChecks {
             let now = clock.now.addingTimeInterval(100)
             let claimed = try await withThrowingTaskGroup(of: String?.self) { group in
                 for _ in 0..<30 {
-                    group.addTask { try await store.claimNotification(now: now, lease: .seconds(60))?.id }
+                    group.addTask { try await store.claimNotification(now: now, lease: .seconds(60), owner: "worker-1")?.id }
                 }
                 return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
             }
@@ -130,7 +185,7 @@ enum NotificationQueueChecks {
             #expect(try await store.notification(id: "n-template") == template)
             #expect(try await store.notification(id: "n-direct") == direct)
             // A claim returns the whole record.
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
+            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
             #expect(claimed.template == template.template || claimed.directTargets == direct.directTargets)
         },
 
@@ -141,22 +196,22 @@ enum NotificationQueueChecks {
             #expect(try await store.notification(id: "n-s") == record)
             #expect(try await store.nextScheduledTime() == due)
 
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
             clock.advance(by: .milliseconds(59_999))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
             clock.advance(by: .milliseconds(1))
-            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30)))
+            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
             #expect(claimed.id == "n-s")
             #expect(claimed.state == .processing)
             #expect(claimed.startedAt == clock.now)
             #expect(claimed.scheduledAt == due)
             #expect(claimed.template == record.template)
             #expect(try await store.nextScheduledTime() == nil)
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
 
             // Its lease expires like any other's.
             clock.advance(by: .seconds(31))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30))?.id == "n-s")
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1")?.id == "n-s")
         },
 
         check("theNotificationDueFirstIsClaimedFirst") { store, clock in
@@ -171,7 +226,7 @@ enum NotificationQueueChecks {
 
             let now = t0.addingTimeInterval(40)
             var order: [String] = []
-            while let claimed = try await store.claimNotification(now: now, lease: .seconds(600)) { order.append(claimed.id) }
+            while let claimed = try await store.claimNotification(now: now, lease: .seconds(600), owner: "worker-1") { order.append(claimed.id) }
             #expect(order == ["e-05", "s-10", "s-20", "e-30"])
             #expect(try await store.nextScheduledTime() == t0.addingTimeInterval(99))
         },
@@ -188,8 +243,8 @@ enum NotificationQueueChecks {
 
             // Once cancelled, it is never claimed; cancelling again is a conflict.
             clock.advance(by: .seconds(3600))
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30))?.id == "n-later")
-            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30)) == nil)
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1")?.id == "n-later")
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
             await expectHeraldError(.conflict) { _ = try await store.cancelScheduledNotification(id: "n-s", now: clock.now) }
             // One that is being delivered can no longer be cancelled; an unknown one is not there.
             await expectHeraldError(.conflict) { _ = try await store.cancelScheduledNotification(id: "n-later", now: clock.now) }

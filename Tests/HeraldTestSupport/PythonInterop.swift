@@ -43,13 +43,25 @@ public enum PythonInterop {
     public static func run(
         _ script: String, arguments: [String] = [], environment: [String: String] = [:]
     ) async throws -> Output {
+        try await run(scriptAt: scripts.appendingPathComponent(script), arguments: arguments, environment: environment)
+    }
+
+    /// The repository's `scripts` directory: the scripts that test Herald as a deployment.
+    public static let repositoryScripts = scripts.deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts")
+
+    /// Runs `python3 <script> arguments…` as ``run(_:arguments:environment:)`` does, for a
+    /// script anywhere.
+    public static func run(
+        scriptAt script: URL, arguments: [String] = [], environment: [String: String] = [:]
+    ) async throws -> Output {
         var variables: [Environment.Key: String?] = [
             "REQUESTS_CA_BUNDLE": nil, "SSL_CERT_FILE": nil, "CURL_CA_BUNDLE": nil, "PYTHONDONTWRITEBYTECODE": "1",
         ]
         for (key, value) in environment { variables[Environment.Key(stringLiteral: key)] = value }
         let result = try await Subprocess.run(
             .name("python3"),
-            arguments: Arguments([scripts.appendingPathComponent(script).path] + arguments),
+            arguments: Arguments([script.path] + arguments),
             environment: .inherit.updating(variables),
             output: .string(limit: outputLimit),
             error: .string(limit: outputLimit)

@@ -1,5 +1,5 @@
 public import Foundation
-public import HeraldCore
+import HeraldCore
 public import HeraldStore
 import Synchronization
 

@@ -1,0 +1,169 @@
+package import Foundation
+package import HeraldCore
+
+/// A row as a store reads it back, column by column: what each store's row type provides, so
+/// that one decoder per record (below) serves every store.
+package protocol StoredRow {
+    /// What a column that is missing or of the wrong type throws: the store's own
+    /// `corruptData` error.
+    associatedtype Failure: Error
+
+    func string(_ column: String) throws(Failure) -> String
+    func optionalString(_ column: String) throws(Failure) -> String?
+    func int(_ column: String) throws(Failure) -> Int
+    func optionalInt(_ column: String) throws(Failure) -> Int?
+    func bool(_ column: String) throws(Failure) -> Bool
+    /// A registration's or installation's tags, as the store keeps them.
+    func tags(_ column: String) throws(Failure) -> [String]
+    /// Bytes (a blob, a `bytea`).
+    func bytes(_ column: String) throws(Failure) -> Data
+    /// The store's `corruptData` error with `message`.
+    func corrupt(_ message: String) -> Failure
+}
+
+extension StoredRow {
+    package func date(_ column: String) throws(Failure) -> Date {
+        Date(storeMilliseconds: try int(column))
+    }
+
+    package func optionalDate(_ column: String) throws(Failure) -> Date? {
+        try optionalInt(column).map(Date.init(storeMilliseconds:))
+    }
+
+    /// Decodes a text column holding JSON.
+    package func json<T: Decodable>(_ type: T.Type, _ column: String) throws(Failure) -> T {
+        guard let value = StoredJSON.decode(T.self, from: try string(column)) else {
+            throw corrupt("the stored column '\(column)' is not valid JSON")
+        }
+        return value
+    }
+
+    /// Decodes a text column holding JSON, or `nil` for `NULL`.
+    package func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(Failure) -> T? {
+        guard let text = try optionalString(column) else { return nil }
+        guard let value = StoredJSON.decode(T.self, from: text) else {
+            throw corrupt("the stored column '\(column)' is not valid JSON")
+        }
+        return value
+    }
+}
+
+extension Registration {
+    /// A registration from the columns of the `registrations` table.
+    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+        guard let platform = Platform(rawValue: try row.string("platform")) else {
+            throw row.corrupt("a stored registration has an unknown platform")
+        }
+        let keys: WebPushKeys? =
+            switch (try row.optionalString("p256dh"), try row.optionalString("auth")) {
+            case (let p256dh?, let auth?): WebPushKeys(p256dh: p256dh, auth: auth)
+            default: nil
+            }
+        self.init(
+            id: try row.string("id"),
+            platform: platform,
+            handle: try row.string("handle"),
+            webPushKeys: keys,
+            owner: try row.optionalString("owner"),
+            expiresAt: try row.optionalDate("expires_at"),
+            template: try row.optionalJSON(RegistrationTemplate.self, "template"),
+            pushVariables: try row.optionalJSON([String: String].self, "push_variables") ?? [:],
+            installationID: try row.optionalString("installation_id"),
+            legacyGCM: try row.bool("legacy_gcm"),
+            version: try row.int("version"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+        // Stored sorted and unique: skip the initializer's re-sorting.
+        tags = try row.tags("tags")
+    }
+}
+
+extension Installation {
+    /// An installation from the columns of the `installations` table (its document as text).
+    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+        let document = try row.json(StoredInstallationDocument.self, "document")
+        guard
+            let installation = document.installation(
+                id: try row.string("id"),
+                userId: try row.optionalString("user_id"),
+                tags: try row.tags("tags"),
+                version: try row.int("version"),
+                createdAt: try row.date("created_at"),
+                updatedAt: try row.date("updated_at")
+            )
+        else {
+            throw row.corrupt("a stored installation has an unknown platform")
+        }
+        self = installation
+    }
+}
+
+extension NotificationRecord {
+    /// A notification from the columns of the `notifications` table.
+    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+        guard let state = NotificationState(rawValue: try row.string("state")) else {
+            throw row.corrupt("a stored notification has an unknown state")
+        }
+        self.init(
+            id: try row.string("id"),
+            tagExpression: try row.optionalString("tag_expression"),
+            payloads: try row.json([PlatformPayload].self, "payloads"),
+            template: try row.optionalJSON(TemplateSend.self, "template"),
+            directTargets: try row.optionalJSON([DirectTarget].self, "direct_targets"),
+            scheduledAt: try row.optionalDate("scheduled_at"),
+            state: state,
+            counts: try row.json(OutcomeCounts.self, "counts"),
+            cursor: try row.optionalString("cursor"),
+            enqueuedAt: try row.date("enqueued_at"),
+            startedAt: try row.optionalDate("started_at"),
+            endedAt: try row.optionalDate("ended_at")
+        )
+    }
+}
+
+extension RichContent {
+    /// Rich content's metadata from the columns of the `rich_content` table.
+    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+        self.init(
+            id: try row.string("id"),
+            owner: try row.string("owner"),
+            mediaType: try row.string("media_type"),
+            size: try row.int("size"),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at")
+        )
+    }
+}
+
+extension Account {
+    /// An account from the columns of the `accounts` table.
+    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+        self.init(username: try row.string("username"), passwordHash: try row.string("password_hash"), createdAt: try row.date("created_at"))
+    }
+}
+
+extension Session {
+    /// A session from the columns of the `sessions` table.
+    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+        self.init(tokenHash: try row.string("token_hash"), username: try row.string("username"), expiresAt: try row.date("expires_at"))
+    }
+}
+
+extension SecureMessage {
+    /// A secure message from the columns of the `secure_messages` table as a read returns
+    /// them, with the read counted: the message as it was before this read.
+    package init<Row: StoredRow>(storedAfterRead row: Row) throws(Row.Failure) {
+        let readCount = try row.int("read_count") - 1
+        self.init(
+            id: try row.string("id"),
+            recipient: try row.string("recipient"),
+            sender: try row.string("sender"),
+            sealed: try row.bytes("sealed"),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at"),
+            readCount: readCount,
+            firstReadAt: readCount == 0 ? nil : try row.optionalDate("first_read_at")
+        )
+    }
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Several Herald nodes on one PostgreSQL database, tested as a deployment.
+
+Starts `herald emulate` in a process of its own and --nodes `herald serve` processes, each with
+a data directory of its own, all on the database of --database-url, then:
+
+1. registers devices through every node in turn and broadcasts to them through one node:
+   every device must be reached exactly once;
+2. registers more devices, broadcasts to them, and kills (SIGKILL) the node that holds the
+   broadcast once part of it is sent: the others must take it over when its lease runs out,
+   and no device may be lost (the sends in flight on the dead node may be repeated);
+3. rotates the app hub's key with `herald hub rotate` (another process, as on another
+   machine) and sends with the old key to every node at once: all must refuse it (401),
+   and accept the new one.
+
+Prints what each step cost and exits 1 if a guarantee did not hold. The lease is short
+(HERALD_DELIVERY_LEASE=--lease) so that the takeover is quick.
+
+    export HERALD_TEST_DATABASE_URL=$(scripts/postgres-test-server start)
+    scripts/cluster-test.py --herald .build/debug/herald --database-url "$HERALD_TEST_DATABASE_URL"
+
+Python's standard library and `psql` (to see which node holds the broadcast's lease).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, seed, send, wait_for
+
+
+def lease_owner(database_url, notification):
+    """Who holds the notification's delivery lease: `host:pid:engine`, or None."""
+    output = subprocess.run(
+        ["psql", database_url, "-tAc", f"SELECT lease_owner FROM herald.notifications WHERE id = '{notification}'"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    return output or None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--herald", default=".build/debug/herald")
+    parser.add_argument("--database-url", default=os.environ.get("HERALD_TEST_DATABASE_URL"))
+    parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--devices", type=int, default=3000, help="devices of the first broadcast")
+    parser.add_argument("--crash-devices", type=int, default=8000, help="devices of the broadcast with a crash")
+    parser.add_argument("--lease", type=int, default=5, help="HERALD_DELIVERY_LEASE of the nodes, in seconds")
+    parser.add_argument("--port", type=int, default=0, help="the first node's port, the others following it (default: free ports)")
+    arguments = parser.parse_args()
+    if not arguments.database_url:
+        sys.exit("give --database-url (or set HERALD_TEST_DATABASE_URL)")
+    if shutil.which("psql") is None:
+        sys.exit("psql is needed (apt-get install postgresql-client)")
+
+    directory = tempfile.mkdtemp(prefix="herald-cluster-")
+    emulator = Emulator(arguments.herald, directory, "fcm")
+    # A hub of its own, so that devices of earlier runs on the same database are not counted.
+    hub = f"cluster{int(time.time() * 1000) % 100_000_000}"
+    nodes = [
+        Node(arguments.herald, directory, emulator.settings, arguments.port + i if arguments.port else free_port(), name=f"node{i + 1}",
+             database_url=arguments.database_url, environment={"HERALD_DELIVERY_LEASE": str(arguments.lease)})
+        for i in range(arguments.nodes)
+    ]
+    failures = []
+    try:
+        for node in nodes:
+            node.start()
+        nodes[0].herald_command("hub", "create", hub)
+        key_name, key = nodes[0].full_key(hub)
+        apis = [HubAPI(node.port, hub, key_name, key) for node in nodes]
+
+        # 1. Devices registered through every node; one broadcast, each device reached once.
+        print(f"1. {arguments.devices} devices registered through {len(nodes)} nodes, one broadcast", flush=True)
+        seed(apis, arguments.devices, "fcm", tag="first")
+        started = time.monotonic()
+        notification = send(apis[1], "fcm", tag="first")
+        final = wait_for("the broadcast to finish", lambda: finished_state(apis[2], notification), timeout=600, interval=0.1)
+        took = time.monotonic() - started
+        stats = emulator.stats()
+        print(f"   {final} in {took:.1f} s: {stats['devices']} of {arguments.devices} devices reached, "
+              f"{stats['devicesReachedMoreThanOnce']} more than once", flush=True)
+        if final != "Completed" or stats["devices"] != arguments.devices or stats["devicesReachedMoreThanOnce"] != 0:
+            failures.append("step 1: not every device was reached exactly once")
+        before = stats
+
+        # 2. A node killed mid-broadcast: the others take over, nothing is lost.
+        total = arguments.devices + arguments.crash_devices
+        print(f"2. {arguments.crash_devices} more devices, a broadcast, and SIGKILL to the node delivering it", flush=True)
+        seed(apis, arguments.crash_devices, "fcm", tag="second")
+        notification = send(apis[0], "fcm", tag="second")
+        owner = wait_for("a node to claim the broadcast", lambda: lease_owner(arguments.database_url, notification),
+                         timeout=60, interval=0.01)
+        pid = int(owner.split(":")[1])
+        victim = next((node for node in nodes if node.process.pid == pid), None)
+        if victim is None:
+            sys.exit(f"no node has the pid of the lease owner {owner}")
+        threshold = before["accepted"] + arguments.crash_devices // 4
+        wait_for("part of the broadcast to be sent", lambda: emulator.stats()["accepted"] >= threshold, timeout=600, interval=0.005)
+        victim.stop("kill")
+        killed = time.monotonic()
+        at_kill = emulator.stats()
+        print(f"   killed {victim.name} (pid {pid}) with {at_kill['accepted'] - before['accepted']} of "
+              f"{arguments.crash_devices} sends accepted", flush=True)
+        survivors = [api for api, node in zip(apis, nodes) if node is not victim]
+        resumed = wait_for("another node to resume", lambda: emulator.stats()["accepted"] > at_kill["accepted"] and time.monotonic(),
+                           timeout=arguments.lease * 10 + 60, interval=0.02) - killed
+        final = wait_for("the broadcast to finish", lambda: finished_state(survivors[0], notification), timeout=600, interval=0.1)
+        done = time.monotonic() - killed
+        stats = emulator.stats()
+        lost = total - stats["devices"]
+        duplicated = stats["devicesReachedMoreThanOnce"]
+        new_owner = lease_owner(arguments.database_url, notification)
+        print(f"   {final}; resumed {resumed:.1f} s after the kill (lease {arguments.lease} s), finished after {done:.1f} s", flush=True)
+        print(f"   devices lost: {lost}; reached more than once: {duplicated} "
+              f"({stats['accepted'] - stats['devices']} extra sends, at most the page in flight on the dead node)", flush=True)
+        if lost != 0:
+            failures.append(f"step 2: {lost} devices lost")
+        if final != "Completed":
+            failures.append(f"step 2: the broadcast ended {final}")
+        if new_owner is not None:
+            failures.append("step 2: the finished broadcast still has a lease owner")
+
+        # 3. A key rotated through one process, refused by every node at once.
+        print("3. the full key rotated with `herald hub rotate`, then used on every node at once", flush=True)
+        nodes[0].herald_command("hub", "rotate", hub, "--rule", key_name, "--key", "primary")
+        _, new_key = nodes[0].full_key(hub)
+        for api, node in zip(apis, nodes):
+            if node is victim:
+                continue
+            old_status, _, _ = api.request("GET", f"/messages/{notification}")
+            api.key = new_key
+            new_status, _, _ = api.request("GET", f"/messages/{notification}")
+            print(f"   {node.name}: old key {old_status}, new key {new_status}", flush=True)
+            if old_status != 401 or new_status != 200:
+                failures.append(f"step 3: {node.name} answered {old_status} to the old key and {new_status} to the new one")
+        nodes[0].herald_command("hub", "delete", hub, "--yes")
+    finally:
+        for node in nodes:
+            if node.process and node.process.poll() is None:
+                node.stop("term")
+        emulator.stop()
+    if failures:
+        print("FAILED: " + "; ".join(failures))
+        print(f"(logs in {directory})")
+        return 1
+    print("every guarantee held")
+    shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""Herald's processes for the scripts that test it as a deployment: `herald emulate` in a process
+of its own, `herald serve` nodes, the hub REST API with a shared access signature, and
+installations registered through it. Python's standard library only.
+"""
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import re
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(what, check, timeout=60.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(interval)
+    sys.exit(f"timed out waiting for {what}")
+
+
+class Emulator:
+    def __init__(self, herald, directory, platform):
+        self.directory = directory
+        self.log = open(os.path.join(directory, "emulate.log"), "w")
+        self.process = subprocess.Popen(
+            [herald, "emulate", "--directory", os.path.join(directory, "emulator"), "--open-registry", "--inbox", "1",
+             "--log-level", "warning"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        env_file = os.path.join(directory, "emulator", "herald.env")
+        wait_for("the emulator's settings", lambda: os.path.exists(env_file) and os.path.getsize(env_file) > 0)
+        time.sleep(0.2)
+        self.settings = dict(line.split("=", 1) for line in open(env_file).read().splitlines() if "=" in line)
+        self.service = urllib.parse.urlparse(self.settings[f"HERALD_{platform.upper()}_ENDPOINT"])
+
+    def stats(self):
+        context = ssl.create_default_context(cafile=self.settings["HERALD_APNS_CA_FILE"])
+        connection = http.client.HTTPSConnection(self.service.hostname, self.service.port, context=context, timeout=10)
+        connection.request("GET", "/_emulator/stats")
+        body = json.loads(connection.getresponse().read())
+        connection.close()
+        return body
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+class Node:
+    """A `herald serve` process with a data directory of its own (`<directory>/<name>`), on
+    `port`, TLS off, delivering through the emulator's `settings`; with `database_url`, on
+    that PostgreSQL database."""
+
+    def __init__(self, herald, directory, settings, port, name="node", database_url=None, environment=None):
+        self.herald = herald
+        self.name = name
+        self.data = os.path.join(directory, name)
+        self.port = port
+        self.env = dict(os.environ, **settings)
+        self.env.update(HERALD_DATA_DIR=self.data, HERALD_PORT=str(port), HERALD_TLS_PORT="0", HERALD_LOG_LEVEL="warning")
+        if database_url:
+            self.env["HERALD_DATABASE_URL"] = database_url
+        self.env.update(environment or {})
+        self.log = open(os.path.join(directory, f"{name}.log"), "a")
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen([self.herald, "serve"], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for("the node", self.healthy)
+
+    def healthy(self):
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
+            connection.request("GET", "/health")
+            return connection.getresponse().status == 200
+        except OSError:
+            return False
+
+    def stop(self, how):
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGKILL if how == "kill" else signal.SIGTERM)
+        self.process.wait(timeout=120)
+        return time.monotonic() - started
+
+    def herald_command(self, *arguments):
+        """Runs `herald <arguments>` with this node's settings; its standard output."""
+        return subprocess.run([self.herald, *arguments], env=self.env, capture_output=True, text=True, check=True).stdout
+
+    def full_key(self, hub="app"):
+        output = self.herald_command("hub", "keys", hub, "--hub-endpoint", f"sb://127.0.0.1:{self.port}/")
+        match = re.search(r"SharedAccessKeyName=(DefaultFullSharedAccessSignature);SharedAccessKey=([^;\s]+)", output)
+        if not match:
+            sys.exit(f"`herald hub keys {hub}` printed no full-access key")
+        return match.group(1), match.group(2)
+
+
+class HubAPI:
+    """The hub REST API with a shared access signature, as the cloud hub's SDKs send it."""
+
+    def __init__(self, port, hub, key_name, key):
+        self.port, self.hub, self.key_name, self.key = port, hub, key_name, key
+
+    def authorization(self):
+        resource = urllib.parse.quote(f"http://127.0.0.1:{self.port}/{self.hub}", safe="").lower()
+        expiry = str(int(time.time()) + 3600)
+        signature = base64.b64encode(hmac.new(self.key.encode(), f"{resource}\n{expiry}".encode(), hashlib.sha256).digest())
+        return (f"SharedAccessSignature sr={resource}&sig={urllib.parse.quote(signature.decode(), safe='')}"
+                f"&se={expiry}&skn={self.key_name}")
+
+    def request(self, method, path, body=None, headers=None, connection=None):
+        own = connection is None
+        connection = connection or http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        all_headers = {"Authorization": self.authorization()}
+        all_headers.update(headers or {})
+        separator = "&" if "?" in path else "?"
+        connection.request(method, f"/{self.hub}{path}{separator}api-version=2015-01", body=body, headers=all_headers)
+        response = connection.getresponse()
+        data = response.read()
+        if own:
+            connection.close()
+        return response.status, dict(response.getheaders()), data
+
+
+PLATFORMS = {
+    # installation platform, a device handle, the send's format and body
+    "apns": ("apns", lambda: os.urandom(32).hex(), "apple", {"aps": {"alert": "crash test"}}),
+    "fcm": ("fcmv1", lambda: "crash:" + os.urandom(24).hex(), "fcmv1",
+            {"message": {"notification": {"title": "crash", "body": "test"}}}),
+}
+
+
+def seed(api, devices, platform, threads=8, tag="crash"):
+    """Registers `devices` installations carrying `tag` through `api` (or, for a list of APIs,
+    through each in turn)."""
+    apis = api if isinstance(api, list) else [api]
+    installation_platform, make_handle, _, _ = PLATFORMS[platform]
+    tokens = [make_handle() for _ in range(devices)]
+    failures = []
+
+    def work(part, api):
+        connection = http.client.HTTPConnection("127.0.0.1", api.port, timeout=60)
+        for token in part:
+            installation = str(uuid.uuid4())
+            body = json.dumps({"installationId": installation, "platform": installation_platform, "pushChannel": token, "tags": [tag]})
+            status, _, data = api.request("PUT", f"/installations/{installation}", body=body,
+                                          headers={"Content-Type": "application/json"}, connection=connection)
+            if status != 200:
+                failures.append((status, data[:200]))
+
+    parts = [tokens[i::threads] for i in range(threads)]
+    workers = [threading.Thread(target=work, args=(part, apis[i % len(apis)])) for i, part in enumerate(parts)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if failures:
+        sys.exit(f"{len(failures)} installations failed, first: {failures[0]}")
+
+
+def send(api, platform, tag=None):
+    """Sends the platform's test notification to `tag` (every device without one); its id."""
+    _, _, send_format, send_body = PLATFORMS[platform]
+    headers = {"Content-Type": "application/json;charset=utf-8", "ServiceBusNotification-Format": send_format}
+    if tag:
+        headers["ServiceBusNotification-Tags"] = tag
+    status, response_headers, data = api.request("POST", "/messages", body=json.dumps(send_body), headers=headers)
+    if status != 201:
+        sys.exit(f"the send answered {status}: {data[:300]}")
+    return urllib.parse.urlparse(response_headers.get("Location", "")).path.rsplit("/", 1)[-1]
+
+
+def state(api, notification):
+    """The notification's state, as the hub API's notification details give it."""
+    _, _, data = api.request("GET", f"/messages/{notification}")
+    match = re.search(rb"<State>(\w+)</State>", data)
+    return match.group(1).decode() if match else None
+
+
+def finished_state(api, notification):
+    current = state(api, notification)
+    return current if current not in (None, "Enqueued", "Processing") else None
