@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Several Herald nodes on one PostgreSQL database, tested as a deployment.
 
-Starts `herald emulate` in a process of its own and --nodes `herald serve` processes, each with
-a data directory of its own, all on the database of --database-url, then:
+Creates a database of its own on the server of --database-url (dropped at the end), starts
+`herald emulate` in a process of its own and --nodes `herald serve` processes, each with a
+data directory of its own (the first node's secure-payload key copied to the others; a node
+with a key of its own must refuse to start), checks that they share one VAPID key, then:
 
 1. registers devices through every node in turn and broadcasts to them through one node:
    every device must be reached exactly once;
 2. registers more devices, broadcasts to them, and kills (SIGKILL) the node that holds the
    broadcast once part of it is sent: the others must take it over when its lease runs out,
    and no device may be lost (the sends in flight on the dead node may be repeated);
-3. rotates the app hub's key with `herald hub rotate` (another process, as on another
+3. rotates the hub's key with `herald hub rotate` (another process, as on another
    machine) and sends with the old key to every node at once: all must refuse it (401),
    and accept the new one.
 
@@ -23,6 +25,8 @@ Python's standard library and `psql` (to see which node holds the broadcast's le
 """
 import argparse
 import os
+import re
+import urllib.parse
 import shutil
 import subprocess
 import sys
@@ -38,6 +42,16 @@ def lease_owner(database_url, notification):
         ["psql", database_url, "-tAc", f"SELECT lease_owner FROM herald.notifications WHERE id = '{notification}'"],
         capture_output=True, text=True, check=True).stdout.strip()
     return output or None
+
+
+def psql(database_url, sql):
+    return subprocess.run(["psql", database_url, "-v", "ON_ERROR_STOP=1", "-tAc", sql], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def with_database(url, name):
+    """`url` with its database replaced by `name` (its parameters kept)."""
+    parsed = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parsed._replace(path="/" + name))
 
 
 def main():
@@ -56,18 +70,40 @@ def main():
         sys.exit("psql is needed (apt-get install postgresql-client)")
 
     directory = tempfile.mkdtemp(prefix="herald-cluster-")
+    # A database of its own on the server, as a new deployment has, dropped at the end.
+    database = f"herald_cluster_{os.getpid()}_{int(time.time())}"
+    psql(arguments.database_url, f"CREATE DATABASE {database}")
+    database_url = with_database(arguments.database_url, database)
     emulator = Emulator(arguments.herald, directory, "fcm")
-    # A hub of its own, so that devices of earlier runs on the same database are not counted.
-    hub = f"cluster{int(time.time() * 1000) % 100_000_000}"
-    nodes = [
-        Node(arguments.herald, directory, emulator.settings, arguments.port + i if arguments.port else free_port(), name=f"node{i + 1}",
-             database_url=arguments.database_url, environment={"HERALD_DELIVERY_LEASE": str(arguments.lease)})
-        for i in range(arguments.nodes)
-    ]
+    hub = "cluster"
+
+    def make_node(i, name=None):
+        return Node(arguments.herald, directory, emulator.settings, arguments.port + i if arguments.port else free_port(),
+                    name=name or f"node{i + 1}", database_url=database_url,
+                    environment={"HERALD_DELIVERY_LEASE": str(arguments.lease)})
+
+    nodes = [make_node(i) for i in range(arguments.nodes)]
     failures = []
     try:
-        for node in nodes:
-            node.start()
+        # The first node makes the secure-payload key; the others are given a copy of it, as an
+        # operator does (the database keeps only its fingerprint).
+        nodes[0].start()
+        key_file = os.path.join(nodes[0].data, "keys", "secure-payload.key")
+        for other in nodes[1:]:
+            os.makedirs(os.path.join(other.data, "keys"), mode=0o700, exist_ok=True)
+            shutil.copy2(key_file, os.path.join(other.data, "keys", "secure-payload.key"))
+            other.start()
+        stray = make_node(len(nodes), name="stray")
+        refused = subprocess.run([arguments.herald, "serve"], env=stray.env, capture_output=True, text=True, timeout=60)
+        print(f"0. a node with a secure-payload key of its own: exit {refused.returncode}", flush=True)
+        if refused.returncode == 0 or "secure-payload key" not in refused.stderr + refused.stdout:
+            failures.append("step 0: a node with another secure-payload key was not refused")
+        # Web Push subscriptions are bound to the VAPID key: every node must use the same one.
+        vapid = {node.name: re.search(r"VAPID key (\S+?)…", open(node.log.name).read()) for node in nodes}
+        keys = {name: match.group(1) if match else None for name, match in vapid.items()}
+        print(f"   VAPID key per node: {keys}", flush=True)
+        if len(set(keys.values())) != 1 or None in keys.values():
+            failures.append("step 0: the nodes do not share one VAPID key")
         nodes[0].herald_command("hub", "create", hub)
         key_name, key = nodes[0].full_key(hub)
         apis = [HubAPI(node.port, hub, key_name, key) for node in nodes]
@@ -91,7 +127,7 @@ def main():
         print(f"2. {arguments.crash_devices} more devices, a broadcast, and SIGKILL to the node delivering it", flush=True)
         seed(apis, arguments.crash_devices, "fcm", tag="second")
         notification = send(apis[0], "fcm", tag="second")
-        owner = wait_for("a node to claim the broadcast", lambda: lease_owner(arguments.database_url, notification),
+        owner = wait_for("a node to claim the broadcast", lambda: lease_owner(database_url, notification),
                          timeout=60, interval=0.01)
         pid = int(owner.split(":")[1])
         victim = next((node for node in nodes if node.process.pid == pid), None)
@@ -112,7 +148,7 @@ def main():
         stats = emulator.stats()
         lost = total - stats["devices"]
         duplicated = stats["devicesReachedMoreThanOnce"]
-        new_owner = lease_owner(arguments.database_url, notification)
+        new_owner = lease_owner(database_url, notification)
         print(f"   {final}; resumed {resumed:.1f} s after the kill (lease {arguments.lease} s), finished after {done:.1f} s", flush=True)
         print(f"   devices lost: {lost}; reached more than once: {duplicated} "
               f"({stats['accepted'] - stats['devices']} extra sends, at most the page in flight on the dead node)", flush=True)
@@ -136,12 +172,12 @@ def main():
             print(f"   {node.name}: old key {old_status}, new key {new_status}", flush=True)
             if old_status != 401 or new_status != 200:
                 failures.append(f"step 3: {node.name} answered {old_status} to the old key and {new_status} to the new one")
-        nodes[0].herald_command("hub", "delete", hub, "--yes")
     finally:
-        for node in nodes:
-            if node.process and node.process.poll() is None:
-                node.stop("term")
+        for each in nodes:
+            if each.process and each.process.poll() is None:
+                each.stop("term")
         emulator.stop()
+        psql(arguments.database_url, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     if failures:
         print("FAILED: " + "; ".join(failures))
         print(f"(logs in {directory})")

@@ -84,7 +84,13 @@ class Node:
 
     def start(self):
         self.process = subprocess.Popen([self.herald, "serve"], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        wait_for("the node", self.healthy)
+
+        def up_or_exited():
+            if self.process.poll() is not None:
+                sys.exit(f"{self.name} exited with status {self.process.returncode}; see {self.log.name}")
+            return self.healthy()
+
+        wait_for(f"{self.name} to answer", up_or_exited)
 
     def healthy(self):
         try:

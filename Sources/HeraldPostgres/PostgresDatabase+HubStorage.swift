@@ -114,3 +114,29 @@ extension PostgresDatabase: HubStorage {
         store(hub: name)
     }
 }
+
+extension PostgresDatabase {
+    /// The value every node on this database uses for the setting `name`: the one stored, or,
+    /// when there is none yet, `proposal`, stored now. Nodes asking at once all get the one
+    /// value that was stored first.
+    public func sharedSetting(named name: String, proposal: String) async throws -> String {
+        var statement = SQLStatement()
+        let placeholder = statement.bind(name)
+        statement.sql = """
+            WITH inserted AS (INSERT INTO herald.settings (name, value) VALUES (\(placeholder), \(statement.bind(proposal))) \
+            ON CONFLICT (name) DO NOTHING RETURNING value) \
+            SELECT value FROM inserted UNION ALL SELECT value FROM herald.settings WHERE name = \(placeholder) LIMIT 1
+            """
+        var rows = try await run { connection in try await connection.query(statement.query, logger: clientLogger).collect() }
+        if rows.isEmpty {
+            // Another node stored it while this statement ran, after its snapshot: read it now.
+            var read = SQLStatement()
+            read.sql = "SELECT value FROM herald.settings WHERE name = \(read.bind(name))"
+            rows = try await run { connection in try await connection.query(read.query, logger: clientLogger).collect() }
+        }
+        guard let value = try rows.first.map({ row throws(PostgresStoreError) in try row.makeRandomAccess().string("value") }) else {
+            throw PostgresStoreError(code: .database, message: "the setting \(name) was neither stored nor read")
+        }
+        return value
+    }
+}

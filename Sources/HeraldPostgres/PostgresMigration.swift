@@ -236,7 +236,23 @@ struct PostgresMigration: Sendable {
                 )
                 """,
             ]
-        )
+        ),
+        PostgresMigration(
+            version: 2,
+            name: "settings every node shares",
+            statements: [
+                // Values every node must agree on, written once by the first node that needs
+                // them: the server's VAPID key (Web Push subscriptions are bound to it), and the
+                // fingerprint (not the key) of the secure-payload key.
+                """
+                CREATE TABLE herald.settings (
+                    name text COLLATE "C" PRIMARY KEY,
+                    value text NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
+import HeraldPostgres
 import HeraldPush
 import HeraldServer
 import HeraldStore
@@ -74,7 +75,7 @@ struct HeraldRuntime {
 
         // The server's providers: from its configured credentials, and from the emulators'
         // for the other platforms (unless HERALD_EMULATORS=off).
-        let vapidKey = try loadOrCreateVAPIDKey(configuration.webPush.vapidKeyFile ?? "\(dataDirectory)/keys/vapid-private.pem")
+        let vapidKey = try await vapidKeyPEM(configuration, storage: storage)
         let credentials = try configuration.serverCredentials(vapidKeyPEM: vapidKey)
         let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger)
         var providers = try factory.providers(for: credentials)
@@ -156,7 +157,7 @@ struct HeraldRuntime {
         server.tokenLifetime = .seconds(configuration.tokenLifetimeSeconds)
         server.bcryptCost = UInt8(configuration.bcryptCost)
         server.emulators = emulatorDirectory
-        server.secureKey = try SecurePayloadKey.loadOrCreate(path: "\(configuration.dataDirectory)/keys/secure-payload.key")
+        server.secureKey = try SecurePayloadKey.loadOrCreate(path: Self.secureKeyPath(configuration))
         server.secureRetention = .seconds(configuration.secureRetentionSeconds)
         server.richRetention = .seconds(configuration.secureRetentionSeconds)
         server.richDirectory = "\(configuration.dataDirectory)/rich"
@@ -165,6 +166,38 @@ struct HeraldRuntime {
         server.tlsPort = configuration.tlsPort
         server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
         return server
+    }
+
+    /// Herald's VAPID key: from `HERALD_WEBPUSH_VAPID_KEY_FILE` if set; otherwise, on a
+    /// database, the one every node on it shares (this node's own file, or a new key, is
+    /// proposed when the database has none yet: web apps subscribe with its public key, so the
+    /// nodes must not differ); otherwise `<data-dir>/keys/vapid-private.pem`.
+    static func vapidKeyPEM(_ configuration: HeraldConfiguration, storage: (any HubStorage)?) async throws -> String {
+        let localPath = "\(configuration.dataDirectory)/keys/vapid-private.pem"
+        if let path = configuration.webPush.vapidKeyFile { return try loadOrCreateVAPIDKey(path) }
+        guard let database = storage as? PostgresDatabase else { return try loadOrCreateVAPIDKey(localPath) }
+        let local = FileManager.default.contents(atPath: localPath).flatMap { String(data: $0, encoding: .utf8) }
+        return try await database.sharedSetting(named: "webpush.vapid-private-key", proposal: local ?? P256.Signing.PrivateKey().pemRepresentation)
+    }
+
+    /// Checks that this node seals secure payloads with the key the other nodes on the database
+    /// use (by its fingerprint: the key itself never goes into the database, so that the
+    /// database and its backups never hold what opens the payloads they keep).
+    static func checkSharedSecureKey(_ configuration: HeraldConfiguration, storage: any HubStorage) async throws {
+        guard let database = storage as? PostgresDatabase else { return }
+        let key = try SecurePayloadKey.loadOrCreate(path: secureKeyPath(configuration))
+        let dataDirectory = configuration.dataDirectory
+        let shared = try await database.sharedSetting(named: "secure-payload-key.fingerprint", proposal: key.fingerprint)
+        guard shared == key.fingerprint else {
+            throw ConfigurationError(
+                "this node's secure-payload key (\(dataDirectory)/keys/secure-payload.key, fingerprint \(key.fingerprint)) is not the one the other nodes on \(database.url) seal with (fingerprint \(shared)): copy keys/secure-payload.key from one of them into \(dataDirectory)/keys/ (mode 0600) and start again"
+            )
+        }
+    }
+
+    /// Where this node's secure-payload key is.
+    static func secureKeyPath(_ configuration: HeraldConfiguration) -> String {
+        "\(configuration.dataDirectory)/keys/secure-payload.key"
     }
 
     /// Herald's VAPID key: read from `path`, or created there (PKCS#8 PEM, mode 0600).

@@ -47,6 +47,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     private func serve(_ configuration: HeraldConfiguration, storage: any HubStorage, logger: Logger) async throws {
+        try await HeraldRuntime.checkSharedSecureKey(configuration, storage: storage)
         let runtime = try await HeraldRuntime.start(configuration, storage: storage, logger: logger)
         let server = try runtime.serverConfiguration()
         let catalog = runtime.catalog

@@ -142,3 +142,25 @@ struct PostgresDatabaseTests {
         }
     }
 }
+
+@Suite("Settings every node shares", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
+struct PostgresSharedSettingTests {
+    @Test func nodesAskingAtOnceAllGetTheFirstValueStored() async throws {
+        let name = "test.setting." + UUID().uuidString
+        let values = try await withThrowingTaskGroup(of: String.self) { group in
+            for node in 0..<6 {
+                group.addTask {
+                    try await PostgresTestDatabase.with(maximumConnections: 2) { database in
+                        try await database.sharedSetting(named: name, proposal: "value of node \(node)")
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(values).count == 1)
+        let later = try await PostgresTestDatabase.with { database in
+            try await database.sharedSetting(named: name, proposal: "too late")
+        }
+        #expect(later == values[0])
+    }
+}
