@@ -122,10 +122,16 @@ def main():
             failures.append("step 1: not every device was reached exactly once")
         before = stats
 
-        # 2. A node killed mid-broadcast: the others take over, nothing is lost.
+        # 2. A node killed mid-broadcast: the others take over, nothing is lost. The broadcast is
+        # on a hub created now and used through the first node only: the others open it from
+        # the catalog on their own, not because a request came for it.
         total = arguments.devices + arguments.crash_devices
-        print(f"2. {arguments.crash_devices} more devices, a broadcast, and SIGKILL to the node delivering it", flush=True)
-        seed(apis, arguments.crash_devices, "fcm", tag="second")
+        print(f"2. a new hub with {arguments.crash_devices} devices, used through {nodes[0].name} only: "
+              f"a broadcast, and SIGKILL to the node delivering it", flush=True)
+        nodes[0].herald_command("hub", "create", hub + "2")
+        key_name2, key2 = nodes[0].full_key(hub + "2")
+        apis = [HubAPI(node.port, hub + "2", key_name2, key2) for node in nodes]
+        seed(apis[0], arguments.crash_devices, "fcm", tag="second")
         notification = send(apis[0], "fcm", tag="second")
         owner = wait_for("a node to claim the broadcast", lambda: lease_owner(database_url, notification),
                          timeout=60, interval=0.01)
@@ -161,8 +167,8 @@ def main():
 
         # 3. A key rotated through one process, refused by every node at once.
         print("3. the full key rotated with `herald hub rotate`, then used on every node at once", flush=True)
-        nodes[0].herald_command("hub", "rotate", hub, "--rule", key_name, "--key", "primary")
-        _, new_key = nodes[0].full_key(hub)
+        nodes[0].herald_command("hub", "rotate", hub + "2", "--rule", key_name2, "--key", "primary")
+        _, new_key = nodes[0].full_key(hub + "2")
         for api, node in zip(apis, nodes):
             if node is victim:
                 continue

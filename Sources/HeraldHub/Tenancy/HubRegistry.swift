@@ -33,6 +33,10 @@ public final class HubRegistry: Service, Sendable {
     let logger: Logger
     /// How long replaced providers are kept for the sends still in flight on them.
     let retirementDelay: Duration
+    /// How often the catalog is read again for hubs created, recreated or given new
+    /// credentials elsewhere (another node, `herald hub`), so that this node delivers for them
+    /// too, and takes over their work if another node dies, without waiting for a request.
+    let catalogRefreshInterval: Duration
 
     private struct OpenHub {
         var hub: HubEngine
@@ -79,6 +83,7 @@ public final class HubRegistry: Service, Sendable {
         factory: PushProviderFactory,
         hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
         retirementDelay: Duration = .seconds(30),
+        catalogRefreshInterval: Duration = .seconds(10),
         logger: Logger
     ) {
         self.catalog = catalog
@@ -86,6 +91,7 @@ public final class HubRegistry: Service, Sendable {
         self.factory = factory
         self.hubConfiguration = hubConfiguration
         self.retirementDelay = retirementDelay
+        self.catalogRefreshInterval = catalogRefreshInterval
         self.logger = logger
     }
 
@@ -230,13 +236,7 @@ public final class HubRegistry: Service, Sendable {
             return state.hubs.values.filter { !$0.hub.isStopped }.map { .deliver($0.hub) } + retiring
         }
         for item in start { continuation.yield(item) }
-        for definition in (try? await catalog.list()) ?? [] {
-            do {
-                _ = try await hub(for: definition)
-            } catch {
-                logger.error("Cannot open hub", metadata: ["herald.hub": "\(definition.name)", "error": "\(error)"])
-            }
-        }
+        await openEveryHub()
         let retirementDelay = self.retirementDelay
         let logger = self.logger
         // Workers and retirements are child tasks of this service's task. Graceful shutdown
@@ -244,6 +244,15 @@ public final class HubRegistry: Service, Sendable {
         // (handing their notification back), and the retirements' delays are cut short.
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
+                group.addTask {
+                    await cancelWhenGracefulShutdown {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: self.catalogRefreshInterval)
+                            if Task.isCancelled { break }
+                            await self.openEveryHub()
+                        }
+                    }
+                }
                 for await item in stream {
                     switch item {
                     case .deliver(let hub):
@@ -264,6 +273,25 @@ public final class HubRegistry: Service, Sendable {
         state.withLock { $0.work = nil }
         continuation.finish()
         await close()
+    }
+
+    /// Opens every hub of the catalog that is not open (or gives an open one the credentials it
+    /// has now): at start-up, and every ``catalogRefreshInterval``.
+    private func openEveryHub() async {
+        let definitions: [HubDefinition]
+        do {
+            definitions = try await catalog.list()
+        } catch {
+            logger.warning("Cannot read the hubs", metadata: ["error": "\(error)"])
+            return
+        }
+        for definition in definitions {
+            do {
+                _ = try await hub(for: definition)
+            } catch {
+                logger.error("Cannot open hub", metadata: ["herald.hub": "\(definition.name)", "error": "\(error)"])
+            }
+        }
     }
 
     /// Stops every engine, shuts down the providers made from hubs' own credentials and
