@@ -7,10 +7,11 @@ data directory of its own (the first node's secure-payload key copied to the oth
 with a key of its own must refuse to start), checks that they share one VAPID key, then:
 
 1. registers devices through every node in turn and broadcasts to them through one node:
-   every device must be reached exactly once;
-2. registers more devices, broadcasts to them, and kills (SIGKILL) the node that holds the
-   broadcast once part of it is sent: the others must take it over when its lease runs out,
-   and no device may be lost (the sends in flight on the dead node may be repeated);
+   every device must be reached exactly once (the broadcast is split into partitions of
+   --partition-size registrations, which the nodes share);
+2. registers more devices, broadcasts to them, and kills (SIGKILL) the node that split the
+   broadcast once part of it is sent: the others must take its partitions over when its lease
+   runs out, and no device may be lost (the sends in flight on the dead node may be repeated);
 3. rotates the hub's key with `herald hub rotate` (another process, as on another
    machine) and sends with the old key to every node at once: all must refuse it (401),
    and accept the new one.
@@ -44,6 +45,15 @@ def lease_owner(database_url, notification):
     return output or None
 
 
+def partition_owners(database_url, notification):
+    """The pids of the nodes holding a lease on the notification or one of its partitions now,
+    and how many partitions it has."""
+    rows = psql(database_url, "SELECT coalesce(split_part(lease_owner, ':', 2), ''), part_of IS NOT NULL FROM herald.notifications "
+                f"WHERE id = '{notification}' OR part_of = '{notification}'").splitlines()
+    pids = {int(row.split("|")[0]) for row in rows if row.split("|")[0]}
+    return pids, sum(1 for row in rows if row.endswith("|t"))
+
+
 def psql(database_url, sql):
     return subprocess.run(["psql", database_url, "-v", "ON_ERROR_STOP=1", "-tAc", sql], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -62,6 +72,8 @@ def main():
     parser.add_argument("--devices", type=int, default=3000, help="devices of the first broadcast")
     parser.add_argument("--crash-devices", type=int, default=8000, help="devices of the broadcast with a crash")
     parser.add_argument("--lease", type=int, default=5, help="HERALD_DELIVERY_LEASE of the nodes, in seconds")
+    parser.add_argument("--partition-size", type=int, default=250,
+                        help="HERALD_DELIVERY_PARTITION_SIZE of the nodes: small, so that the broadcasts are shared")
     parser.add_argument("--port", type=int, default=0, help="the first node's port, the others following it (default: free ports)")
     arguments = parser.parse_args()
     if not arguments.database_url:
@@ -80,7 +92,8 @@ def main():
     def make_node(i, name=None):
         return Node(arguments.herald, directory, emulator.settings, arguments.port + i if arguments.port else free_port(),
                     name=name or f"node{i + 1}", database_url=database_url,
-                    environment={"HERALD_DELIVERY_LEASE": str(arguments.lease)})
+                    environment={"HERALD_DELIVERY_LEASE": str(arguments.lease),
+                                 "HERALD_DELIVERY_PARTITION_SIZE": str(arguments.partition_size)})
 
     nodes = [make_node(i) for i in range(arguments.nodes)]
     failures = []
@@ -113,11 +126,23 @@ def main():
         seed(apis, arguments.devices, "fcm", tag="first")
         started = time.monotonic()
         notification = send(apis[1], "fcm", tag="first")
-        final = wait_for("the broadcast to finish", lambda: finished_state(apis[2], notification), timeout=600, interval=0.1)
+        # Which nodes deliver it: sampled from the leases while it runs.
+        delivering = set()
+        partitions = 0
+
+        def finished_sampling():
+            nonlocal partitions
+            pids, partitions = partition_owners(database_url, notification)
+            delivering.update(pids)
+            return finished_state(apis[2], notification)
+
+        final = wait_for("the broadcast to finish", finished_sampling, timeout=600, interval=0.02)
         took = time.monotonic() - started
         stats = emulator.stats()
+        names = sorted(node.name for node in nodes if node.process.pid in delivering)
         print(f"   {final} in {took:.1f} s: {stats['devices']} of {arguments.devices} devices reached, "
-              f"{stats['devicesReachedMoreThanOnce']} more than once", flush=True)
+              f"{stats['devicesReachedMoreThanOnce']} more than once; split into {partitions + 1} partitions, "
+              f"delivered by {', '.join(names) or 'no node seen'}", flush=True)
         if final != "Completed" or stats["devices"] != arguments.devices or stats["devicesReachedMoreThanOnce"] != 0:
             failures.append("step 1: not every device was reached exactly once")
         before = stats
@@ -141,21 +166,28 @@ def main():
             sys.exit(f"no node has the pid of the lease owner {owner}")
         threshold = before["accepted"] + arguments.crash_devices // 4
         wait_for("part of the broadcast to be sent", lambda: emulator.stats()["accepted"] >= threshold, timeout=600, interval=0.005)
+        held = psql(database_url, "SELECT count(*) FROM herald.notifications WHERE (id = '" + notification + "' OR part_of = '"
+                    + notification + f"') AND state = 'Processing' AND lease_owner LIKE '%:{pid}:%'")
         victim.stop("kill")
         killed = time.monotonic()
         at_kill = emulator.stats()
-        print(f"   killed {victim.name} (pid {pid}) with {at_kill['accepted'] - before['accepted']} of "
-              f"{arguments.crash_devices} sends accepted", flush=True)
+        _, partitions = partition_owners(database_url, notification)
+        print(f"   killed {victim.name} (pid {pid}), holding {held} of {partitions + 1} partitions, with "
+              f"{at_kill['accepted'] - before['accepted']} of {arguments.crash_devices} sends accepted", flush=True)
         survivors = [api for api, node in zip(apis, nodes) if node is not victim]
-        resumed = wait_for("another node to resume", lambda: emulator.stats()["accepted"] > at_kill["accepted"] and time.monotonic(),
-                           timeout=arguments.lease * 10 + 60, interval=0.02) - killed
+        # The dead node's partitions wait for its lease to run out; the others' go on.
+        resumed = wait_for("another node to take over the dead node's partitions",
+                           lambda: psql(database_url, "SELECT count(*) FROM herald.notifications WHERE (id = '" + notification
+                                        + "' OR part_of = '" + notification + f"') AND lease_owner LIKE '%:{pid}:%'") == "0"
+                           and time.monotonic(), timeout=arguments.lease * 10 + 60, interval=0.05) - killed
         final = wait_for("the broadcast to finish", lambda: finished_state(survivors[0], notification), timeout=600, interval=0.1)
         done = time.monotonic() - killed
         stats = emulator.stats()
         lost = total - stats["devices"]
         duplicated = stats["devicesReachedMoreThanOnce"]
         new_owner = lease_owner(database_url, notification)
-        print(f"   {final}; resumed {resumed:.1f} s after the kill (lease {arguments.lease} s), finished after {done:.1f} s", flush=True)
+        print(f"   {final}; its partitions taken over {resumed:.1f} s after the kill (lease {arguments.lease} s), "
+              f"finished after {done:.1f} s", flush=True)
         print(f"   devices lost: {lost}; reached more than once: {duplicated} "
               f"({stats['accepted'] - stats['devices']} extra sends, at most the page in flight on the dead node)", flush=True)
         if lost != 0:

@@ -46,3 +46,13 @@ public enum NotificationState: String, Sendable, Hashable, Codable, CaseIterable
     /// A scheduled notification that was cancelled before it was due.
     case cancelled = "Cancelled"
 }
+
+extension NotificationState {
+    /// Whether delivery has ended (nothing more will change).
+    public var isFinal: Bool {
+        switch self {
+        case .enqueued, .processing, .scheduled: false
+        case .completed, .abandoned, .noTargetFound, .cancelled: true
+        }
+    }
+}

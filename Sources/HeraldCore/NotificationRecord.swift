@@ -21,6 +21,13 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
     public var counts: OutcomeCounts
     /// Registration id after which delivery resumes if it was interrupted.
     public var cursor: String?
+    /// For a partition of a large notification: the id of the notification it is part of.
+    /// A broadcast is split into partitions that workers on any node deliver in parallel,
+    /// each with its own cursor and counts; reading the notification adds them up.
+    public var partOf: String?
+    /// The last registration id (inclusive) this record delivers to; `nil` for no limit.
+    /// A partition covers the ids after its first cursor up to this one.
+    public var upperBound: String?
     public var enqueuedAt: Date
     public var startedAt: Date?
     public var endedAt: Date?
@@ -35,6 +42,8 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         state: NotificationState = .enqueued,
         counts: OutcomeCounts = OutcomeCounts(),
         cursor: String? = nil,
+        partOf: String? = nil,
+        upperBound: String? = nil,
         enqueuedAt: Date = Date(),
         startedAt: Date? = nil,
         endedAt: Date? = nil
@@ -48,6 +57,8 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         self.state = state
         self.counts = counts
         self.cursor = cursor
+        self.partOf = partOf
+        self.upperBound = upperBound
         self.enqueuedAt = enqueuedAt
         self.startedAt = startedAt
         self.endedAt = endedAt

@@ -28,6 +28,13 @@ public final class HubEngine: Sendable {
         public var abandonAfter: Duration = .seconds(30 * 60)
         /// How often an idle worker looks for work enqueued by another node.
         public var pollInterval: Duration = .seconds(1)
+        /// A notification whose first page of devices is full is split into partitions of
+        /// about this many registrations (counting every registration of the hub), which the
+        /// delivery workers of every node claim and deliver in parallel; 0 never splits.
+        public var partitionSize: Int = 25_000
+        /// The most partitions one notification is split into: the hub's registrations
+        /// divided by this, when that is more than ``partitionSize``, sets the size.
+        public var maxPartitions: Int = 64
 
         public init() {}
     }
@@ -311,7 +318,9 @@ public final class HubEngine: Sendable {
         return try await finish(claimed, state: counts.total == 0 ? .noTargetFound : .completed, counts: counts)
     }
 
-    /// Tag and broadcast sends: reads the matching registrations page by page from the cursor.
+    /// Tag and broadcast sends: reads the matching registrations page by page from the cursor,
+    /// up to the record's upper bound. A notification whose first page is full is split before
+    /// it is sent (``split(_:after:logger:)``), so that the workers of every node share it.
     private func deliverToRegistrations(
         _ claimed: NotificationRecord,
         plan: DeliveryPlan,
@@ -320,6 +329,8 @@ public final class HubEngine: Sendable {
         let pageSize = configuration.pageSize
         var counts = claimed.counts
         var cursor = claimed.cursor
+        var upperBound = claimed.upperBound
+        var splitTried = false
         var selection = Selection()
 
         let store = self.store
@@ -332,12 +343,22 @@ public final class HubEngine: Sendable {
             )
         }
         var page = try await fetch(cursor)
-        while !page.isEmpty {
-            let last = page[page.count - 1].id
+        while true {
+            var more = page.count == pageSize
+            if more, !splitTried, claimed.partOf == nil, upperBound == nil {
+                splitTried = true
+                upperBound = try await split(claimed, after: cursor, logger: logger)
+            }
+            // A partition ends at its upper bound (the next one starts after it).
+            if let upperBound, let end = page.firstIndex(where: { Self.id($0.id, isAfter: upperBound) }) {
+                page.removeSubrange(end...)
+                more = false
+            }
+            guard let last = page.last?.id else { break }
             // Read the next page while this one is being sent (a child task, cancelled if
             // this page fails).
-            let more = page.count == pageSize
-            async let next = more ? fetch(last) : []
+            let readNext = more
+            async let next = readNext ? fetch(last) : []
 
             var expired: [String] = []
             let providers = self.providers
@@ -367,12 +388,43 @@ public final class HubEngine: Sendable {
         return counts
     }
 
+    /// Whether the registration id `id` sorts after `bound`, in the stores' order (bytes).
+    static func id(_ id: String, isAfter bound: String) -> Bool {
+        bound.utf8.lexicographicallyPrecedes(id.utf8)
+    }
+
+    /// Splits a notification whose first page is full into partitions of about
+    /// ``Configuration/partitionSize`` registrations after `cursor`, which idle workers here and
+    /// on other nodes claim at once; returns the last id this worker keeps, or `nil` when there
+    /// are too few registrations to split. A split the store cannot make now (unavailable) is
+    /// skipped: this worker then delivers it all.
+    private func split(_ claimed: NotificationRecord, after cursor: String?, logger: Logger) async throws -> String? {
+        let size = configuration.partitionSize, most = configuration.maxPartitions
+        guard size > 0, most > 1 else { return nil }
+        do {
+            let total = try await store.registrationCount()
+            let every = max(size, total / most + 1)
+            let boundaries = try await store.registrationIDBoundaries(after: cursor, every: every, limit: most - 1)
+            guard let first = boundaries.first else { return nil }
+            try await store.splitNotification(id: claimed.id, owner: leaseOwner, at: boundaries)
+            logger.info(
+                "Split a large notification into partitions that the workers of every node share",
+                metadata: ["herald.partitions": "\(boundaries.count + 1)", "herald.partition.size": "\(every)"]
+            )
+            signal.ring(Self.workerKey, remember: true)
+            return first
+        } catch let error as HeraldError where error.code == .unavailable {
+            logger.warning("Could not split a large notification; this worker delivers all of it")
+            return nil
+        }
+    }
+
     func finish(_ record: NotificationRecord, state: NotificationState, counts: OutcomeCounts) async throws -> NotificationRecord {
         let end = Date()
         try await retryingWhileUnavailable("record the outcome", id: record.id) {
             try await store.finishNotification(id: record.id, owner: leaseOwner, state: state, counts: counts, endedAt: end)
         }
-        signal.ring(record.id)
+        signal.ring(record.partOf ?? record.id)
         var finished = record
         finished.state = state
         finished.counts = counts
@@ -494,16 +546,6 @@ public final class HubEngine: Sendable {
             return try prepare(payloads)
         } catch {
             throw .badRequest("the fcm payload must be the JSON object of an FCM v1 message")
-        }
-    }
-}
-
-extension NotificationState {
-    /// Whether delivery has ended (nothing more will change).
-    public var isFinal: Bool {
-        switch self {
-        case .enqueued, .processing, .scheduled: false
-        case .completed, .abandoned, .noTargetFound, .cancelled: true
         }
     }
 }

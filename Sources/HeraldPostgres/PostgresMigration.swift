@@ -253,6 +253,16 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 3,
+            name: "partitions of large notifications",
+            statements: [
+                // A partition is a notification row of its own: part_of names the notification it
+                // belongs to, upper_bound the last registration id it delivers to.
+                "ALTER TABLE herald.notifications ADD COLUMN part_of text COLLATE \"C\", ADD COLUMN upper_bound text COLLATE \"C\"",
+                "CREATE INDEX notifications_part_of ON herald.notifications (hub, part_of) WHERE part_of IS NOT NULL",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

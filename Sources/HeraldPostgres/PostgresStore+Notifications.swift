@@ -6,10 +6,10 @@ import HeraldStore
 extension PostgresStore {
     private static let notificationColumns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
-        template, direct_targets, scheduled_at
+        template, direct_targets, scheduled_at, part_of, upper_bound
         """
 
-    private static func decodeNotification(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationRecord {
+    static func decodeNotification(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationRecord {
         try NotificationRecord(stored: row.makeRandomAccess())
     }
 
@@ -18,21 +18,27 @@ extension PostgresStore {
         if notification.state == .scheduled, notification.scheduledAt == nil {
             throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
         }
+        var statement = try insertStatement(notification)
+        // Idle nodes hear of it at once (delivered when the insert commits).
+        statement.sql = "WITH inserted AS (\(statement.sql)) SELECT id, pg_notify('\(PostgresDatabase.workChannel)', \(statement.bind(hub))) FROM inserted"
+        guard try await !query(statement).isEmpty else {
+            throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
+        }
+    }
+
+    /// Inserts a notification row unless its id is taken, returning its id if it did.
+    private func insertStatement(_ n: NotificationRecord) throws -> SQLStatement {
         var statement = SQLStatement()
-        let n = notification
         statement.sql = """
             INSERT INTO herald.notifications (hub, \(Self.notificationColumns)) VALUES (\(statement.bind(hub)), \
             \(statement.bind(n.id)), \(statement.bind(n.tagExpression)), \(statement.bind(try StoredJSON.encode(n.payloads))), \
             \(statement.bind(n.state.rawValue)), \(statement.bind(try StoredJSON.encode(n.counts))), \(statement.bind(n.cursor)), \
             \(statement.bind(n.enqueuedAt)), \(statement.bind(n.startedAt)), \(statement.bind(n.endedAt)), \
             \(statement.bind(try n.template.map(StoredJSON.encode))), \(statement.bind(try n.directTargets.map(StoredJSON.encode))), \
-            \(statement.bind(n.scheduledAt))) ON CONFLICT (hub, id) DO NOTHING RETURNING id
+            \(statement.bind(n.scheduledAt)), \(statement.bind(n.partOf)), \(statement.bind(n.upperBound))) \
+            ON CONFLICT (hub, id) DO NOTHING RETURNING id
             """
-        // Idle nodes hear of it at once (delivered when the insert commits).
-        statement.sql = "WITH inserted AS (\(statement.sql)) SELECT id, pg_notify('\(PostgresDatabase.workChannel)', \(statement.bind(hub))) FROM inserted"
-        guard try await !query(statement).isEmpty else {
-            throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
-        }
+        return statement
     }
 
     /// Claims the notification that has waited longest (see the protocol). `FOR UPDATE SKIP
@@ -110,10 +116,52 @@ extension PostgresStore {
         throw HeraldError.leaseLost(id, state: state)
     }
 
+    /// Splits the rest of a claimed notification into partitions (see the protocol): one
+    /// transaction that locks the claimed row, and announces the partitions when it commits.
+    public func splitNotification(id: String, owner: String, at boundaries: [String]) async throws {
+        try await transaction { connection in
+            var select = SQLStatement()
+            select.sql = """
+                SELECT \(Self.notificationColumns) FROM herald.notifications WHERE hub = \(select.bind(hub)) \
+                AND id = \(select.bind(id)) AND state = \(select.bind(NotificationState.processing.rawValue)) \
+                AND lease_owner = \(select.bind(owner)) FOR UPDATE
+                """
+            guard let claimed = try await query(select, on: connection).first.map(Self.decodeNotification) else {
+                var state = SQLStatement()
+                state.sql = "SELECT state FROM herald.notifications WHERE hub = \(state.bind(hub)) AND id = \(state.bind(id))"
+                guard let row = try await query(state, on: connection).first else {
+                    throw HeraldError.notFound("no notification with id '\(id)'")
+                }
+                throw HeraldError.leaseLost(id, state: try row.makeRandomAccess().string("state"))
+            }
+            if let refusal = claimed.splitRefusal(at: boundaries) { throw HeraldError.badRequest(refusal) }
+            var bound = SQLStatement()
+            bound.sql = """
+                UPDATE herald.notifications SET upper_bound = \(bound.bind(boundaries[0])) \
+                WHERE hub = \(bound.bind(hub)) AND id = \(bound.bind(id))
+                """
+            try await query(bound, on: connection)
+            for partition in claimed.partitions(at: boundaries) {
+                guard try await !query(try insertStatement(partition), on: connection).isEmpty else {
+                    throw HeraldError.conflict("a notification with id '\(partition.id)' exists")
+                }
+            }
+            var announce = SQLStatement()
+            announce.sql = "SELECT pg_notify('\(PostgresDatabase.workChannel)', \(announce.bind(hub)))"
+            try await query(announce, on: connection)
+        }
+    }
+
     public func notification(id: String) async throws -> NotificationRecord? {
         var statement = SQLStatement()
-        statement.sql = "SELECT \(Self.notificationColumns) FROM herald.notifications WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id))"
-        return try await query(statement).first.map(Self.decodeNotification)
+        let hub = statement.bind(hub), idPlaceholder = statement.bind(id)
+        statement.sql = """
+            SELECT \(Self.notificationColumns) FROM herald.notifications WHERE hub = \(hub) \
+            AND ((id = \(idPlaceholder) AND part_of IS NULL) OR part_of = \(idPlaceholder))
+            """
+        let records = try await query(statement).map(Self.decodeNotification)
+        guard let whole = records.first(where: { $0.partOf == nil }) else { return nil }
+        return whole.combined(withPartitions: records.filter { $0.partOf != nil })
     }
 
     /// Cancels a scheduled notification (see the protocol): one statement, so a worker claiming

@@ -492,4 +492,18 @@ extension PostgresStore {
         statement.sql = "SELECT count(*) AS n FROM herald.registrations WHERE hub = \(statement.bind(hub))"
         return try await query(statement).first?.makeRandomAccess().int("n") ?? 0
     }
+
+    public func registrationIDBoundaries(after cursor: String?, every: Int, limit: Int) async throws -> [String] {
+        guard every > 0, limit > 0 else { return [] }
+        // One pass over the primary key's index, numbering the ids after the cursor.
+        var statement = SQLStatement()
+        statement.sql = """
+            SELECT id FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM herald.registrations \
+            WHERE hub = \(statement.bind(hub)) AND id > \(statement.bind(cursor ?? ""))) AS numbered \
+            WHERE n % \(statement.bind(every)) = 0 ORDER BY id LIMIT \(statement.bind(limit))
+            """
+        var ids: [String] = []
+        for row in try await query(statement) { ids.append(try row.makeRandomAccess().string("id")) }
+        return ids
+    }
 }

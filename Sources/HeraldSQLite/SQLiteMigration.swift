@@ -236,6 +236,17 @@ struct SQLiteMigration: Sendable {
                 "ALTER TABLE notifications ADD COLUMN lease_owner TEXT",
             ]
         ),
+        SQLiteMigration(
+            version: 5,
+            name: "partitions of large notifications",
+            statements: [
+                // A partition is a notification row of its own: part_of names the notification it
+                // belongs to, upper_bound the last registration id it delivers to.
+                "ALTER TABLE notifications ADD COLUMN part_of TEXT",
+                "ALTER TABLE notifications ADD COLUMN upper_bound TEXT",
+                "CREATE INDEX notifications_part_of ON notifications (part_of) WHERE part_of IS NOT NULL",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

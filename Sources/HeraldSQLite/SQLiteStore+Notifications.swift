@@ -6,7 +6,7 @@ import HeraldStore
 extension SQLiteStore {
     private static let columns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
-        template, direct_targets, scheduled_at
+        template, direct_targets, scheduled_at, part_of, upper_bound
         """
 
     /// Persists a new notification as given, in the state given: normally
@@ -17,23 +17,32 @@ extension SQLiteStore {
         if notification.state == .scheduled, notification.scheduledAt == nil {
             throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
         }
-        let binds: [SQLiteData] = [
+        let binds = try Self.binds(notification)
+        let inserted = try await write { connection in
+            try await Self.insert(binds, on: connection)
+        }
+        guard inserted else { throw HeraldError.conflict("a notification with id '\(notification.id)' exists") }
+    }
+
+    private static func binds(_ notification: NotificationRecord) throws -> [SQLiteData] {
+        [
             .text(notification.id), SQLiteData(notification.tagExpression), .text(try StoredJSON.encode(notification.payloads)),
             .text(notification.state.rawValue), .text(try StoredJSON.encode(notification.counts)), SQLiteData(notification.cursor),
             SQLiteData(notification.enqueuedAt), SQLiteData(notification.startedAt), SQLiteData(notification.endedAt),
             SQLiteData(try notification.template.map(StoredJSON.encode)), SQLiteData(try notification.directTargets.map(StoredJSON.encode)),
-            SQLiteData(notification.scheduledAt),
+            SQLiteData(notification.scheduledAt), SQLiteData(notification.partOf), SQLiteData(notification.upperBound),
         ]
-        let inserted = try await write { connection in
-            try await !connection.query(
-                """
-                INSERT INTO notifications (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO NOTHING RETURNING id
-                """,
-                binds
-            ).isEmpty
-        }
-        guard inserted else { throw HeraldError.conflict("a notification with id '\(notification.id)' exists") }
+    }
+
+    /// Inserts a notification row unless its id is taken; whether it did.
+    private static func insert(_ binds: [SQLiteData], on connection: SQLiteConnection) async throws -> Bool {
+        try await !connection.query(
+            """
+            INSERT INTO notifications (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO NOTHING RETURNING id
+            """,
+            binds
+        ).isEmpty
     }
 
     /// Claims the notification that has waited longest (see the protocol): the one due first,
@@ -84,27 +93,54 @@ extension SQLiteStore {
     /// Applies `set` to the notification if it is processing under `owner`'s lease; otherwise
     /// throws `notFound` (no such notification) or `conflict` (someone else's, or finished).
     private func updateLeased(id: String, owner: String, set: String, binds: [SQLiteData]) async throws {
-        let processing = NotificationState.processing.rawValue
-        let blocking = try await write { connection -> String? in
+        try await write { connection in
             let updated = try await connection.query(
                 "UPDATE notifications SET \(set) WHERE id = ? AND state = ? AND lease_owner = ? RETURNING id",
-                binds + [.text(id), .text(processing), .text(owner)]
+                binds + [.text(id), .text(NotificationState.processing.rawValue), .text(owner)]
             )
-            if !updated.isEmpty { return nil }
-            return try await connection.query("SELECT state FROM notifications WHERE id = ?", [.text(id)]).first?.column("state")?.string ?? ""
+            if updated.isEmpty { try await Self.throwLeaseRefusal(id: id, on: connection) }
         }
-        switch blocking {
-        case nil: return
-        case ""?: throw HeraldError.notFound("no notification with id '\(id)'")
-        case let state?: throw HeraldError.leaseLost(id, state: state)
+    }
+
+    /// Throws why a write under a lease of `id` changed nothing: `notFound` (no such
+    /// notification) or `conflict` (someone else's, or finished).
+    private static func throwLeaseRefusal(id: String, on connection: SQLiteConnection) async throws -> Never {
+        let state = try await connection.query("SELECT state FROM notifications WHERE id = ?", [.text(id)]).first?.column("state")?.string
+        guard let state else { throw HeraldError.notFound("no notification with id '\(id)'") }
+        throw HeraldError.leaseLost(id, state: state)
+    }
+
+    /// Splits the rest of a claimed notification into partitions (see the protocol), in one
+    /// transaction.
+    public func splitNotification(id: String, owner: String, at boundaries: [String]) async throws {
+        try await write { connection in
+            let rows = try await connection.query(
+                "SELECT \(Self.columns) FROM notifications WHERE id = ? AND state = ? AND lease_owner = ?",
+                [.text(id), .text(NotificationState.processing.rawValue), .text(owner)]
+            )
+            guard let claimed = try rows.first.map(NotificationRecord.init(stored:)) else {
+                try await Self.throwLeaseRefusal(id: id, on: connection)
+            }
+            if let refusal = claimed.splitRefusal(at: boundaries) { throw HeraldError.badRequest(refusal) }
+            _ = try await connection.query("UPDATE notifications SET upper_bound = ? WHERE id = ?", [.text(boundaries[0]), .text(id)])
+            for partition in claimed.partitions(at: boundaries) {
+                guard try await Self.insert(try Self.binds(partition), on: connection) else {
+                    throw HeraldError.conflict("a notification with id '\(partition.id)' exists")
+                }
+            }
         }
     }
 
     public func notification(id: String) async throws -> NotificationRecord? {
         let rows = try await read { connection in
-            try await connection.query("SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
+            try await connection.query(
+                "SELECT \(Self.columns) FROM notifications WHERE (id = ?1 AND part_of IS NULL) OR part_of = ?1",
+                [.text(id)]
+            )
         }
-        return try rows.first.map(NotificationRecord.init(stored:))
+        let records = try rows.map(NotificationRecord.init(stored:))
+        guard let whole = records.first(where: { $0.partOf == nil }) else { return nil }
+        return whole.combined(withPartitions: records.filter { $0.partOf != nil })
     }
 
     /// Cancels a scheduled notification (see the protocol); the state check and the change are

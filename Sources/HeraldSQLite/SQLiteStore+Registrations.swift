@@ -380,4 +380,19 @@ extension SQLiteStore {
         let rows = try await read { connection in try await connection.query("SELECT count(*) AS n FROM registrations") }
         return rows.first?.column("n")?.integer ?? 0
     }
+
+    public func registrationIDBoundaries(after cursor: String?, every: Int, limit: Int) async throws -> [String] {
+        guard every > 0, limit > 0 else { return [] }
+        // One pass over the primary key's index, numbering the ids after the cursor.
+        let rows = try await read { connection in
+            try await connection.query(
+                """
+                SELECT id FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM registrations WHERE id > ?)
+                WHERE n % ? = 0 ORDER BY id LIMIT ?
+                """,
+                [.text(cursor ?? ""), .integer(every), .integer(limit)]
+            )
+        }
+        return rows.compactMap { $0.column("id")?.string }
+    }
 }

@@ -102,6 +102,12 @@ public protocol RegistrationStore: Sendable {
     /// Number of registrations, for status pages and benchmarks.
     func registrationCount() async throws -> Int
 
+    /// Ids that cut the registrations after `cursor` (in id order, every registration of the
+    /// store whatever its tags, platform or expiry) into runs of `every`: the `every`-th, the
+    /// `2 × every`-th, … id after `cursor`, at most `limit` of them, ascending. The boundaries
+    /// a large notification is split at (see ``NotificationStore/splitNotification(id:owner:at:)``).
+    func registrationIDBoundaries(after cursor: String?, every: Int, limit: Int) async throws -> [String]
+
     /// One page of registrations for the hub API's listings, ordered by id, strictly after
     /// `cursor`: all of them, those of one handle (`filter.handle`, compared exactly), or
     /// those carrying one tag (`filter.tag`). Registrations derived from installations are
@@ -244,6 +250,23 @@ public protocol NotificationStore: Sendable {
     /// Records the final state, counts and `endedAt`, and ends the lease.
     func finishNotification(id: String, owner: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws
 
+    /// Splits what is left of a notification's delivery into partitions that any worker may
+    /// claim, in one transaction, while `owner` holds its lease (throws as
+    /// ``saveProgress(id:owner:cursor:counts:leaseUntil:)`` does otherwise): the claimed record
+    /// keeps the registration ids up to and including `boundaries[0]` (its
+    /// ``NotificationRecord/upperBound``), and a new partition is enqueued for each further
+    /// range: after `boundaries[i]` up to and including `boundaries[i + 1]`, the last one to the
+    /// end of the claimed record's range. Partitions are records of their own in the queue
+    /// (``NotificationRecord/partOf`` names the notification; the same payloads, enqueue and
+    /// scheduled times), claimed, saved and finished like any record, and announced like a
+    /// new notification. Throws ``HeraldError/badRequest(_:)`` unless `boundaries` ascend
+    /// strictly, lie after the record's cursor and before its upper bound, and the record is
+    /// not a partition or split already.
+    func splitNotification(id: String, owner: String, at boundaries: [String]) async throws
+
+    /// A notification as its senders see it, partitions added up (see
+    /// ``NotificationRecord/combined(withPartitions:)``); `nil` for an unknown id or the id of a
+    /// partition.
     func notification(id: String) async throws -> NotificationRecord?
 
     /// Cancels a notification that is still ``NotificationState/scheduled``: sets it

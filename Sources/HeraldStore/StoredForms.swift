@@ -214,3 +214,66 @@ package enum DerivedRegistrationIDs {
         cursor.map { $0.utf8.lexicographicallyPrecedes(end.utf8) } ?? true
     }
 }
+
+extension NotificationRecord {
+    /// The id of partition `index` (1, 2, …) of the notification `id`.
+    package static func partitionID(of id: String, index: Int) -> String { "\(id).\(index)" }
+
+    /// The checks of ``NotificationStore/splitNotification(id:owner:at:)`` on the claimed record:
+    /// `nil` when `boundaries` may split it, otherwise what is wrong.
+    package func splitRefusal(at boundaries: [String]) -> String? {
+        guard partOf == nil else { return "a partition is not split again" }
+        guard upperBound == nil else { return "the notification was split already" }
+        guard directTargets == nil else { return "a direct send is not split" }
+        guard let first = boundaries.first else { return "a split needs at least one boundary" }
+        if let cursor, !cursor.utf8.lexicographicallyPrecedes(first.utf8) {
+            return "the boundaries must lie after the notification's cursor"
+        }
+        for (lower, upper) in zip(boundaries, boundaries.dropFirst()) where !lower.utf8.lexicographicallyPrecedes(upper.utf8) {
+            return "the boundaries must ascend strictly"
+        }
+        return nil
+    }
+
+    /// The partitions that split this claimed record at `boundaries` (checked with
+    /// ``splitRefusal(at:)``), enqueued: each with the same payloads and times, its cursor at one
+    /// boundary and its upper bound at the next (the last one open).
+    package func partitions(at boundaries: [String]) -> [NotificationRecord] {
+        boundaries.indices.map { i in
+            var partition = self
+            partition.id = Self.partitionID(of: id, index: i + 1)
+            partition.partOf = id
+            partition.state = .enqueued
+            partition.counts = OutcomeCounts()
+            partition.cursor = boundaries[i]
+            partition.upperBound = i + 1 < boundaries.count ? boundaries[i + 1] : nil
+            partition.startedAt = nil
+            partition.endedAt = nil
+            return partition
+        }
+    }
+
+    /// This notification as its senders see it, given its partitions: the counts of all added
+    /// up; processing while any has not ended; once all have, abandoned if one was, no target
+    /// found if none had a device, completed otherwise, ended when the last one ended.
+    package func combined(withPartitions partitions: [NotificationRecord]) -> NotificationRecord {
+        guard !partitions.isEmpty else { return self }
+        var whole = self
+        for partition in partitions { whole.counts.merge(partition.counts) }
+        let all = [self] + partitions
+        if all.allSatisfy(\.state.isFinal) {
+            if all.contains(where: { $0.state == .abandoned }) {
+                whole.state = .abandoned
+            } else {
+                whole.state = whole.counts.total == 0 ? .noTargetFound : .completed
+            }
+            whole.endedAt = all.compactMap(\.endedAt).max()
+        } else {
+            whole.state = .processing
+            whole.endedAt = nil
+        }
+        whole.cursor = nil
+        whole.upperBound = nil
+        return whole
+    }
+}

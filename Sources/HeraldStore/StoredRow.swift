@@ -115,6 +115,8 @@ extension NotificationRecord {
             state: state,
             counts: try row.json(OutcomeCounts.self, "counts"),
             cursor: try row.optionalString("cursor"),
+            partOf: try row.optionalString("part_of"),
+            upperBound: try row.optionalString("upper_bound"),
             enqueuedAt: try row.date("enqueued_at"),
             startedAt: try row.optionalDate("started_at"),
             endedAt: try row.optionalDate("ended_at")

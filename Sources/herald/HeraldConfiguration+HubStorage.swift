@@ -9,6 +9,7 @@ extension HeraldConfiguration {
     var hubConfiguration: HubEngine.Configuration {
         var hub = HubEngine.Configuration()
         hub.lease = .seconds(deliveryLeaseSeconds)
+        hub.partitionSize = deliveryPartitionSize
         return hub
     }
 

@@ -19,6 +19,7 @@ struct HeraldConfiguration: Sendable {
     /// How long a delivery lease lasts: after a node dies, another resumes its notification
     /// this long after its last progress.
     var deliveryLeaseSeconds = 60
+    var deliveryPartitionSize = HubEngine.Configuration().partitionSize
     var logLevel: Logger.Level = .info
     /// `text` (human-readable) or `json` (one object per line).
     var logFormat = "text"
@@ -129,6 +130,9 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_DELIVERY_LEASE", help: "seconds a node holds a notification it delivers without saving progress; after a crash another node resumes it this long after its last progress (default 60)") {
             $0.deliveryLeaseSeconds = try int($1, "HERALD_DELIVERY_LEASE", 2...3600)
+        },
+        .init(variable: "HERALD_DELIVERY_PARTITION_SIZE", help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits (default 25000)") {
+            $0.deliveryPartitionSize = try int($1, "HERALD_DELIVERY_PARTITION_SIZE", 0...100_000_000)
         },
         .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
             guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }

@@ -17,7 +17,7 @@ struct ClusterTests {
             scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("cluster-test.py"),
             arguments: [
                 "--herald", Self.herald.path, "--database-url", try #require(PostgresTestDatabase.urlString),
-                "--devices", "1000", "--crash-devices", "4000", "--lease", "10",
+                "--devices", "2500", "--crash-devices", "4000", "--lease", "10", "--partition-size", "250",
             ]
         )
         print(output.stdout)

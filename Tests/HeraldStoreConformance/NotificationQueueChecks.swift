@@ -258,6 +258,81 @@ enum NotificationQueueChecks {
             await expectHeraldError(.badRequest) { try await store.enqueueNotification(record) }
             #expect(try await store.notification(id: "n") == nil)
         },
+
+        check("registrationIDBoundariesCutEveryNth") { store, _ in
+            #expect(try await store.registrationIDBoundaries(after: nil, every: 3, limit: 10) == [])
+            let ids = (1...10).map { String(format: "r%02d", $0) }
+            try await store.insertRegistrations(ids.map { Registration.sample(id: $0, handle: String(repeating: "c", count: 62) + $0.suffix(2)) })
+            #expect(try await store.registrationIDBoundaries(after: nil, every: 3, limit: 10) == ["r03", "r06", "r09"])
+            #expect(try await store.registrationIDBoundaries(after: "r03", every: 3, limit: 10) == ["r06", "r09"])
+            #expect(try await store.registrationIDBoundaries(after: "r025", every: 4, limit: 10) == ["r06", "r10"])
+            #expect(try await store.registrationIDBoundaries(after: nil, every: 3, limit: 1) == ["r03"])
+            #expect(try await store.registrationIDBoundaries(after: "r10", every: 1, limit: 10) == [])
+        },
+
+        check("aSplitNotificationIsDeliveredByItsPartitions") { store, clock in
+            try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
+            let root = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-a"))
+            try await store.saveProgress(id: "n1", owner: "worker-a", cursor: "r02", counts: OutcomeCounts(), leaseUntil: clock.now.addingTimeInterval(30))
+            try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r04", "r07"])
+
+            // Each partition is claimed on its own, by any worker, with its range.
+            let first = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-b"))
+            let second = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-c"))
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-c") == nil)
+            #expect([first.id, second.id] == ["n1.1", "n1.2"])
+            #expect([first.cursor, second.cursor] == ["r04", "r07"])
+            #expect([first.upperBound, second.upperBound] == ["r07", nil])
+            #expect([first.partOf, second.partOf] == ["n1", "n1"])
+            #expect(first.payloads == root.payloads && first.tagExpression == root.tagExpression)
+            #expect(first.enqueuedAt == root.enqueuedAt && first.state == .processing)
+            #expect(try await store.notification(id: "n1.1") == nil)
+
+            // The notification adds its partitions up, and ends when the last one does.
+            var counts = OutcomeCounts()
+            counts.add(.success, platform: .apns, count: 2)
+            try await store.finishNotification(id: "n1", owner: "worker-a", state: .completed, counts: counts, endedAt: clock.now)
+            try await store.saveProgress(id: "n1.2", owner: "worker-c", cursor: "r08", counts: counts, leaseUntil: clock.now.addingTimeInterval(30))
+            var whole = try #require(try await store.notification(id: "n1"))
+            #expect(whole.state == .processing && whole.endedAt == nil)
+            #expect(whole.counts.total(.success) == 4)
+            try await store.finishNotification(id: "n1.1", owner: "worker-b", state: .noTargetFound, counts: OutcomeCounts(), endedAt: clock.now)
+            clock.advance(by: .seconds(3))
+            counts.add(.expiredChannel, platform: .fcm)
+            try await store.finishNotification(id: "n1.2", owner: "worker-c", state: .completed, counts: counts, endedAt: clock.now)
+            whole = try #require(try await store.notification(id: "n1"))
+            #expect(whole.state == .completed)
+            #expect(whole.endedAt == clock.now)
+            #expect(whole.counts.total(.success) == 4 && whole.counts.total(.expiredChannel) == 1)
+            #expect(whole.startedAt == root.startedAt && whole.id == "n1" && whole.partOf == nil)
+        },
+
+        check("aNotificationWithAnAbandonedPartitionIsAbandoned") { store, clock in
+            try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
+            _ = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-a")
+            try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r5"])
+            _ = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-b")
+            try await store.finishNotification(id: "n1", owner: "worker-a", state: .noTargetFound, counts: OutcomeCounts(), endedAt: clock.now)
+            try await store.finishNotification(id: "n1.1", owner: "worker-b", state: .abandoned, counts: OutcomeCounts(), endedAt: clock.now)
+            #expect(try await store.notification(id: "n1")?.state == .abandoned)
+        },
+
+        check("onlyTheLeaseHolderSplitsAndOnlyOnce") { store, clock in
+            try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
+            await expectHeraldError(.notFound) { try await store.splitNotification(id: "n0", owner: "worker-a", at: ["r5"]) }
+            _ = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-a")
+            try await store.saveProgress(id: "n1", owner: "worker-a", cursor: "r3", counts: OutcomeCounts(), leaseUntil: clock.now.addingTimeInterval(30))
+            await expectHeraldError(.conflict) { try await store.splitNotification(id: "n1", owner: "worker-b", at: ["r5"]) }
+            await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1", owner: "worker-a", at: []) }
+            await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r2"]) }
+            await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r7", "r5"]) }
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-b") == nil)
+
+            try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r5"])
+            await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r6"]) }
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-b"))
+            await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1.1", owner: "worker-b", at: ["r6"]) }
+        },
     ]
 
     private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {
