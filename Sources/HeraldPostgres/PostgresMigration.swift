@@ -263,6 +263,22 @@ struct PostgresMigration: Sendable {
                 "CREATE INDEX notifications_part_of ON herald.notifications (hub, part_of) WHERE part_of IS NOT NULL",
             ]
         ),
+        PostgresMigration(
+            version: 4,
+            name: "rich content bytes in the database",
+            statements: [
+                // The bytes of rich content, so that every node serves any content.
+                """
+                CREATE TABLE herald.rich_content_bytes (
+                    hub text COLLATE "C" NOT NULL,
+                    content_id text COLLATE "C" NOT NULL,
+                    bytes bytea NOT NULL,
+                    PRIMARY KEY (hub, content_id),
+                    FOREIGN KEY (hub, content_id) REFERENCES herald.rich_content (hub, id) ON DELETE CASCADE
+                )
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

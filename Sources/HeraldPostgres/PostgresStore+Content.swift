@@ -52,16 +52,28 @@ extension PostgresStore {
         try RichContent(stored: row.makeRandomAccess())
     }
 
-    public func saveRichContent(_ content: RichContent) async throws {
+    public func saveRichContent(_ content: RichContent, bytes: Data) async throws {
         var statement = SQLStatement()
         let c = content
+        let hub = statement.bind(hub), id = statement.bind(c.id)
+        // Metadata and bytes in one statement: the bytes only when the metadata was inserted.
         statement.sql = """
-            INSERT INTO herald.rich_content (hub, id, owner, media_type, size, created_at, expires_at) VALUES (\
-            \(statement.bind(hub)), \(statement.bind(c.id)), \(statement.bind(c.owner)), \(statement.bind(c.mediaType)), \
+            WITH inserted AS (INSERT INTO herald.rich_content (hub, id, owner, media_type, size, created_at, expires_at) VALUES (\
+            \(hub), \(id), \(statement.bind(c.owner)), \(statement.bind(c.mediaType)), \
             \(statement.bind(c.size)), \(statement.bind(c.createdAt)), \(statement.bind(c.expiresAt))) \
-            ON CONFLICT (hub, id) DO NOTHING RETURNING id
+            ON CONFLICT (hub, id) DO NOTHING RETURNING hub, id) \
+            INSERT INTO herald.rich_content_bytes (hub, content_id, bytes) \
+            SELECT hub, id, \(statement.bind(bytes)) FROM inserted RETURNING content_id
             """
         guard try await !query(statement).isEmpty else { throw HeraldError.conflict("rich content with this id exists") }
+    }
+
+    public func richContentBytes(id: String) async throws -> Data? {
+        var statement = SQLStatement()
+        statement.sql = """
+            SELECT bytes FROM herald.rich_content_bytes WHERE hub = \(statement.bind(hub)) AND content_id = \(statement.bind(id))
+            """
+        return try await query(statement).first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().bytes("bytes") }
     }
 
     public func richContent(id: String, now: Date) async throws -> RichContent? {
@@ -98,7 +110,7 @@ extension PostgresStore {
     }
 
     public func purgeExpiredRichContent(now: Date) async throws -> [String] {
-        // Recipients go with their content (ON DELETE CASCADE).
+        // Recipients and bytes go with their content (ON DELETE CASCADE).
         var statement = SQLStatement()
         statement.sql = """
             DELETE FROM herald.rich_content WHERE hub = \(statement.bind(hub)) \

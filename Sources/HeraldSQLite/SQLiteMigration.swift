@@ -247,6 +247,21 @@ struct SQLiteMigration: Sendable {
                 "CREATE INDEX notifications_part_of ON notifications (part_of) WHERE part_of IS NOT NULL",
             ]
         ),
+        SQLiteMigration(
+            version: 6,
+            name: "rich content bytes in the store",
+            statements: [
+                // The bytes of rich content, until now files in the data directory (moved in by
+                // SQLiteStore.importRichContentFiles(directory:)). A table of their own, with a
+                // rowid, so that large values do not weigh on the metadata's reads.
+                """
+                CREATE TABLE rich_content_bytes (
+                    content_id TEXT PRIMARY KEY NOT NULL REFERENCES rich_content (id) ON DELETE CASCADE,
+                    bytes BLOB NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -58,21 +58,65 @@ extension SQLiteStore {
 
     private static let richColumns = "id, owner, media_type, size, created_at, expires_at"
 
-    public func saveRichContent(_ content: RichContent) async throws {
+    public func saveRichContent(_ content: RichContent, bytes: Data) async throws {
         let binds: [SQLiteData] = [
             .text(content.id), .text(content.owner), .text(content.mediaType), .integer(content.size),
             SQLiteData(content.createdAt), SQLiteData(content.expiresAt),
         ]
         let inserted = try await write { connection in
-            try await !connection.query(
+            let inserted = try await !connection.query(
                 """
                 INSERT INTO rich_content (\(Self.richColumns)) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """,
                 binds
             ).isEmpty
+            if inserted {
+                _ = try await connection.query(
+                    "INSERT INTO rich_content_bytes (content_id, bytes) VALUES (?, ?)",
+                    [.text(content.id), .blob(ByteBuffer(bytes: bytes))]
+                )
+            }
+            return inserted
         }
         guard inserted else { throw HeraldError.conflict("rich content with this id exists") }
+    }
+
+    public func richContentBytes(id: String) async throws -> Data? {
+        let rows = try await read { connection in
+            try await connection.query("SELECT bytes FROM rich_content_bytes WHERE content_id = ?", [.text(id)])
+        }
+        return try rows.first.map { row throws(SQLiteStoreError) in try row.bytes("bytes") }
+    }
+
+    /// Moves the files of rich content kept by releases before the bytes were in the store
+    /// (one per upload in `directory`, named after its id) into the store, for the content it
+    /// knows; deletes every file it moved or that belongs to no content, and the directory once
+    /// empty. Returns how many it moved. Safe to repeat: a file whose bytes are stored already
+    /// is deleted.
+    @discardableResult
+    package func importRichContentFiles(directory: String) async throws -> Int {
+        let fileManager = FileManager.default
+        guard let names = try? fileManager.contentsOfDirectory(atPath: directory) else { return 0 }
+        var moved = 0
+        for name in names {
+            let path = directory + "/" + name
+            if !name.hasPrefix("."), let bytes = fileManager.contents(atPath: path) {
+                let stored = try await write { connection in
+                    try await !connection.query(
+                        """
+                        INSERT INTO rich_content_bytes (content_id, bytes) SELECT id, ? FROM rich_content WHERE id = ?
+                        ON CONFLICT (content_id) DO NOTHING RETURNING content_id
+                        """,
+                        [.blob(ByteBuffer(bytes: bytes)), .text(name)]
+                    ).isEmpty
+                }
+                if stored { moved += 1 }
+            }
+            try? fileManager.removeItem(atPath: path)
+        }
+        try? fileManager.removeItem(atPath: directory)
+        return moved
     }
 
     public func richContent(id: String, now: Date) async throws -> RichContent? {
@@ -116,7 +160,7 @@ extension SQLiteStore {
     }
 
     public func purgeExpiredRichContent(now: Date) async throws -> [String] {
-        // Recipients go with their content (ON DELETE CASCADE).
+        // Recipients and bytes go with their content (ON DELETE CASCADE).
         let rows = try await write { connection in
             try await connection.query(
                 "DELETE FROM rich_content WHERE expires_at <= ? RETURNING id",

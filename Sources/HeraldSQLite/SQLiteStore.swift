@@ -257,4 +257,9 @@ public final class SQLiteStore: HeraldStore {
     package func integerForTesting(_ sql: String) async throws -> Int? {
         try await read { connection in try await connection.query(sql) }.first?.columns.first?.data.integer
     }
+
+    /// The first column of every row of a query on a reader, as strings. For tests.
+    package func stringsForTesting(_ sql: String) async throws -> [String] {
+        try await read { connection in try await connection.query(sql) }.compactMap { $0.columns.first?.data.string }
+    }
 }

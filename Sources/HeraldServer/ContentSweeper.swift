@@ -4,24 +4,19 @@ public import HeraldStore
 public import Logging
 public import ServiceLifecycle
 
-/// Deletes expired secure payloads and rich content — rows and files — every
-/// ``ServerConfiguration/contentSweepInterval``, and upload files a crash left behind.
+/// Deletes expired secure payloads and rich content every
+/// ``ServerConfiguration/contentSweepInterval``.
 ///
 /// Expired content is already unreadable when it expires; this reclaims the space. Several
 /// nodes sharing one store may each run a sweeper: a purge deletes each row once.
 public struct ContentSweeper: Service {
     let store: any ContentStore
-    let files: RichContentFiles?
     let interval: Duration
     let now: @Sendable () -> Date
     let logger: Logger
 
-    /// Upload files untouched this long are abandoned.
-    static let abandonedUploadAge: TimeInterval = 3600
-
     public init(store: any ContentStore, configuration: ServerConfiguration, logger: Logger) {
         self.store = store
-        self.files = configuration.richDirectory.map(RichContentFiles.init(directory:))
         self.interval = configuration.contentSweepInterval
         self.now = configuration.now
         self.logger = logger
@@ -52,10 +47,6 @@ public struct ContentSweeper: Service {
         let now = now()
         let secure = try await store.purgeExpiredSecureMessages(now: now)
         let rich = try await store.purgeExpiredRichContent(now: now)
-        if let files {
-            try await files.remove(ids: rich)
-            try await files.removeAbandonedUploads(olderThan: Self.abandonedUploadAge, now: now)
-        }
         if secure > 0 || !rich.isEmpty {
             logger.debug("Deleted expired content", metadata: ["herald.secure.count": "\(secure)", "herald.rich.count": "\(rich.count)"])
         }

@@ -10,15 +10,16 @@ import Logging
 /// - `POST /api/rich` with the content as the body and its media type as `Content-Type` →
 ///   `201 {"id", "type", "size"}` (``RichUpload``). Only ``ServerConfiguration/richMediaTypes``
 ///   are accepted (415 otherwise); more than ``ServerConfiguration/richMaxBytes`` gets 413,
-///   checked while the body streams to a file.
+///   checked while the body arrives. The bytes are kept in the store with the metadata, so
+///   that every node sharing the store serves them.
 /// - `POST /api/notifications/rich?to_tag=<user>[&pns=…][&style=silent|alert]` with
 ///   `{"richId", "message"}` → the uploader (only) sends it; the recipient may then read it.
 ///   Answers like `POST /api/notifications`, plus `"richId"`. See ``RichNotification`` for
 ///   the payloads.
-/// - `GET /api/rich/{id}` → the bytes, streamed from the file, with their `Content-Type`, to
-///   the uploader and the users it was sent to; 404 to everyone else.
+/// - `GET /api/rich/{id}` → the bytes, with their `Content-Type`, to the uploader and the
+///   users it was sent to; 404 to everyone else.
 ///
-/// Without ``ServerConfiguration/richDirectory`` these answer 503.
+/// Without ``ServerConfiguration/richPushEnabled`` these answer 503.
 public struct RichPushController: Sendable {
     let store: any ContentStore
     let devices: any UserDevices
@@ -36,11 +37,10 @@ public struct RichPushController: Sendable {
         group.post("notifications/rich", use: send)
     }
 
-    private func files() throws -> RichContentFiles {
-        guard let directory = configuration.richDirectory else {
-            throw HeraldError.unavailable("rich push is not enabled on this server: it has no directory for content")
+    private func checkEnabled() throws {
+        guard configuration.richPushEnabled else {
+            throw HeraldError.unavailable("rich push is not enabled on this server")
         }
-        return RichContentFiles(directory: directory)
     }
 
     private static let notFound = HeraldError.notFound("no such rich content")
@@ -49,7 +49,7 @@ public struct RichPushController: Sendable {
 
     @Sendable func upload(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let files = try files()
+        try checkEnabled()
         guard let contentType = request.headers[.contentType] else {
             throw HeraldError(code: .unsupportedMediaType, message: "send the content's media type as Content-Type")
         }
@@ -64,8 +64,9 @@ public struct RichPushController: Sendable {
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
             throw HeraldError.payloadTooLarge("the content is larger than the \(limit) bytes this server accepts")
         }
+        let bytes = try await Self.collect(request.body, limit: limit)
         let id = ContentID.make()
-        let size = try await files.store(request.body, id: id, limit: limit)
+        let size = bytes.count
         let now = configuration.now()
         let content = RichContent(
             id: id,
@@ -75,14 +76,23 @@ public struct RichPushController: Sendable {
             createdAt: now,
             expiresAt: now.addingTimeInterval(configuration.richRetention.seconds)
         )
-        do {
-            try await store.saveRichContent(content)
-        } catch {
-            try? await files.remove(ids: [id])
-            throw error
-        }
+        try await store.saveRichContent(content, bytes: bytes)
         context.logger.debug("Rich content stored", metadata: ["herald.rich.id": "\(id)", "herald.rich.size": "\(size)"])
         return try .json(RichUpload(id: id, type: mediaType, size: size), status: .created)
+    }
+
+    /// The whole body, refused with `413` as soon as more than `limit` bytes arrived (whatever
+    /// the declared length), and with `400` when empty.
+    static func collect<Body: AsyncSequence>(_ body: Body, limit: Int) async throws -> Data where Body.Element == ByteBuffer {
+        var collected = ByteBuffer()
+        for try await chunk in body {
+            guard collected.readableBytes + chunk.readableBytes <= limit else {
+                throw HeraldError.payloadTooLarge("the content is larger than the \(limit) bytes this server accepts")
+            }
+            collected.writeImmutableBuffer(chunk)
+        }
+        guard collected.readableBytes > 0 else { throw HeraldError.badRequest("the request body is empty; send the content") }
+        return Data(collected.readableBytesView)
     }
 
     /// `image/PNG; charset=…` → `image/png`.
@@ -95,16 +105,13 @@ public struct RichPushController: Sendable {
 
     @Sendable func fetch(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let files = try files()
+        try checkEnabled()
         let id = try context.parameters.require("id")
         guard ContentID.isWellFormed(id),
             let content = try await store.readableRichContent(id: id, username: user, now: configuration.now())
         else { throw Self.notFound }
-        let body: ResponseBody
-        do {
-            body = try await FileIO().loadFile(path: files.path(for: id), context: context)
-        } catch {
-            context.logger.warning("Rich content has no file", metadata: ["herald.rich.id": "\(id)"])
+        guard let bytes = try await store.richContentBytes(id: id) else {
+            context.logger.warning("Rich content has no bytes", metadata: ["herald.rich.id": "\(id)"])
             throw Self.notFound
         }
         return Response(
@@ -115,7 +122,7 @@ public struct RichPushController: Sendable {
                 .xContentTypeOptions: "nosniff",
                 .contentSecurityPolicy: "default-src 'none'; sandbox",
             ],
-            body: body
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
         )
     }
 
@@ -123,7 +130,7 @@ public struct RichPushController: Sendable {
 
     @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        _ = try files()
+        try checkEnabled()
         let target = try NotifyTarget(request: request, platforms: devices.platforms)
         let style = try request.uri.queryParameters.get("style").map { try RichNotificationStyle(parsing: $0) } ?? .silent
         let body = try await request.decodeJSONBody(context: context)

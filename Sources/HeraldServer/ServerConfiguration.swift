@@ -32,9 +32,9 @@ public struct ServerConfiguration: Sendable {
     public var secureKey: SecurePayloadKey?
     /// How long a secure payload can be fetched after it was sent.
     public var secureRetention: Duration = .seconds(7 * 24 * 3600)
-    /// The directory that holds rich content, one file per upload. `nil` turns rich push
-    /// off: its routes answer 503.
-    public var richDirectory: String?
+    /// Whether rich push is on; when off, its routes answer 503. Its content (the bytes too)
+    /// is kept in the store, so every node serves any content.
+    public var richPushEnabled = false
     /// The largest rich content accepted, in bytes; larger uploads get 413.
     public var richMaxBytes: Int = 10 * 1024 * 1024
     /// How long rich content can be fetched after it was uploaded.

@@ -40,8 +40,9 @@ public struct SecureMessage: Sendable, Hashable {
     }
 }
 
-/// What the store knows of uploaded rich content. The bytes live in a file that the server
-/// names after ``id``; the store keeps who may read them and until when.
+/// What the store knows of uploaded rich content: who may read it and until when. The bytes
+/// are kept beside it (``ContentStore/richContentBytes(id:)``), so that every node sharing
+/// the store serves them.
 public struct RichContent: Sendable, Hashable {
     /// A random, unguessable id.
     public var id: String
@@ -67,8 +68,8 @@ public struct RichContent: Sendable, Hashable {
 /// Content that devices fetch by id: secure-push payloads and rich-push content metadata.
 ///
 /// Every method is one statement or one transaction in plain SQL (an expiring row per item,
-/// a table of who may read rich content), so that a PostgreSQL store implements it the same
-/// way; nothing here needs leases. Expired items are invisible at once and deleted by the
+/// a table of who may read rich content, a table of its bytes), the same in every store;
+/// nothing here needs leases. Expired items are invisible at once and deleted by the
 /// purge methods, which a periodic sweep calls.
 public protocol ContentStore: Sendable {
     /// Saves a new secure message. Throws ``HeraldError/conflict(_:)`` if the id is taken.
@@ -84,9 +85,13 @@ public protocol ContentStore: Sendable {
     @discardableResult
     func purgeExpiredSecureMessages(now: Date) async throws -> Int
 
-    /// Saves the metadata of newly uploaded rich content. Throws ``HeraldError/conflict(_:)``
-    /// if the id is taken.
-    func saveRichContent(_ content: RichContent) async throws
+    /// Saves newly uploaded rich content, its metadata and its bytes, in one transaction.
+    /// Throws ``HeraldError/conflict(_:)`` if the id is taken.
+    func saveRichContent(_ content: RichContent, bytes: Data) async throws
+
+    /// The bytes of rich content, `nil` if there is no such content. Not checked against
+    /// readers or expiry: read ``readableRichContent(id:username:now:)`` first.
+    func richContentBytes(id: String) async throws -> Data?
 
     /// The metadata of rich content, if it exists and has not expired at `now`.
     func richContent(id: String, now: Date) async throws -> RichContent?
@@ -100,8 +105,8 @@ public protocol ContentStore: Sendable {
     /// sent to — and it has not expired at `now`; `nil` otherwise.
     func readableRichContent(id: String, username: String, now: Date) async throws -> RichContent?
 
-    /// Deletes the metadata (and recipients) of rich content that expired at or before
-    /// `now`, and returns the ids deleted so that the caller removes their files.
+    /// Deletes rich content (metadata, bytes and recipients) that expired at or before `now`,
+    /// and returns the ids deleted.
     func purgeExpiredRichContent(now: Date) async throws -> [String]
 }
 

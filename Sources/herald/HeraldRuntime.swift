@@ -6,6 +6,7 @@ import HeraldHub
 import HeraldPostgres
 import HeraldPush
 import HeraldServer
+import HeraldSQLite
 import HeraldStore
 import HeraldTLS
 import Logging
@@ -124,6 +125,16 @@ struct HeraldRuntime {
             await emulators?.shutdown()
             throw error
         }
+        // Releases before the bytes of rich content were in the store kept them in files.
+        let richFiles = "\(dataDirectory)/rich"
+        if let store = hub.store as? SQLiteStore, FileManager.default.fileExists(atPath: richFiles) {
+            do {
+                let moved = try await store.importRichContentFiles(directory: richFiles)
+                logger.info("Moved the rich content files of an earlier release into the store", metadata: ["herald.count": "\(moved)"])
+            } catch {
+                logger.error("Could not move the rich content files of an earlier release into the store", metadata: ["error": "\(error)"])
+            }
+        }
         return HeraldRuntime(
             configuration: configuration,
             catalog: catalog,
@@ -147,7 +158,7 @@ struct HeraldRuntime {
     }
 
     /// The HTTP server's configuration: the settings, the emulators, and the secure-payload
-    /// key and rich-content directory in the data directory.
+    /// key in the data directory.
     func serverConfiguration() throws -> ServerConfiguration {
         var server = ServerConfiguration()
         server.host = configuration.host
@@ -160,7 +171,7 @@ struct HeraldRuntime {
         server.secureKey = try SecurePayloadKey.loadOrCreate(path: Self.secureKeyPath(configuration))
         server.secureRetention = .seconds(configuration.secureRetentionSeconds)
         server.richRetention = .seconds(configuration.secureRetentionSeconds)
-        server.richDirectory = "\(configuration.dataDirectory)/rich"
+        server.richPushEnabled = true
         server.richMaxBytes = configuration.richMaxBytes
         server.publicURL = configuration.publicURL
         server.tlsPort = configuration.tlsPort

@@ -21,12 +21,34 @@ struct SQLiteStoreContentTests {
 
     @Test func purgedRichContentTakesItsRecipientsFromTheFile() async throws {
         try await withStore { store, clock in
-            try await store.saveRichContent(ContentChecks.content("old", now: clock.now, ttl: 60))
-            try await store.saveRichContent(ContentChecks.content("new", now: clock.now, ttl: 3600))
+            try await store.saveRichContent(ContentChecks.content("old", now: clock.now, ttl: 60), bytes: ContentChecks.bytes())
+            try await store.saveRichContent(ContentChecks.content("new", now: clock.now, ttl: 3600), bytes: ContentChecks.bytes())
             try await store.addRichRecipient(id: "old", username: "bob")
             clock.advance(by: .seconds(61))
             #expect(try await store.purgeExpiredRichContent(now: clock.now) == ["old"])
             #expect(try await store.integerForTesting("SELECT count(*) FROM rich_recipients") == 0)
+            #expect(try await store.integerForTesting("SELECT count(*) FROM rich_content_bytes") == 1)
+        }
+    }
+
+    @Test func richContentFilesOfAnEarlierReleaseAreMovedIntoTheStore() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = directory.url.path + "/rich"
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        try await withStore { store, clock in
+            // As an earlier release left it: the metadata in the store, the bytes in a file.
+            try await store.saveRichContent(ContentChecks.content("c1", now: clock.now), bytes: Data())
+            try await store.executeForTesting("DELETE FROM rich_content_bytes")
+            try ContentChecks.bytes().write(to: URL(fileURLWithPath: files + "/c1"))
+            try Data([1]).write(to: URL(fileURLWithPath: files + "/expired-and-purged"))
+            try Data([2]).write(to: URL(fileURLWithPath: files + "/.upload-crashed"))
+
+            #expect(try await store.importRichContentFiles(directory: files) == 1)
+            #expect(try await store.richContentBytes(id: "c1") == ContentChecks.bytes())
+            #expect(try await store.richContentBytes(id: "expired-and-purged") == nil)
+            #expect(!FileManager.default.fileExists(atPath: files), "every file and the directory are gone")
+            #expect(try await store.importRichContentFiles(directory: files) == 0)
         }
     }
 
@@ -36,7 +58,7 @@ struct SQLiteStoreContentTests {
         let clock = StoreTestClock()
         let first = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger, now: { clock.now })
         try await first.saveSecureMessage(ContentChecks.message(now: clock.now))
-        try await first.saveRichContent(ContentChecks.content(now: clock.now))
+        try await first.saveRichContent(ContentChecks.content(now: clock.now), bytes: ContentChecks.bytes())
         try await first.addRichRecipient(id: "c1", username: "bob")
         try await first.close()
 
@@ -61,7 +83,7 @@ struct SQLiteStoreContentTests {
             ]
         )
         try await withStore(at: path) { store throws in
-            #expect(store.appliedMigrations == [2, 3, 4, 5])
+            #expect(store.appliedMigrations == [2, 3, 4, 5, 6])
             #expect(try await store.registration(id: "r1")?.tags == ["t"])
             try await store.saveSecureMessage(ContentChecks.message(now: Date()))
             #expect(try await store.readSecureMessage(id: "m1", recipient: "alice", now: Date()) != nil)

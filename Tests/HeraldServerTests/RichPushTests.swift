@@ -30,11 +30,12 @@ import HeraldSQLite
         }
     }
 
-    static func files(in herald: TestHerald) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: herald.server.richDirectory!)) ?? []).sorted()
+    /// The ids of the rich content whose bytes the store holds.
+    static func stored(in herald: TestHerald) async throws -> [String] {
+        try await herald.store.stringsForTesting("SELECT content_id FROM rich_content_bytes ORDER BY content_id")
     }
 
-    @Test func anUploadIsStoredAsAnOwnerOnlyFile() async throws {
+    @Test func anUploadIsStoredWithItsBytes() async throws {
         try await TestHerald.withHerald { herald in
             try await herald.application().test(.router) { client in
                 let alice = try await client.signUp("alice")
@@ -42,11 +43,8 @@ import HeraldSQLite
                 #expect(upload.type == "image/png")
                 #expect(upload.size == Self.image.count)
                 #expect(upload.id.count == 22)
-                #expect(Self.files(in: herald) == [upload.id])
-                let path = herald.server.richDirectory! + "/" + upload.id
-                #expect(FileManager.default.contents(atPath: path) == Data(Self.image))
-                let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
-                #expect(mode == 0o600)
+                #expect(try await Self.stored(in: herald) == [upload.id])
+                #expect(try await herald.store.richContentBytes(id: upload.id) == Data(Self.image))
                 let row = try #require(try await herald.store.richContent(id: upload.id, now: herald.clock.now))
                 #expect(row.owner == "alice" && row.mediaType == "image/png" && row.size == Self.image.count)
             }
@@ -63,7 +61,7 @@ import HeraldSQLite
                     #expect(response.status == .unsupportedMediaType)
                     #expect(response.body.string.contains(type.isEmpty ? "Content-Type" : "image/png"))
                 }
-                #expect(Self.files(in: herald).isEmpty)
+                #expect(try await Self.stored(in: herald).isEmpty)
                 #expect(try await herald.store.integerForTesting("SELECT count(*) FROM rich_content") == 0)
             }
         }
@@ -79,16 +77,16 @@ import HeraldSQLite
                     #expect(response.status == .contentTooLarge)
                     #expect(response.body.string.contains("1000"))
                 }
-                #expect(Self.files(in: herald).isEmpty)
+                #expect(try await Self.stored(in: herald).isEmpty)
                 // Exactly the limit is fine.
                 _ = try await Self.upload(client, headers, bytes: Array(Self.image.prefix(1000)))
             }
         }
     }
 
-    /// No declared length (chunked): counted while streaming, over a real socket; the partial
-    /// file is removed.
-    @Test func tooLargeWhileStreamingIs413AndLeavesNoFile() async throws {
+    /// No declared length (chunked): counted while streaming, over a real socket; nothing is
+    /// stored.
+    @Test func tooLargeWhileStreamingIs413AndStoresNothing() async throws {
         try await TestHerald.withHerald(configure: { $0.richMaxBytes = 1000 }) { herald in
             try await herald.application().test(.live) { client in
                 let alice = try await client.signUp("alice")
@@ -101,7 +99,7 @@ import HeraldSQLite
                 request.body = .stream(chunks.map { ByteBuffer(bytes: $0) }.async, length: .unknown)
                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
                 #expect(response.status.code == 413)
-                #expect(Self.files(in: herald).isEmpty)
+                #expect(try await Self.stored(in: herald).isEmpty)
 
                 // Under the limit, streamed: accepted.
                 var small = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/rich")
@@ -111,27 +109,9 @@ import HeraldSQLite
                 small.body = .stream(chunks.prefix(1).map { ByteBuffer(bytes: $0) }.async, length: .unknown)
                 let accepted = try await HTTPClient.shared.execute(small, timeout: .seconds(30))
                 #expect(accepted.status.code == 201)
-                #expect(Self.files(in: herald).count == 1)
+                #expect(try await Self.stored(in: herald).count == 1)
             }
         }
-    }
-
-    /// The file writer on its own: a body that grows past the limit is refused as it arrives.
-    @Test func theFileWriterStopsAtTheLimit() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-rich-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let files = RichContentFiles(directory: directory)
-        let chunks = (0..<10).map { _ in ByteBuffer(bytes: [UInt8](repeating: 1, count: 100)) }
-        let tooLarge = await #expect(throws: HeraldError.self) {
-            try await files.store(chunks.async, id: "big", limit: 950)
-        }
-        #expect(tooLarge?.code == .payloadTooLarge)
-        #expect(tooLarge?.message == "the content is larger than the 950 bytes this server accepts")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
-        #expect(try await files.store(chunks.async, id: "fits", limit: 1000) == 1000)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["fits"])
-        await #expect(throws: HeraldError.self) { try await files.store([ByteBuffer]().async, id: "empty", limit: 1000) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["fits"])
     }
 
     /// alice uploads and sends to bob: bob's device gets the id, type and message; bob (and
@@ -294,18 +274,13 @@ import HeraldSQLite
         }
     }
 
-    @Test func expiredContentIs404AndTheSweepRemovesItsFile() async throws {
+    @Test func expiredContentIs404AndTheSweepRemovesItsBytes() async throws {
         try await TestHerald.withHerald { herald in
             try await herald.application().test(.router) { client in
                 let alice = try await client.signUp("alice")
                 let old = try await Self.upload(client, alice)
                 herald.clock.advance(by: .seconds(3600))
                 let fresh = try await Self.upload(client, alice)
-                // A crash left an upload behind, long ago.
-                let leftover = herald.server.richDirectory! + "/.upload-crashed"
-                #expect(FileManager.default.createFile(atPath: leftover, contents: Data([1])))
-                try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: leftover)
-
                 herald.clock.advance(by: herald.server.richRetention - .seconds(1800))
                 try await client.execute(uri: "/api/rich/\(old.id)", method: .get, headers: alice) { response in
                     #expect(response.status == .notFound)
@@ -318,7 +293,7 @@ import HeraldSQLite
                 }
                 let sweeper = ContentSweeper(store: herald.store, configuration: herald.server, logger: Logger(label: "test"))
                 #expect(try await sweeper.sweep().richContent == 1)
-                #expect(Self.files(in: herald) == [fresh.id])
+                #expect(try await Self.stored(in: herald) == [fresh.id])
                 try await client.execute(uri: "/api/rich/\(fresh.id)", method: .get, headers: alice) { response in
                     #expect(response.status == .ok)
                 }
@@ -326,8 +301,8 @@ import HeraldSQLite
         }
     }
 
-    @Test func withoutADirectoryRichPushIsUnavailable() async throws {
-        try await TestHerald.withHerald(configure: { $0.richDirectory = nil }) { herald in
+    @Test func richPushTurnedOffIsUnavailable() async throws {
+        try await TestHerald.withHerald(configure: { $0.richPushEnabled = false }) { herald in
             try await herald.application().test(.router) { client in
                 var alice = try await client.signUp("alice")
                 alice[.contentType] = "image/png"

@@ -129,7 +129,7 @@ struct TestHerald {
         // default 10 s, after which the notify routes answer with the state so far.
         server.notifyWait = .seconds(60)
         server.secureKey = try SecurePayloadKey.loadOrCreate(path: directory + "/keys/secure-payload.key")
-        server.richDirectory = directory + "/rich"
+        server.richPushEnabled = true
         let clock = ServerTestClock()
         server.now = { clock.now }
         configure(&server)

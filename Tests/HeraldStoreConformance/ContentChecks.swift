@@ -19,6 +19,9 @@ public enum ContentChecks {
         RichContent(id: id, owner: owner, mediaType: "image/png", size: 1234, createdAt: now, expiresAt: now.addingTimeInterval(ttl))
     }
 
+    /// Bytes of rich content of `size`.
+    public static func bytes(_ size: Int = 1234) -> Data { Data((0..<size).map { UInt8($0 % 251) }) }
+
     static let all: [StoreCheck] = [
         check("aReadReturnsTheStateBeforeItAndMarksItRead") { store, clock in
             let saved = ContentChecks.message(now: clock.now)
@@ -69,8 +72,10 @@ public enum ContentChecks {
 
         check("theOwnerAndRecipientsMayReadNobodyElse") { store, clock in
             let saved = ContentChecks.content(now: clock.now)
-            try await store.saveRichContent(saved)
+            try await store.saveRichContent(saved, bytes: ContentChecks.bytes())
             #expect(try await store.richContent(id: "c1", now: clock.now)?.owner == "alice")
+            #expect(try await store.richContentBytes(id: "c1") == ContentChecks.bytes())
+            #expect(try await store.richContentBytes(id: "other") == nil)
             #expect(try await store.readableRichContent(id: "c1", username: "alice", now: clock.now)?.mediaType == "image/png")
             #expect(try await !store.isRichContentReadable(id: "c1", by: "bob", now: clock.now))
 
@@ -88,19 +93,24 @@ public enum ContentChecks {
         },
 
         check("expiredContentIsUnreadableAndPurgeReturnsItsIds") { store, clock in
-            try await store.saveRichContent(ContentChecks.content("old", now: clock.now, ttl: 60))
-            try await store.saveRichContent(ContentChecks.content("new", now: clock.now, ttl: 3600))
+            try await store.saveRichContent(ContentChecks.content("old", now: clock.now, ttl: 60), bytes: ContentChecks.bytes())
+            try await store.saveRichContent(ContentChecks.content("new", now: clock.now, ttl: 3600), bytes: ContentChecks.bytes(10))
             try await store.addRichRecipient(id: "old", username: "bob")
             clock.advance(by: .seconds(61))
             #expect(try await store.richContent(id: "old", now: clock.now) == nil)
             #expect(try await !store.isRichContentReadable(id: "old", by: "alice", now: clock.now))
             #expect(try await store.purgeExpiredRichContent(now: clock.now) == ["old"])
             #expect(try await store.purgeExpiredRichContent(now: clock.now).isEmpty)
+            #expect(try await store.richContentBytes(id: "old") == nil, "the bytes went with it")
             #expect(try await store.richContent(id: "new", now: clock.now) != nil)
             // The recipients went with it: content saved again under its id is its owner's only.
-            try await store.saveRichContent(ContentChecks.content("old", now: clock.now))
+            try await store.saveRichContent(ContentChecks.content("old", now: clock.now), bytes: ContentChecks.bytes(3))
             #expect(try await !store.isRichContentReadable(id: "old", by: "bob", now: clock.now))
-            await expectHeraldError(.conflict) { try await store.saveRichContent(ContentChecks.content("new", now: clock.now)) }
+            #expect(try await store.richContentBytes(id: "old") == ContentChecks.bytes(3))
+            await expectHeraldError(.conflict) {
+                try await store.saveRichContent(ContentChecks.content("new", now: clock.now), bytes: ContentChecks.bytes(1))
+            }
+            #expect(try await store.richContentBytes(id: "new") == ContentChecks.bytes(10), "a refused save changes nothing")
         },
     ]
 
