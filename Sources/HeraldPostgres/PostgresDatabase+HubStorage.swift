@@ -113,6 +113,28 @@ extension PostgresDatabase: HubStorage {
     public func openStore(forHub name: String, logger: Logger) async throws -> any HeraldStore {
         store(hub: name)
     }
+
+    /// Records this node's report in `herald.nodes` (by the database's clock, so that the nodes'
+    /// clocks do not matter), forgets nodes silent for a day, and counts those seen within
+    /// `window`.
+    public func reportAlive(node: String, window: Duration) async throws -> Int {
+        var report = SQLStatement()
+        report.sql = """
+            WITH gone AS (DELETE FROM herald.nodes WHERE seen_at < now() - interval '1 day') \
+            INSERT INTO herald.nodes (id, seen_at) VALUES (\(report.bind(node)), now()) \
+            ON CONFLICT (id) DO UPDATE SET seen_at = now()
+            """
+        var count = SQLStatement()
+        count.sql = """
+            SELECT count(*) AS n FROM herald.nodes WHERE id <> \(count.bind(node)) \
+            AND seen_at > now() - \(count.bind(Int(window.seconds.rounded(.up)))) * interval '1 second'
+            """
+        let others = try await run { connection in
+            try await connection.query(report.query, logger: clientLogger)
+            return try await connection.query(count.query, logger: clientLogger).collect()
+        }
+        return 1 + (try others.first?.makeRandomAccess().int("n") ?? 0)
+    }
 }
 
 extension PostgresDatabase {

@@ -279,6 +279,21 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 5,
+            name: "the nodes sharing the database",
+            statements: [
+                // Each running node's last report (every 10 s): how many nodes share the hub
+                // API's rate limit.
+                """
+                CREATE TABLE herald.nodes (
+                    id text COLLATE "C" PRIMARY KEY,
+                    started_at timestamptz NOT NULL DEFAULT now(),
+                    seen_at timestamptz NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }
@@ -294,6 +309,10 @@ struct PostgresMigration: Sendable {
         logger: Logger
     ) async throws -> [Int] {
         let latest = migrations.last?.version ?? 0
+        // A migration out of place would be skipped on databases past its number.
+        guard zip(migrations, migrations.dropFirst()).allSatisfy({ $0.version < $1.version }) else {
+            throw PostgresStoreError(code: .database, message: "Herald's schema migrations are not in ascending order")
+        }
         return try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.query("CREATE SCHEMA IF NOT EXISTS herald", logger: logger)

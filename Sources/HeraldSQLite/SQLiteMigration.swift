@@ -277,6 +277,10 @@ struct SQLiteMigration: Sendable {
         logger: Logger
     ) async throws -> [Int] {
         let latest = migrations.last?.version ?? 0
+        // A migration out of place would be skipped on databases past its number.
+        guard zip(migrations, migrations.dropFirst()).allSatisfy({ $0.version < $1.version }) else {
+            throw SQLiteStoreError(code: .database, message: "Herald's schema migrations are not in ascending order")
+        }
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
             _ = try await connection.query(

@@ -45,6 +45,16 @@ public protocol HubStorage: Sendable {
 
     /// Opens the store of the hub `name` (its exact name). The caller closes it.
     func openStore(forHub name: String, logger: Logger) async throws -> any HeraldStore
+
+    /// Records that the node `node` (a name unique to one running process) is alive now, and
+    /// returns how many nodes are: those that reported within `window`, this one included.
+    /// Nodes share what must hold for all of them together (the hub API's rate limit) by it.
+    func reportAlive(node: String, window: Duration) async throws -> Int
+}
+
+extension HubStorage {
+    /// Storage that one node uses alone: always one.
+    public func reportAlive(node: String, window: Duration) async throws -> Int { 1 }
 }
 
 /// A hub's definition as a ``HubStorage`` keeps it.

@@ -31,6 +31,17 @@ struct PostgresHubStorageTests {
         )
     }
 
+    @Test func nodesReportingAliveAreCountedUntilTheyFallSilent() async throws {
+        try await withTwoNodes { first, second in
+            let a = "test-a-" + uniqueName(), b = "test-b-" + uniqueName()
+            #expect(try await first.storage.reportAlive(node: a, window: .seconds(2)) == 1)
+            #expect(try await second.storage.reportAlive(node: b, window: .seconds(2)) == 2)
+            #expect(try await first.storage.reportAlive(node: a, window: .seconds(2)) == 2, "a report again is not a new node")
+            try await Task.sleep(for: .milliseconds(2500))
+            #expect(try await second.storage.reportAlive(node: b, window: .seconds(2)) == 1, "a silent node is not counted")
+        }
+    }
+
     @Test func aHubCreatedOnOneNodeIsServedByAnother() async throws {
         try await withTwoNodes { first, second in
             let name = uniqueName()

@@ -51,6 +51,18 @@ import Testing
         }
     }
 
+    /// Nodes sharing a database share the limit: each admits the limit divided by their number.
+    @Test func nodesShareTheRateLimit() throws {
+        let alone = HubRateLimiter(requestsPerSecond: 10)
+        for _ in 0..<20 { try alone.admit("h") }
+        #expect(throws: HubThrottled.self) { try alone.admit("h") }
+
+        let oneOfFour = HubRateLimiter(requestsPerSecond: 10)
+        for _ in 0..<5 { try oneOfFour.admit("h", nodes: 4) }
+        #expect(throws: HubThrottled.self, "a quarter of the burst of 20") { try oneOfFour.admit("h", nodes: 4) }
+        try oneOfFour.admit("other", nodes: 4)
+    }
+
     /// Feedback containers and import/export jobs are not offered: a clear 404 in the hub's
     /// format, after the same authorization as any Manage operation.
     @Test func whatIsNotOfferedSaysSo() async throws {

@@ -76,6 +76,15 @@ public final class HubRegistry: Service, Sendable {
         }
     }
     private let state = Mutex(State())
+    /// This process's name among the nodes sharing the storage: host, pid and a random part.
+    public let nodeID = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
+        + UUID().uuidString.prefix(8).lowercased()
+    private let liveNodes = Atomic<Int>(1)
+
+    /// How many nodes share the storage (this one included), as last reported: every node
+    /// reports every ``catalogRefreshInterval``, and a node silent for three of them is not
+    /// counted. One for a data directory.
+    public var liveNodeCount: Int { liveNodes.load(ordering: .relaxed) }
 
     public init(
         catalog: HubCatalog,
@@ -236,6 +245,7 @@ public final class HubRegistry: Service, Sendable {
             return state.hubs.values.filter { !$0.hub.isStopped }.map { .deliver($0.hub) } + retiring
         }
         for item in start { continuation.yield(item) }
+        await reportAlive()
         await openEveryHub()
         let retirementDelay = self.retirementDelay
         let logger = self.logger
@@ -249,6 +259,7 @@ public final class HubRegistry: Service, Sendable {
                         while !Task.isCancelled {
                             try? await Task.sleep(for: self.catalogRefreshInterval)
                             if Task.isCancelled { break }
+                            await self.reportAlive()
                             await self.openEveryHub()
                         }
                     }
@@ -273,6 +284,19 @@ public final class HubRegistry: Service, Sendable {
         state.withLock { $0.work = nil }
         continuation.finish()
         await close()
+    }
+
+    /// Reports this node alive to the storage and keeps the count of live nodes it returns.
+    private func reportAlive() async {
+        do {
+            let count = try await catalog.storage.reportAlive(node: nodeID, window: catalogRefreshInterval * 3)
+            let previous = liveNodes.exchange(max(1, count), ordering: .relaxed)
+            if count != previous {
+                logger.info("Nodes sharing the storage", metadata: ["herald.nodes": "\(count)"])
+            }
+        } catch {
+            logger.warning("Cannot report this node alive", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Opens every hub of the catalog that is not open (or gives an open one the credentials it

@@ -87,7 +87,7 @@ public struct HubAPIController: Sendable {
         let token = try SharedAccessSignature(parsing: header)
         // One read of the hub's definition serves the check and the lookup of its engine.
         let definition = try await registry.catalog.authorize(token, hub: name, requestURL: requestURL(request), right: right, now: now())
-        try limiter.admit(definition.name)
+        try limiter.admit(definition.name, nodes: registry.liveNodeCount)
         return (name, try await registry.hub(for: definition))
     }
 

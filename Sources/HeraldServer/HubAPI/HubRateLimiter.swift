@@ -4,18 +4,25 @@ import Synchronization
 
 /// A token bucket per hub: the hub API's requests per second, with bursts of up to twice
 /// that. A caller over the limit gets 429 with the seconds until a token is free.
-final class HubRateLimiter: Sendable {
+///
+/// Several nodes behind one load balancer share the limit: each admits its share, the limit
+/// divided by the number of live nodes. With requests spread evenly the hub gets about the
+/// limit in all; unevenly, less, never more.
+package final class HubRateLimiter: Sendable {
     let rate: Double
     let burst: Double
     private let buckets = Mutex<[String: (tokens: Double, at: ContinuousClock.Instant)]>([:])
 
-    init(requestsPerSecond: Int) {
+    package init(requestsPerSecond: Int) {
         self.rate = Double(max(1, requestsPerSecond))
         self.burst = Double(max(1, requestsPerSecond)) * 2
     }
 
-    func admit(_ hub: String) throws {
+    /// Takes a token for a request to `hub`, or throws ``HubThrottled``; `nodes` share the limit.
+    package func admit(_ hub: String, nodes: Int = 1) throws {
         let now = ContinuousClock.now
+        let share = Double(max(1, nodes))
+        let rate = self.rate / share, burst = self.burst / share
         let wait: Double? = buckets.withLock { buckets in
             var bucket = buckets[hub] ?? (burst, now)
             let elapsed = now - bucket.at

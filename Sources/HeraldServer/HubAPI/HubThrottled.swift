@@ -1,5 +1,5 @@
 
 /// The hub API's answer to a throttled caller: 429 with `Retry-After`.
-struct HubThrottled: Error {
+package struct HubThrottled: Error {
     var retryAfterSeconds: Int
 }
