@@ -50,6 +50,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // `swift package generate-documentation` for the DocC catalogs (HeraldClient, HeraldCore).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
@@ -230,7 +231,10 @@ let package = Package(
         // expectations on HeraldError.
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldCore", .product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: [
+                "HeraldCore", .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Tests/HeraldTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -268,7 +272,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPostgresTests",
             dependencies: [
-                "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldStoreConformance", "HeraldTestSupport", "HeraldHub",
+                "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldSQLite", "HeraldStoreConformance", "HeraldTestSupport", "HeraldHub",
                 "HeraldHubWire",
                 // Not imported: the cluster test runs the `herald` binary, which this makes sure is built.
                 "herald",

@@ -9,7 +9,7 @@ struct Herald: AsyncParsableCommand {
             Start with `herald serve` (or `herald demo` to watch the whole flow once). With no push
             credentials configured, Herald starts built-in APNs and FCM emulators and says so.
             """,
-        subcommands: [Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, Bench.self]
+        subcommands: [Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, StoreCommand.self, Bench.self]
     )
 }
 

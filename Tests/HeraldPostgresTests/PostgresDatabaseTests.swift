@@ -8,31 +8,8 @@ import Testing
 
 @Suite("PostgreSQL database", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
 struct PostgresDatabaseTests {
-    /// A database of its own on the test server, dropped afterwards: for tests of migrations.
-    private func withScratchDatabase(_ body: (DatabaseURL) async throws -> Void) async throws {
-        let name = "herald_scratch_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await PostgresTestDatabase.with(migrate: false) { admin in
-            try await admin.executeForTesting("CREATE DATABASE \(name)")
-        }
-        var url = try PostgresTestDatabase.url()
-        url.database = name
-        do {
-            try await body(url)
-        } catch {
-            try? await dropDatabase(name)
-            throw error
-        }
-        try await dropDatabase(name)
-    }
-
-    private func dropDatabase(_ name: String) async throws {
-        try await PostgresTestDatabase.with(migrate: false) { admin in
-            try await admin.executeForTesting("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        }
-    }
-
     @Test func nodesStartingAtOnceApplyEachMigrationExactlyOnce() async throws {
-        try await withScratchDatabase { url in
+        try await PostgresTestDatabase.withScratchDatabase { url, _ in
             let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
                 for _ in 0..<6 {
                     group.addTask {
@@ -54,7 +31,7 @@ struct PostgresDatabaseTests {
     }
 
     @Test func aDatabaseFromANewerHeraldIsRefusedUntouched() async throws {
-        try await withScratchDatabase { url in
+        try await PostgresTestDatabase.withScratchDatabase { url, _ in
             try await PostgresTestDatabase.with(url: url) { database in
                 try await database.executeForTesting("INSERT INTO herald.schema_migrations (version, name) VALUES (999, 'from the future')")
             }

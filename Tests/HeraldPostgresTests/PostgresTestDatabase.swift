@@ -41,6 +41,33 @@ enum PostgresTestDatabase {
         }
     }
 
+    /// Runs `body` with a database of its own on the test server (its URL, parsed and as text),
+    /// dropped afterwards: for tests of migrations and of copies into an empty database.
+    static func withScratchDatabase(_ body: (DatabaseURL, String) async throws -> Void) async throws {
+        let name = "herald_scratch_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await with(migrate: false) { admin in
+            try await admin.executeForTesting("CREATE DATABASE \(name)")
+        }
+        var url = try Self.url()
+        url.database = name
+        let configured = try #require(urlString)
+        var text = try #require(URLComponents(string: configured))
+        text.path = "/" + name
+        do {
+            try await body(url, try #require(text.string))
+        } catch {
+            try? await dropDatabase(name)
+            throw error
+        }
+        try await dropDatabase(name)
+    }
+
+    private static func dropDatabase(_ name: String) async throws {
+        try await with(migrate: false) { admin in
+            try await admin.executeForTesting("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+
     /// A hub name no other test uses, so that each test starts with an empty store.
     static func uniqueHubName() -> String {
         "test-" + UUID().uuidString.lowercased()

@@ -1,13 +1,14 @@
-import Foundation
-import HeraldCore
+public import Foundation
+public import HeraldCore
 import HeraldStore
 import HeraldTestSupport
 import Testing
 
 /// The notification queue: enqueue, claims and leases, progress, template, direct and
 /// scheduled sends, cancelling.
-enum NotificationQueueChecks {
-    static func record(_ id: String, at date: Date) -> NotificationRecord {
+public enum NotificationQueueChecks {
+    /// A native notification to `sports && !news`, for tests of any store.
+    public static func record(_ id: String, at date: Date) -> NotificationRecord {
         NotificationRecord(
             id: id,
             tagExpression: "sports && !news",
@@ -19,7 +20,8 @@ enum NotificationQueueChecks {
         )
     }
 
-    static func scheduled(_ id: String, enqueuedAt: Date, dueAt: Date) -> NotificationRecord {
+    /// A template notification scheduled for `dueAt`, for tests of any store.
+    public static func scheduled(_ id: String, enqueuedAt: Date, dueAt: Date) -> NotificationRecord {
         NotificationRecord(
             id: id, tagExpression: "news", payloads: [],
             template: TemplateSend(properties: ["message": "Hello", "Name": "Ann"], templateName: "greeting"),

@@ -1,5 +1,6 @@
 public import Foundation
 import Subprocess
+import SystemPackage
 
 /// Runs the Python scripts in `Tests/Interop`, which drive Herald with independent
 /// implementations from PyPI.
@@ -59,9 +60,25 @@ public enum PythonInterop {
             "REQUESTS_CA_BUNDLE": nil, "SSL_CERT_FILE": nil, "CURL_CA_BUNDLE": nil, "PYTHONDONTWRITEBYTECODE": "1",
         ]
         for (key, value) in environment { variables[Environment.Key(stringLiteral: key)] = value }
+        return try await execute(.name("python3"), arguments: [script.path] + arguments, variables: variables)
+    }
+
+    /// Runs a program (not Python: `herald` itself, for tests of its commands) with
+    /// `environment` added to this process's, and waits for it without blocking a thread.
+    public static func run(
+        program: URL, arguments: [String] = [], environment: [String: String] = [:]
+    ) async throws -> Output {
+        var variables: [Environment.Key: String?] = [:]
+        for (key, value) in environment { variables[Environment.Key(stringLiteral: key)] = value }
+        return try await execute(.path(FilePath(program.path)), arguments: arguments, variables: variables)
+    }
+
+    private static func execute(
+        _ executable: Executable, arguments: [String], variables: [Environment.Key: String?]
+    ) async throws -> Output {
         let result = try await Subprocess.run(
-            .name("python3"),
-            arguments: Arguments([script.path] + arguments),
+            executable,
+            arguments: Arguments(arguments),
             environment: .inherit.updating(variables),
             output: .string(limit: outputLimit),
             error: .string(limit: outputLimit)

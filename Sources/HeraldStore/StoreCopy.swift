@@ -1,0 +1,98 @@
+package import Foundation
+
+/// What moving a deployment from one store to another copies: the tables a hub's data lives
+/// in, in an order that satisfies their references, with their columns as both stores name
+/// them (a PostgreSQL table has the hub's name in a column of its own besides). Tag indexes
+/// are not copied: each store's triggers rebuild them from the rows.
+package enum StoreCopy {
+    /// A value of a copied row, as SQLite gives it.
+    package enum Value: Sendable, Hashable {
+        case null
+        case integer(Int)
+        case text(String)
+        case bytes(Data)
+    }
+
+    /// How a column is kept in PostgreSQL.
+    package enum ColumnType: Sendable, Hashable {
+        case text
+        case bigint
+        case bytea
+        /// Kept as an integer 0 or 1 in SQLite.
+        case boolean
+        /// A JSON document, text in SQLite.
+        case jsonb
+        /// A JSON array of strings in SQLite, `text[]` in PostgreSQL.
+        case textArray
+    }
+
+    package struct Table: Sendable {
+        package var name: String
+        package var columns: [(name: String, type: ColumnType)]
+        /// The primary key's columns: rows are read in its order, a batch at a time.
+        package var key: [String]
+        /// Rows per batch: fewer for tables of large values.
+        package var batchSize: Int
+
+        package var columnNames: [String] { columns.map(\.name) }
+    }
+
+    package static let tables: [Table] = [
+        Table(
+            name: "installations",
+            columns: [
+                ("id", .text), ("user_id", .text), ("tags", .textArray), ("document", .jsonb), ("version", .bigint),
+                ("created_at", .bigint), ("updated_at", .bigint),
+            ],
+            key: ["id"], batchSize: 500
+        ),
+        Table(
+            name: "registrations",
+            columns: [
+                ("id", .text), ("platform", .text), ("handle", .text), ("p256dh", .text), ("auth", .text), ("owner", .text),
+                ("expires_at", .bigint), ("version", .bigint), ("created_at", .bigint), ("updated_at", .bigint),
+                ("tags", .textArray), ("template", .text), ("push_variables", .text), ("installation_id", .text),
+                ("legacy_gcm", .boolean),
+            ],
+            key: ["id"], batchSize: 1000
+        ),
+        Table(name: "reservations", columns: [("id", .text), ("owner", .text), ("expires_at", .bigint)], key: ["id"], batchSize: 1000),
+        Table(
+            name: "accounts", columns: [("username", .text), ("password_hash", .text), ("created_at", .bigint)],
+            key: ["username"], batchSize: 1000
+        ),
+        Table(
+            name: "sessions", columns: [("token_hash", .text), ("username", .text), ("expires_at", .bigint)],
+            key: ["token_hash"], batchSize: 1000
+        ),
+        Table(
+            name: "notifications",
+            columns: [
+                ("id", .text), ("tag_expression", .text), ("payloads", .text), ("template", .text), ("direct_targets", .text),
+                ("state", .text), ("counts", .text), ("cursor", .text), ("enqueued_at", .bigint), ("scheduled_at", .bigint),
+                ("started_at", .bigint), ("ended_at", .bigint), ("lease_until", .bigint), ("lease_owner", .text),
+                ("part_of", .text), ("upper_bound", .text),
+            ],
+            key: ["id"], batchSize: 200
+        ),
+        Table(
+            name: "secure_messages",
+            columns: [
+                ("id", .text), ("recipient", .text), ("sender", .text), ("sealed", .bytea), ("created_at", .bigint),
+                ("expires_at", .bigint), ("read_count", .bigint), ("first_read_at", .bigint),
+            ],
+            key: ["id"], batchSize: 500
+        ),
+        Table(
+            name: "rich_content",
+            columns: [
+                ("id", .text), ("owner", .text), ("media_type", .text), ("size", .bigint), ("created_at", .bigint),
+                ("expires_at", .bigint),
+            ],
+            key: ["id"], batchSize: 1000
+        ),
+        Table(name: "rich_recipients", columns: [("content_id", .text), ("username", .text)], key: ["content_id", "username"], batchSize: 1000),
+        // Up to the largest upload each (10 MB by default): a few at a time.
+        Table(name: "rich_content_bytes", columns: [("content_id", .text), ("bytes", .bytea)], key: ["content_id"], batchSize: 4),
+    ]
+}
