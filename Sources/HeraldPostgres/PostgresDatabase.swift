@@ -23,7 +23,13 @@ import Synchronization
 public final class PostgresDatabase: Service, Sendable {
     /// Where the database is (its ``DatabaseURL/description`` has no password).
     public let url: DatabaseURL
-    let client: PostgresClient
+    /// The pool's configuration, for the pools made when the database comes back.
+    private let poolConfiguration: PostgresClient.Configuration
+    /// The pool of connections, and a continuation that hands a replacement to ``run()``.
+    private let pool: Mutex<(client: PostgresClient, replacements: AsyncStream<PostgresClient>.Continuation?)>
+    /// Whether the database answered the last time the listening connection tried: while it
+    /// does not, statements fail at once with `unavailable` rather than wait for the pool.
+    private let reachable = Atomic<Bool>(true)
     let logger: Logger
     /// ``logger`` at `.warning` or above, for postgres-nio's own lines.
     let clientLogger: Logger
@@ -62,8 +68,12 @@ public final class PostgresDatabase: Service, Sendable {
         var clientLogger = logger
         clientLogger.logLevel = max(logger.logLevel, .warning)
         self.clientLogger = clientLogger
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: clientLogger)
+        self.poolConfiguration = configuration
+        self.pool = Mutex((PostgresClient(configuration: configuration, backgroundLogger: clientLogger), nil))
     }
+
+    /// The pool statements run on now.
+    var client: PostgresClient { pool.withLock { $0.client } }
 
     /// libpq's `prefer` and `require` do not verify the certificate; `verify-ca` and
     /// `verify-full` do, against the system's trust roots.
@@ -127,12 +137,45 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// Keeps the connection pool, and one connection listening for work announced by other
     /// nodes, until the task is cancelled or the service group shuts down.
+    ///
+    /// When the database comes back after an outage, the pool is replaced by a new one: the
+    /// old one waits ever longer between attempts to reconnect (up to a minute), and, after a
+    /// minute without a connection, fails every request at once; the new one connects at once.
     public func run() async throws {
+        let (replacements, continuation) = AsyncStream<PostgresClient>.makeStream()
+        let first = pool.withLock { pool in
+            pool.replacements = continuation
+            return pool.client
+        }
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.client.run() }
                 group.addTask { await self.listenForWork() }
+                group.addTask {
+                    // Each pool runs in a task of its own until the next one replaces it.
+                    var running = Task { await first.run() }
+                    await withTaskCancellationHandler {
+                        for await client in replacements {
+                            running.cancel()
+                            running = Task { await client.run() }
+                        }
+                    } onCancel: {
+                        continuation.finish()
+                    }
+                    running.cancel()
+                    await running.value
+                }
             }
+        }
+        continuation.finish()
+    }
+
+    /// Replaces the pool by a new one (see ``run()``); the old one closes its connections.
+    private func replacePool() {
+        let client = PostgresClient(configuration: poolConfiguration, backgroundLogger: clientLogger)
+        pool.withLock { pool in
+            guard let replacements = pool.replacements else { return }
+            pool.client = client
+            replacements.yield(client)
         }
     }
 
@@ -140,26 +183,57 @@ public final class PostgresDatabase: Service, Sendable {
     /// holds a pooled connection and closes as soon as the task is cancelled) and passes each
     /// announcement to its hub's listeners; after a lost connection, listens again (and wakes
     /// every listener, since announcements may have been missed meanwhile).
+    ///
+    /// It also watches the database for the other statements: when the connection is lost or
+    /// cannot be made, the database is unreachable (statements fail at once, see ``run(_:)``);
+    /// when it is made again, it is reachable, and the pool is replaced (see ``run()``).
     private func listenForWork() async {
         var first = true
         while !Task.isCancelled {
             do {
                 let connection = try await connect(logFailure: false)
-                try await withTaskCancellationHandler {
-                    try await connection.listen(on: Self.workChannel) { notifications in
-                        if !first { announceToAll() }
-                        first = false
-                        for try await notification in notifications { announce(hub: notification.payload) }
+                if !reachable.exchange(true, ordering: .relaxed) {
+                    logger.notice("The database answers again", metadata: ["herald.store.database": "\(url)"])
+                    replacePool()
+                }
+                do {
+                    try await withTaskCancellationHandler {
+                        try await connection.listen(on: Self.workChannel) { notifications in
+                            if !first { announceToAll() }
+                            first = false
+                            for try await notification in notifications { announce(hub: notification.payload) }
+                        }
+                    } onCancel: {
+                        connection.close().whenComplete { _ in }
                     }
-                } onCancel: {
-                    connection.close().whenComplete { _ in }
+                } catch {
+                    try? await connection.close()
+                    throw error
                 }
                 try? await connection.close()
             } catch {
                 if Task.isCancelled { return }
+                if Self.isUnreachable(error), reachable.exchange(false, ordering: .relaxed) {
+                    logger.error(
+                        "The database is unreachable; requests fail with 503 and delivery pauses until it answers again",
+                        metadata: ["herald.store.database": "\(url)"]
+                    )
+                }
                 logger.debug("Listening for work announcements failed; listening again shortly", metadata: ["error": "\(mapError(error))"])
             }
             try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Whether `error` says the server cannot be reached or dropped the connection (rather than
+    /// refusing something, such as too many connections).
+    private static func isUnreachable(_ error: any Error) -> Bool {
+        if let error = error as? PostgresStoreError { return error.code == .cannotConnect && !error.message.contains("refused the connection (") }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .uncleanShutdown: return true
+        case .server: return error.serverInfo?[.sqlState].map { $0.hasPrefix("57P") || $0.hasPrefix("08") } ?? false
+        default: return false
         }
     }
 
@@ -241,8 +315,10 @@ public final class PostgresDatabase: Service, Sendable {
 
     // MARK: Running statements
 
-    /// Runs `body` on a connection of the pool.
+    /// Runs `body` on a connection of the pool; fails at once with `unavailable` while the
+    /// database is unreachable (see ``listenForWork()``).
     func run<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+        try checkReachable()
         do {
             return try await client.withConnection(body)
         } catch {
@@ -252,6 +328,7 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// Runs `body` in one transaction (`READ COMMITTED`), rolled back if it throws.
     func transaction<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+        try checkReachable()
         do {
             return try await client.withTransaction(logger: clientLogger, body)
         } catch {
@@ -259,10 +336,19 @@ public final class PostgresDatabase: Service, Sendable {
         }
     }
 
+    private func checkReachable() throws(HeraldError) {
+        guard reachable.load(ordering: .relaxed) else { throw .unavailable("the database is unreachable; try again") }
+    }
+
     /// Turns an error of the client into one safe to show: PostgreSQL's own message is logged,
     /// not passed on; errors of Herald's own pass unchanged.
     func mapError(_ error: any Error) -> any Error {
         if error is HeraldError || error is PostgresStoreError || error is CancellationError { return error }
+        // The pool gave up connecting (after a minute without a connection), or closed: its error
+        // type is in postgres-nio's `_ConnectionPoolModule`, which is not meant to be imported.
+        if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") {
+            return HeraldError.unavailable("the database is unavailable; try again")
+        }
         if let transaction = error as? PostgresTransactionError {
             if let closureError = transaction.closureError { return mapError(closureError) }
             if let other = transaction.beginError ?? transaction.commitError { return mapError(other) }
