@@ -27,14 +27,13 @@ Python's standard library and `psql` (to see which node holds the broadcast's le
 import argparse
 import os
 import re
-import urllib.parse
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, seed, send, wait_for
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, send, wait_for
 
 
 def lease_owner(database_url, notification):
@@ -54,16 +53,6 @@ def partition_owners(database_url, notification):
     return pids, sum(1 for row in rows if row.endswith("|t"))
 
 
-def psql(database_url, sql):
-    return subprocess.run(["psql", database_url, "-v", "ON_ERROR_STOP=1", "-tAc", sql], capture_output=True, text=True, check=True).stdout.strip()
-
-
-def with_database(url, name):
-    """`url` with its database replaced by `name` (its parameters kept)."""
-    parsed = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit(parsed._replace(path="/" + name))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--herald", default=".build/debug/herald")
@@ -81,11 +70,12 @@ def main():
     if shutil.which("psql") is None:
         sys.exit("psql is needed (apt-get install postgresql-client)")
 
+    with own_database(arguments.database_url, "herald_cluster") as database_url:
+        return run(arguments, database_url)
+
+
+def run(arguments, database_url):
     directory = tempfile.mkdtemp(prefix="herald-cluster-")
-    # A database of its own on the server, as a new deployment has, dropped at the end.
-    database = f"herald_cluster_{os.getpid()}_{int(time.time())}"
-    psql(arguments.database_url, f"CREATE DATABASE {database}")
-    database_url = with_database(arguments.database_url, database)
     emulator = Emulator(arguments.herald, directory, "fcm")
     hub = "cluster"
 
@@ -215,7 +205,6 @@ def main():
             if each.process and each.process.poll() is None:
                 each.stop("term")
         emulator.stop()
-        psql(arguments.database_url, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     if failures:
         print("FAILED: " + "; ".join(failures))
         print(f"(logs in {directory})")

@@ -12,6 +12,9 @@ devices that got it more than once, and the seconds from the restart until deliv
     swift build -c release
     scripts/crash-broadcast.py --herald .build/release/herald --devices 50000 --signal kill
 
+With --database-url, the node keeps everything in a PostgreSQL database of its own, created on
+that server and dropped at the end (needs `psql`).
+
 Python's standard library only.
 """
 import argparse
@@ -20,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, seed, send, wait_for
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, own_database, seed, send, wait_for
 
 
 def main():
@@ -31,11 +34,18 @@ def main():
     parser.add_argument("--platform", choices=sorted(PLATFORMS), default="fcm")
     parser.add_argument("--at", type=float, default=0.3, help="stop the node once this share of devices was reached")
     parser.add_argument("--port", type=int, default=18480)
+    parser.add_argument("--database-url", help="a PostgreSQL server to keep the node's data on (default: SQLite)")
     arguments = parser.parse_args()
+    if arguments.database_url:
+        with own_database(arguments.database_url, "herald_crash") as database_url:
+            return run(arguments, database_url)
+    return run(arguments, None)
 
+
+def run(arguments, database_url):
     directory = tempfile.mkdtemp(prefix="herald-crash-")
     emulator = Emulator(arguments.herald, directory, arguments.platform)
-    node = Node(arguments.herald, directory, emulator.settings, arguments.port)
+    node = Node(arguments.herald, directory, emulator.settings, arguments.port, database_url=database_url)
     try:
         node.start()
         key_name, key = node.full_key()
@@ -65,7 +75,8 @@ def main():
         stats = emulator.stats()
         lost = arguments.devices - stats["devices"]
         duplicated = stats["devicesReachedMoreThanOnce"]
-        print(f"\nSIG{arguments.signal.upper()} at {at_stop['accepted']} of {arguments.devices} devices:")
+        print(f"\nSIG{arguments.signal.upper()} at {at_stop['accepted']} of {arguments.devices} devices "
+              f"({'PostgreSQL' if database_url else 'SQLite'}):")
         print(f"  state after restart:           {state}")
         print(f"  devices reached:               {stats['devices']} of {arguments.devices}")
         print(f"  devices lost:                  {lost}")

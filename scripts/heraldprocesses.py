@@ -1,6 +1,7 @@
 """Herald's processes for the scripts that test it as a deployment: `herald emulate` in a process
-of its own, `herald serve` nodes, the hub REST API with a shared access signature, and
-installations registered through it. Python's standard library only.
+of its own, `herald serve` nodes, the hub REST API with a shared access signature,
+installations registered through it, and PostgreSQL databases of their own (with `psql`).
+Python's standard library only.
 """
 import base64
 import hashlib
@@ -17,6 +18,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+from contextlib import contextmanager
 
 
 def free_port():
@@ -100,10 +102,10 @@ class Node:
         except OSError:
             return False
 
-    def stop(self, how):
+    def stop(self, how, timeout=120):
         started = time.monotonic()
         self.process.send_signal(signal.SIGKILL if how == "kill" else signal.SIGTERM)
-        self.process.wait(timeout=120)
+        self.process.wait(timeout=timeout)
         return time.monotonic() - started
 
     def herald_command(self, *arguments):
@@ -203,3 +205,22 @@ def state(api, notification):
 def finished_state(api, notification):
     current = state(api, notification)
     return current if current not in (None, "Enqueued", "Processing") else None
+
+
+def psql(database_url, sql):
+    """Runs one SQL statement with `psql`; its output, unaligned."""
+    return subprocess.run(["psql", database_url, "-v", "ON_ERROR_STOP=1", "-tAc", sql], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@contextmanager
+def own_database(server_url, prefix):
+    """A new database on the server of `server_url`, as a new deployment has; yields its URL
+    (the parameters of `server_url` kept) and drops it at the end."""
+    name = f"{prefix}_{os.getpid()}_{int(time.time())}"
+    psql(server_url, f"CREATE DATABASE {name}")
+    parsed = urllib.parse.urlsplit(server_url)
+    try:
+        yield urllib.parse.urlunsplit(parsed._replace(path="/" + name))
+    finally:
+        psql(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

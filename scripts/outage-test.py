@@ -48,6 +48,20 @@ def ready_status(port):
         return 0
 
 
+class KeptForInspection(Exception):
+    pass
+
+
+def waited(arguments, what, check, **options):
+    """wait_for, which with --keep leaves everything running when it times out."""
+    try:
+        return wait_for(what, check, **options)
+    except SystemExit:
+        if arguments.keep:
+            raise KeptForInspection()
+        raise
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--herald", default=".build/debug/herald")
@@ -55,6 +69,8 @@ def main():
     parser.add_argument("--devices", type=int, default=6000)
     parser.add_argument("--outage", type=float, default=8, help="seconds the database is down")
     parser.add_argument("--partition-size", type=int, default=1000)
+    parser.add_argument("--log-level", default="warning", help="HERALD_LOG_LEVEL of the nodes")
+    parser.add_argument("--keep", action="store_true", help="on a failure, leave the processes running to look at them")
     arguments = parser.parse_args()
 
     directory = tempfile.mkdtemp(prefix="herald-outage-")
@@ -68,7 +84,8 @@ def main():
     database_url = server("start")
     emulator = Emulator(arguments.herald, directory, "fcm")
     nodes = [Node(arguments.herald, directory, emulator.settings, free_port(), name=f"node{i + 1}", database_url=database_url,
-                  environment={"HERALD_DELIVERY_PARTITION_SIZE": str(arguments.partition_size)})
+                  environment={"HERALD_DELIVERY_PARTITION_SIZE": str(arguments.partition_size),
+                               "HERALD_LOG_LEVEL": arguments.log_level})
              for i in range(arguments.nodes)]
     failures = []
     try:
@@ -104,9 +121,12 @@ def main():
         sent_while_down = emulator.stats()["accepted"] - at_stop
         server("resume")
         restarted = time.monotonic()
-        resumed = wait_for("delivery to resume", lambda: emulator.stats()["accepted"] > at_stop + sent_while_down and time.monotonic(),
-                           timeout=180, interval=0.02) - restarted
-        final = wait_for("the broadcast to finish", lambda: finished_state(apis[-1], notification), timeout=300, interval=0.1)
+        # Resumed: sends go on, or (when every page was sent while it was down) the broadcast ends.
+        resumed = waited(arguments, "delivery to resume",
+                         lambda: (emulator.stats()["accepted"] > at_stop + sent_while_down
+                                  or finished_state(apis[-1], notification)) and time.monotonic(),
+                         timeout=180, interval=0.02) - restarted
+        final = waited(arguments, "the broadcast to finish", lambda: finished_state(apis[-1], notification), timeout=300, interval=0.1)
         done = time.monotonic() - restarted
         stats = emulator.stats()
         lost = arguments.devices - stats["devices"]
@@ -120,10 +140,21 @@ def main():
             failures.append(f"{lost} devices lost")
         if final != "Completed":
             failures.append(f"the broadcast ended {final}")
+    except KeptForInspection:
+        print(f"kept running for inspection: {directory}, database {database_url}")
+        os._exit(1)
     finally:
         for node in nodes:
             if node.process and node.process.poll() is None:
-                node.stop("term")
+                try:
+                    took = node.stop("term", timeout=45)
+                    print(f"   {node.name} stopped with SIGTERM in {took:.1f} s", flush=True)
+                except subprocess.TimeoutExpired:
+                    failures.append(f"{node.name} did not stop within 45 s of SIGTERM")
+                    if arguments.keep:
+                        print(f"   {node.name} (pid {node.process.pid}) kept running for inspection", flush=True)
+                    else:
+                        node.process.kill()
         emulator.stop()
         subprocess.run([SERVER, "stop"], env=server_env, capture_output=True)
     if failures:

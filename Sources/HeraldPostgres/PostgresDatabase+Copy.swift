@@ -7,7 +7,7 @@ extension PostgresDatabase {
     package func rowCount(of table: StoreCopy.Table, hub: String) async throws -> Int {
         var statement = SQLStatement()
         statement.sql = "SELECT count(*) AS n FROM herald.\(table.name) WHERE hub = \(statement.bind(hub))"
-        let rows = try await run { connection in try await connection.query(statement.query, logger: clientLogger).collect() }
+        let rows = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
         return try rows.first?.makeRandomAccess().int("n") ?? 0
     }
 
@@ -32,7 +32,7 @@ extension PostgresDatabase {
             INSERT INTO herald.\(table.name) (hub, \(table.columnNames.joined(separator: ", "))) \
             VALUES \(values.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING 1 AS inserted
             """
-        let inserted = try await run { connection in try await connection.query(statement.query, logger: clientLogger).collect() }
+        let inserted = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
         return inserted.count
     }
 

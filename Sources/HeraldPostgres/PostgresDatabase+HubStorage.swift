@@ -25,7 +25,7 @@ extension PostgresDatabase: HubStorage {
             CASE WHEN revision::text IS DISTINCT FROM \(statement.bind(knownRevision)) THEN document END AS document \
             FROM herald.hubs WHERE lower(name) = lower(\(name)) ORDER BY name = \(name) DESC LIMIT 1
             """
-        guard let row = try await run({ connection in try await connection.query(statement.query, logger: clientLogger).collect() }).first else {
+        guard let row = try await run({ [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }).first else {
             return .missing
         }
         let columns = row.makeRandomAccess()
@@ -35,7 +35,7 @@ extension PostgresDatabase: HubStorage {
 
     public func definitionNames() async throws -> [String] {
         let rows = try await run { connection in
-            try await connection.query("SELECT name FROM herald.hubs ORDER BY lower(name), name", logger: clientLogger).collect()
+            try await connection.query("SELECT name FROM herald.hubs ORDER BY lower(name), name", logger: self.clientLogger).collect()
         }
         return try rows.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") }
     }
@@ -47,11 +47,11 @@ extension PostgresDatabase: HubStorage {
             VALUES (\(insert.bind(name)), \(insert.bind(String(decoding: document, as: UTF8.self))), nextval('herald.hub_revisions')) \
             ON CONFLICT DO NOTHING RETURNING revision::text AS revision
             """
-        let rows = try await run { connection in try await connection.query(insert.query, logger: clientLogger).collect() }
+        let rows = try await run { [insert] connection in try await connection.query(insert.query, logger: self.clientLogger).collect() }
         guard let row = rows.first else {
             var existing = SQLStatement()
             existing.sql = "SELECT name FROM herald.hubs WHERE lower(name) = lower(\(existing.bind(name)))"
-            let found = try await run { connection in try await connection.query(existing.query, logger: clientLogger).collect() }
+            let found = try await run { [existing] connection in try await connection.query(existing.query, logger: self.clientLogger).collect() }
             let taken = try found.first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") } ?? name
             throw HeraldError.conflict("a hub named \(taken) already exists")
         }
@@ -69,7 +69,7 @@ extension PostgresDatabase: HubStorage {
                 SELECT name, revision::text AS revision, document FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
                 ORDER BY name = \(placeholder) DESC LIMIT 1 FOR UPDATE
                 """
-            guard let row = try await connection.query(read.query, logger: clientLogger).collect().first?.makeRandomAccess() else {
+            guard let row = try await connection.query(read.query, logger: self.clientLogger).collect().first?.makeRandomAccess() else {
                 return nil
             }
             let current = StoredHubDefinition(
@@ -81,7 +81,7 @@ extension PostgresDatabase: HubStorage {
                 UPDATE herald.hubs SET document = \(write.bind(String(decoding: document, as: UTF8.self))), \
                 revision = nextval('herald.hub_revisions') WHERE name = \(write.bind(current.name)) RETURNING revision::text AS revision
                 """
-            guard let written = try await connection.query(write.query, logger: clientLogger).collect().first?.makeRandomAccess() else {
+            guard let written = try await connection.query(write.query, logger: self.clientLogger).collect().first?.makeRandomAccess() else {
                 return nil
             }
             return StoredHubDefinition(name: current.name, document: document, revision: try written.string("revision"))
@@ -97,14 +97,14 @@ extension PostgresDatabase: HubStorage {
                 DELETE FROM herald.hubs WHERE name = (SELECT name FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
                 ORDER BY name = \(placeholder) DESC LIMIT 1) RETURNING name
                 """
-            guard let row = try await connection.query(delete.query, logger: clientLogger).collect().first?.makeRandomAccess() else {
+            guard let row = try await connection.query(delete.query, logger: self.clientLogger).collect().first?.makeRandomAccess() else {
                 return nil
             }
             let deleted = try row.string("name")
             for table in Self.hubTables {
                 var data = SQLStatement()
                 data.sql = "DELETE FROM herald.\(table) WHERE hub = \(data.bind(deleted))"
-                try await connection.query(data.query, logger: clientLogger)
+                try await connection.query(data.query, logger: self.clientLogger)
             }
             return deleted
         }
@@ -129,9 +129,9 @@ extension PostgresDatabase: HubStorage {
             SELECT count(*) AS n FROM herald.nodes WHERE id <> \(count.bind(node)) \
             AND seen_at > now() - \(count.bind(Int(window.seconds.rounded(.up)))) * interval '1 second'
             """
-        let others = try await run { connection in
-            try await connection.query(report.query, logger: clientLogger)
-            return try await connection.query(count.query, logger: clientLogger).collect()
+        let others = try await run { [report, count] connection in
+            try await connection.query(report.query, logger: self.clientLogger)
+            return try await connection.query(count.query, logger: self.clientLogger).collect()
         }
         return 1 + (try others.first?.makeRandomAccess().int("n") ?? 0)
     }
@@ -149,12 +149,12 @@ extension PostgresDatabase {
             ON CONFLICT (name) DO NOTHING RETURNING value) \
             SELECT value FROM inserted UNION ALL SELECT value FROM herald.settings WHERE name = \(placeholder) LIMIT 1
             """
-        var rows = try await run { connection in try await connection.query(statement.query, logger: clientLogger).collect() }
+        var rows = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
         if rows.isEmpty {
             // Another node stored it while this statement ran, after its snapshot: read it now.
             var read = SQLStatement()
             read.sql = "SELECT value FROM herald.settings WHERE name = \(read.bind(name))"
-            rows = try await run { connection in try await connection.query(read.query, logger: clientLogger).collect() }
+            rows = try await run { [read] connection in try await connection.query(read.query, logger: self.clientLogger).collect() }
         }
         guard let value = try rows.first.map({ row throws(PostgresStoreError) in try row.makeRandomAccess().string("value") }) else {
             throw PostgresStoreError(code: .database, message: "the setting \(name) was neither stored nor read")

@@ -110,7 +110,7 @@ public final class PostgresDatabase: Service, Sendable {
         configuration.options.connectTimeout = .milliseconds(Int64(timeout.storeMilliseconds))
         configuration.options.additionalStartupParameters = [("application_name", url.applicationName ?? "herald")]
         do {
-            return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: clientLogger)
+            return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: self.clientLogger)
         } catch {
             let failure = connectError(error)
             if logFailure {
@@ -161,8 +161,9 @@ public final class PostgresDatabase: Service, Sendable {
                     } onCancel: {
                         continuation.finish()
                     }
+                    // Not awaited: the pool closes its connections at once, but postgres-nio
+                    // 1.33 can then wait for ever on a statement the server never answered.
                     running.cancel()
-                    await running.value
                 }
             }
         }
@@ -170,7 +171,7 @@ public final class PostgresDatabase: Service, Sendable {
     }
 
     /// Replaces the pool by a new one (see ``run()``); the old one closes its connections.
-    private func replacePool() {
+    package func replacePool() {
         let client = PostgresClient(configuration: poolConfiguration, backgroundLogger: clientLogger)
         pool.withLock { pool in
             guard let replacements = pool.replacements else { return }
@@ -292,7 +293,7 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// Returns once the database answers; for readiness checks.
     public func ping() async throws {
-        _ = try await run { connection in try await connection.query("SELECT 1", logger: clientLogger) }
+        _ = try await run { connection in try await connection.query("SELECT 1", logger: self.clientLogger) }
     }
 
     /// The newest schema version this Herald knows.
@@ -302,7 +303,7 @@ public final class PostgresDatabase: Service, Sendable {
     public func schemaVersions() async throws -> [Int] {
         try await run { connection in
             var versions: [Int] = []
-            let rows = try await connection.query("SELECT version FROM herald.schema_migrations ORDER BY version", logger: clientLogger)
+            let rows = try await connection.query("SELECT version FROM herald.schema_migrations ORDER BY version", logger: self.clientLogger)
             for try await version in rows.decode(Int.self) { versions.append(version) }
             return versions
         }
@@ -310,19 +311,57 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// Runs an SQL statement outside any store. For tests.
     package func executeForTesting(_ sql: String) async throws {
-        _ = try await run { connection in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: clientLogger) }
+        _ = try await run { connection in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.clientLogger) }
     }
 
     // MARK: Running statements
 
     /// Runs `body` on a connection of the pool; fails at once with `unavailable` while the
     /// database is unreachable (see ``listenForWork()``).
-    func run<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try checkReachable()
+        let client = self.client
         do {
-            return try await client.withConnection(body)
+            return try await abandoningAfter(Self.statementDeadline) { try await client.withConnection(body) }
         } catch {
             throw mapError(error)
+        }
+    }
+
+    /// How long a statement (its wait for a connection included) may take.
+    static let statementDeadline: Duration = .seconds(20)
+
+    /// Runs `operation` in a task of its own and returns what it returns, unless it takes longer
+    /// than `deadline`: then it is abandoned (cancelled, and no longer waited for) and
+    /// `unavailable` is thrown.
+    ///
+    /// postgres-nio 1.33 can leave a statement unanswered for ever when the server shuts down
+    /// just as it is sent; without this, the delivery worker that sent it would wait for ever,
+    /// and a graceful shutdown with it.
+    private func abandoningAfter<T: Sendable>(
+        _ deadline: Duration,
+        _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+        let logger = self.logger
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            waiting.withLock { $0 = continuation }
+            let work = Task<Void, Never> { @Sendable in
+                let result: Result<T, any Error>
+                do {
+                    result = .success(try await operation())
+                } catch {
+                    result = .failure(error)
+                }
+                waiting.withLock { $0.take() }?.resume(with: result)
+            }
+            Task<Void, Never> { @Sendable in
+                try? await Task.sleep(for: deadline)
+                guard let continuation = waiting.withLock({ $0.take() }) else { return }
+                logger.error("A database statement was not answered in time; it is abandoned", metadata: ["herald.timeout": "\(deadline)"])
+                work.cancel()
+                continuation.resume(throwing: HeraldError.unavailable("the database did not answer in time; try again"))
+            }
         }
     }
 

@@ -50,8 +50,9 @@ public final class PostgresStore: HeraldStore {
     @discardableResult
     func query(_ statement: SQLStatement) async throws -> [PostgresRow] {
         try checkOpen()
+        let logger = database.clientLogger
         return try await database.run { connection in
-            try await connection.query(statement.query, logger: database.clientLogger).collect()
+            try await connection.query(statement.query, logger: logger).collect()
         }
     }
 
@@ -89,29 +90,9 @@ struct SQLStatement {
         self.sql = sql
     }
 
-    /// Binds `value` and returns its placeholder.
-    mutating func bind(_ value: String) -> String {
-        binds.append(value)
-        return "$\(binds.count)"
-    }
-
-    mutating func bind(_ value: String?) -> String {
+    /// Binds `value` (`NULL` for `nil`) and returns its placeholder.
+    mutating func bind<Value: PostgresNonThrowingEncodable>(_ value: Value?) -> String {
         if let value { binds.append(value) } else { binds.appendNull() }
-        return "$\(binds.count)"
-    }
-
-    mutating func bind(_ value: Int) -> String {
-        binds.append(value)
-        return "$\(binds.count)"
-    }
-
-    mutating func bind(_ value: Int?) -> String {
-        if let value { binds.append(value) } else { binds.appendNull() }
-        return "$\(binds.count)"
-    }
-
-    mutating func bind(_ value: Bool) -> String {
-        binds.append(value)
         return "$\(binds.count)"
     }
 

@@ -8,6 +8,18 @@ import Testing
 
 @Suite("PostgreSQL database", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
 struct PostgresDatabaseTests {
+    @Test(.timeLimit(.minutes(1)))
+    func statementsRunOnANewPoolAfterTheOldOneIsReplaced() async throws {
+        try await PostgresTestDatabase.with { database in
+            try await database.ping()
+            database.replacePool()
+            try await database.ping()
+            database.replacePool()
+            database.replacePool()
+            try await database.ping()
+        }
+    }
+
     @Test func nodesStartingAtOnceApplyEachMigrationExactlyOnce() async throws {
         try await PostgresTestDatabase.withScratchDatabase { url, _ in
             let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
