@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, send, wait_for
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, send, start_sharing_keys, wait_for
 
 
 def lease_owner(database_url, notification):
@@ -88,14 +88,7 @@ def run(arguments, database_url):
     nodes = [make_node(i) for i in range(arguments.nodes)]
     failures = []
     try:
-        # The first node makes the secure-payload key; the others are given a copy of it, as an
-        # operator does (the database keeps only its fingerprint).
-        nodes[0].start()
-        key_file = os.path.join(nodes[0].data, "keys", "secure-payload.key")
-        for other in nodes[1:]:
-            os.makedirs(os.path.join(other.data, "keys"), mode=0o700, exist_ok=True)
-            shutil.copy2(key_file, os.path.join(other.data, "keys", "secure-payload.key"))
-            other.start()
+        start_sharing_keys(nodes)
         stray = make_node(len(nodes), name="stray")
         refused = subprocess.run([arguments.herald, "serve"], env=stray.env, capture_output=True, text=True, timeout=60)
         print(f"0. a node with a secure-payload key of its own: exit {refused.returncode}", flush=True)

@@ -9,6 +9,7 @@ import hmac
 import http.client
 import json
 import os
+import shutil
 import re
 import signal
 import ssl
@@ -205,6 +206,17 @@ def state(api, notification):
 def finished_state(api, notification):
     current = state(api, notification)
     return current if current not in (None, "Enqueued", "Processing") else None
+
+
+def start_sharing_keys(nodes):
+    """Starts the nodes of one database: the first makes the secure-payload key, and the others
+    are given a copy of it, as an operator does (the database keeps only its fingerprint)."""
+    nodes[0].start()
+    key_file = os.path.join(nodes[0].data, "keys", "secure-payload.key")
+    for other in nodes[1:]:
+        os.makedirs(os.path.join(other.data, "keys"), mode=0o700, exist_ok=True)
+        shutil.copy2(key_file, os.path.join(other.data, "keys", "secure-payload.key"))
+        other.start()
 
 
 def psql(database_url, sql):

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, seed, send, wait_for
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, seed, send, start_sharing_keys, wait_for
 
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "postgres-test-server")
 
@@ -89,12 +89,7 @@ def main():
              for i in range(arguments.nodes)]
     failures = []
     try:
-        nodes[0].start()
-        key_file = os.path.join(nodes[0].data, "keys", "secure-payload.key")
-        for other in nodes[1:]:
-            os.makedirs(os.path.join(other.data, "keys"), mode=0o700, exist_ok=True)
-            shutil.copy2(key_file, os.path.join(other.data, "keys", "secure-payload.key"))
-            other.start()
+        start_sharing_keys(nodes)
         nodes[0].herald_command("hub", "create", "outage")
         key_name, key = nodes[0].full_key("outage")
         apis = [HubAPI(node.port, "outage", key_name, key) for node in nodes]
