@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, own_database, seed, send, wait_for
+from heraldprocesses import PLATFORMS, Emulator, HubAPI, Node, finished_state, free_port, own_database, seed, send, wait_for
 
 
 def main():
@@ -33,8 +33,9 @@ def main():
     parser.add_argument("--signal", choices=["kill", "term"], default="kill")
     parser.add_argument("--platform", choices=sorted(PLATFORMS), default="fcm")
     parser.add_argument("--at", type=float, default=0.3, help="stop the node once this share of devices was reached")
-    parser.add_argument("--port", type=int, default=18480)
+    parser.add_argument("--port", type=int, default=0, help="the node's port (default: a free one)")
     parser.add_argument("--database-url", help="a PostgreSQL server to keep the node's data on (default: SQLite)")
+    parser.add_argument("--lease", type=int, default=60, help="HERALD_DELIVERY_LEASE of the node, in seconds")
     arguments = parser.parse_args()
     if arguments.database_url:
         with own_database(arguments.database_url, "herald_crash") as database_url:
@@ -45,11 +46,13 @@ def main():
 def run(arguments, database_url):
     directory = tempfile.mkdtemp(prefix="herald-crash-")
     emulator = Emulator(arguments.herald, directory, arguments.platform)
-    node = Node(arguments.herald, directory, emulator.settings, arguments.port, database_url=database_url)
+    port = arguments.port or free_port()
+    node = Node(arguments.herald, directory, emulator.settings, port, database_url=database_url,
+                environment={"HERALD_DELIVERY_LEASE": str(arguments.lease)})
     try:
         node.start()
         key_name, key = node.full_key()
-        api = HubAPI(arguments.port, "app", key_name, key)
+        api = HubAPI(port, "app", key_name, key)
         print(f"registering {arguments.devices} {arguments.platform} installations through the hub API…", flush=True)
         started = time.monotonic()
         seed(api, arguments.devices, arguments.platform)

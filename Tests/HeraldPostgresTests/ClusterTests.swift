@@ -25,6 +25,23 @@ struct ClusterTests {
         #expect(output.stdout.contains("every guarantee held"))
     }
 
+    /// One node on PostgreSQL killed mid-broadcast and started again (scripts/crash-broadcast.py):
+    /// no device lost.
+    @Test(.timeLimit(.minutes(10)))
+    func aNodeKilledMidBroadcastResumesAfterItsLease() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.herald.path), "no herald binary at \(Self.herald.path)")
+        let output = try await PythonInterop.run(
+            scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("crash-broadcast.py"),
+            arguments: [
+                "--herald", Self.herald.path, "--database-url", try #require(PostgresTestDatabase.urlString),
+                "--devices", "3000", "--signal", "kill", "--lease", "5",
+            ]
+        )
+        print(output.stdout)
+        #expect(output.status == 0, "\(output.transcript)")
+        #expect(output.stdout.contains("devices lost:                  0"))
+    }
+
     /// The database stopped for a few seconds mid-broadcast (scripts/outage-test.py, on a
     /// PostgreSQL server of its own): requests get 503 at once, delivery resumes when it is
     /// back, no device is lost, no node exits.
