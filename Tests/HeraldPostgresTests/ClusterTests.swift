@@ -42,6 +42,23 @@ struct ClusterTests {
         #expect(output.stdout.contains("devices lost:                  0"))
     }
 
+    /// The benchmark of a broadcast shared by 1 and 2 nodes (scripts/cluster-bench.py) runs to
+    /// the end, so that it keeps working; its figures are read by people, not checked here.
+    @Test(.timeLimit(.minutes(10)))
+    func theClusterBenchmarkRuns() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.herald.path), "no herald binary at \(Self.herald.path)")
+        let output = try await PythonInterop.run(
+            scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("cluster-bench.py"),
+            arguments: [
+                "--herald", Self.herald.path, "--database-url", try #require(PostgresTestDatabase.urlString),
+                "--devices", "3000", "--nodes", "1,2",
+            ]
+        )
+        print(output.stdout)
+        #expect(output.status == 0, "\(output.transcript)")
+        #expect(output.stdout.contains("2 nodes: 3,000 devices Completed"))
+    }
+
     /// The database stopped for a few seconds mid-broadcast (scripts/outage-test.py, on a
     /// PostgreSQL server of its own): requests get 503 at once, delivery resumes when it is
     /// back, no device is lost, no node exits.
