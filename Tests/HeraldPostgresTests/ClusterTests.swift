@@ -2,75 +2,69 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// Three `herald serve` nodes and `herald emulate` as separate processes on one database
-/// (scripts/cluster-test.py): each device reached exactly once; a node killed mid-broadcast
-/// loses no device; a key rotated through one process is refused by every node at once.
+/// Herald as a deployment: `herald serve` nodes and `herald emulate` as separate processes on
+/// PostgreSQL, driven by the scripts in `scripts/`, each of which prints what it measured and
+/// exits 1 when a guarantee did not hold.
 @Suite("Several nodes", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
 struct ClusterTests {
     /// The `herald` binary built beside this test bundle.
     static let herald = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald")
 
+    /// Runs `scripts/<script> --herald <binary> arguments…` and expects it to succeed and to
+    /// print `expected`.
+    private func expectScript(_ script: String, _ arguments: [String], prints expected: String) async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.herald.path), "no herald binary at \(Self.herald.path)")
+        let output = try await PythonInterop.run(
+            scriptAt: PythonInterop.repositoryScripts.appendingPathComponent(script),
+            arguments: ["--herald", Self.herald.path] + arguments
+        )
+        print(output.stdout)
+        #expect(output.status == 0, "\(output.transcript)")
+        #expect(output.stdout.contains(expected))
+    }
+
+    /// scripts/cluster-test.py, three nodes: each device reached exactly once; a node killed
+    /// mid-broadcast loses no device; a key rotated through one process is refused by every
+    /// node at once.
     @Test(.timeLimit(.minutes(10)))
     func threeNodesShareTheWorkAndSurviveAKill() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.herald.path), "no herald binary at \(Self.herald.path)")
-        let output = try await PythonInterop.run(
-            scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("cluster-test.py"),
-            arguments: [
-                "--herald", Self.herald.path, "--database-url", try #require(PostgresTestDatabase.urlString),
+        try await expectScript(
+            "cluster-test.py",
+            [
+                "--database-url", try #require(PostgresTestDatabase.urlString),
                 "--devices", "2500", "--crash-devices", "4000", "--lease", "10", "--partition-size", "250",
-            ]
+            ],
+            prints: "every guarantee held"
         )
-        print(output.stdout)
-        #expect(output.status == 0, "\(output.transcript)")
-        #expect(output.stdout.contains("every guarantee held"))
     }
 
-    /// One node on PostgreSQL killed mid-broadcast and started again (scripts/crash-broadcast.py):
-    /// no device lost.
+    /// scripts/crash-broadcast.py: one node on PostgreSQL killed mid-broadcast and started
+    /// again loses no device.
     @Test(.timeLimit(.minutes(10)))
     func aNodeKilledMidBroadcastResumesAfterItsLease() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.herald.path), "no herald binary at \(Self.herald.path)")
-        let output = try await PythonInterop.run(
-            scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("crash-broadcast.py"),
-            arguments: [
-                "--herald", Self.herald.path, "--database-url", try #require(PostgresTestDatabase.urlString),
-                "--devices", "3000", "--signal", "kill", "--lease", "5",
-            ]
+        try await expectScript(
+            "crash-broadcast.py",
+            ["--database-url", try #require(PostgresTestDatabase.urlString), "--devices", "3000", "--signal", "kill", "--lease", "5"],
+            prints: "devices lost:                  0"
         )
-        print(output.stdout)
-        #expect(output.status == 0, "\(output.transcript)")
-        #expect(output.stdout.contains("devices lost:                  0"))
     }
 
-    /// The benchmark of a broadcast shared by 1 and 2 nodes (scripts/cluster-bench.py) runs to
-    /// the end, so that it keeps working; its figures are read by people, not checked here.
+    /// scripts/cluster-bench.py, a broadcast shared by 1 and 2 nodes, runs to the end, so that
+    /// it keeps working; its figures are read by people, not checked here.
     @Test(.timeLimit(.minutes(10)))
     func theClusterBenchmarkRuns() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.herald.path), "no herald binary at \(Self.herald.path)")
-        let output = try await PythonInterop.run(
-            scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("cluster-bench.py"),
-            arguments: [
-                "--herald", Self.herald.path, "--database-url", try #require(PostgresTestDatabase.urlString),
-                "--devices", "3000", "--nodes", "1,2",
-            ]
+        try await expectScript(
+            "cluster-bench.py",
+            ["--database-url", try #require(PostgresTestDatabase.urlString), "--devices", "3000", "--nodes", "1,2"],
+            prints: "2 nodes: 3,000 devices Completed"
         )
-        print(output.stdout)
-        #expect(output.status == 0, "\(output.transcript)")
-        #expect(output.stdout.contains("2 nodes: 3,000 devices Completed"))
     }
 
-    /// The database stopped for a few seconds mid-broadcast (scripts/outage-test.py, on a
-    /// PostgreSQL server of its own): requests get 503 at once, delivery resumes when it is
-    /// back, no device is lost, no node exits.
+    /// scripts/outage-test.py, on a PostgreSQL server of its own stopped for a few seconds
+    /// mid-broadcast: requests get 503 at once, delivery resumes when it is back, no device is
+    /// lost, no node exits.
     @Test(.timeLimit(.minutes(10)))
     func aDatabaseOutagePausesDeliveryAndLosesNothing() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.herald.path), "no herald binary at \(Self.herald.path)")
-        let output = try await PythonInterop.run(
-            scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("outage-test.py"),
-            arguments: ["--herald", Self.herald.path, "--devices", "4000", "--outage", "5"]
-        )
-        print(output.stdout)
-        #expect(output.status == 0, "\(output.transcript)")
-        #expect(output.stdout.contains("every guarantee held"))
+        try await expectScript("outage-test.py", ["--devices", "4000", "--outage", "5"], prints: "every guarantee held")
     }
 }
