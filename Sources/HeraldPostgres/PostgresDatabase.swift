@@ -309,8 +309,9 @@ public final class PostgresDatabase: Service, Sendable {
         }
     }
 
-    /// Runs an SQL statement outside any store. For tests.
-    package func executeForTesting(_ sql: String) async throws {
+    /// Runs an SQL statement, as given, outside any store: for tests, benchmarks and scratch
+    /// databases; never with text from a request.
+    package func execute(unsafeSQL sql: String) async throws {
         _ = try await run { connection in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.clientLogger) }
     }
 

@@ -25,10 +25,9 @@ extension HeraldConfiguration {
         guard let databaseURL else {
             return try await body(DirectoryHubStorage(dataDirectory: dataDirectory))
         }
-        let database = PostgresDatabase(url: databaseURL, maximumConnections: databaseConnections, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await database.run() }
-            defer { group.cancelAll() }
+        return try await PostgresDatabase.with(
+            url: databaseURL, maximumConnections: databaseConnections, migrate: false, logger: logger
+        ) { database in
             let applied = try await database.migrate()
             if !applied.isEmpty {
                 logger.notice(

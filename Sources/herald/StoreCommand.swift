@@ -53,12 +53,8 @@ extension StoreCommand {
             guard !names.isEmpty else { throw HubCommandError("there are no hubs in the data directory \(from): nothing to copy") }
             let appHub = try HeraldConfiguration.load(configFile: nil, overrides: ["HERALD_DATA_DIR": from]).localAppHubName
 
-            let database = PostgresDatabase(url: url, maximumConnections: 4, logger: logger)
             do {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await database.run() }
-                    defer { group.cancelAll() }
-                    try await database.migrate()
+                try await PostgresDatabase.with(url: url, maximumConnections: 4, logger: logger) { database in
                     let started = ContinuousClock.now
                     print("Copying \(names.count) hub\(names.count == 1 ? "" : "s") from the data directory \(from) into the database \(url)")
                     try await copyKeys(into: database)

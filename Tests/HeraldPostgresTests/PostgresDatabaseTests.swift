@@ -45,7 +45,7 @@ struct PostgresDatabaseTests {
     @Test func aDatabaseFromANewerHeraldIsRefusedUntouched() async throws {
         try await PostgresTestDatabase.withScratchDatabase { url, _ in
             try await PostgresTestDatabase.with(url: url) { database in
-                try await database.executeForTesting("INSERT INTO herald.schema_migrations (version, name) VALUES (999, 'from the future')")
+                try await database.execute(unsafeSQL: "INSERT INTO herald.schema_migrations (version, name) VALUES (999, 'from the future')")
             }
             try await PostgresTestDatabase.with(url: url, migrate: false) { database in
                 await #expect(throws: PostgresStoreError(code: .schemaTooNew, message: "")) { try await database.migrate() }

@@ -32,39 +32,19 @@ enum PostgresTestDatabase {
         migrate: Bool = true,
         _ body: (PostgresDatabase) async throws -> T
     ) async throws -> T {
-        let database = PostgresDatabase(url: try url ?? Self.url(), maximumConnections: maximumConnections, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await database.run() }
-            defer { group.cancelAll() }
-            if migrate { try await database.migrate() }
-            return try await body(database)
-        }
+        try await PostgresDatabase.with(
+            url: try url ?? Self.url(), maximumConnections: maximumConnections, migrate: migrate, logger: logger, body
+        )
     }
 
     /// Runs `body` with a database of its own on the test server (its URL, parsed and as text),
     /// dropped afterwards: for tests of migrations and of copies into an empty database.
     static func withScratchDatabase(_ body: (DatabaseURL, String) async throws -> Void) async throws {
-        let name = "herald_scratch_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await with(migrate: false) { admin in
-            try await admin.executeForTesting("CREATE DATABASE \(name)")
-        }
-        var url = try Self.url()
-        url.database = name
         let configured = try #require(urlString)
-        var text = try #require(URLComponents(string: configured))
-        text.path = "/" + name
-        do {
+        try await PostgresDatabase.withScratchDatabase(on: try Self.url(), prefix: "herald_scratch", logger: testLogger) { url in
+            var text = try #require(URLComponents(string: configured))
+            text.path = "/" + url.database
             try await body(url, try #require(text.string))
-        } catch {
-            try? await dropDatabase(name)
-            throw error
-        }
-        try await dropDatabase(name)
-    }
-
-    private static func dropDatabase(_ name: String) async throws {
-        try await with(migrate: false) { admin in
-            try await admin.executeForTesting("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         }
     }
 

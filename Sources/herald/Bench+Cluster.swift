@@ -1,0 +1,291 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldHubWire
+import HeraldPostgres
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One broadcast shared by node processes: `herald emulate` and `herald serve` processes of
+/// this binary on a PostgreSQL database of their own.
+extension Bench {
+    struct ClusterRun {
+        var nodes: Int
+        var devices: Int
+        var state: String
+        var seconds: Double
+        var reached: Int
+        var peakMegabytes: [Int]
+    }
+
+    /// Writes `devices` FCM registrations into a new database with one statement, starts
+    /// `herald emulate` and `nodes` nodes on it, broadcasts through the first node, and measures
+    /// the time until the broadcast is finished and each node's peak resident memory.
+    static func clusterBroadcast(server: DatabaseURL, serverText: String, devices: Int, nodes count: Int, logger: Logger) async throws -> ClusterRun {
+        try await PostgresDatabase.withScratchDatabase(on: server, prefix: "herald_bench_cluster", logger: logger) { url in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-cluster-\(UUID().uuidString.prefix(8))").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            guard var text = URLComponents(string: serverText) else { throw ValidationError("--database-url is not a URL") }
+            text.path = "/" + url.database
+            let databaseText = text.string ?? serverText
+
+            let hub = try await PostgresDatabase.with(url: url, maximumConnections: 1, logger: logger) { database in
+                let hub = try await HubCatalog(storage: database).create(name: "bench")
+                let started = ContinuousClock.now
+                print("\(count) node\(count == 1 ? "" : "s"): writing \(devices.formatted()) FCM registrations…")
+                try await database.execute(
+                    unsafeSQL: """
+                        INSERT INTO herald.registrations (hub, id, platform, handle, version, created_at, updated_at)
+                        SELECT 'bench', 'reg-' || lpad(g::text, 9, '0'), 'fcm', 'bench:' || md5(g::text), 1, 0, 0
+                        FROM generate_series(1, \(devices)) AS g
+                        """)
+                print(String(format: "  written in %.1f s", (ContinuousClock.now - started).seconds))
+                return hub
+            }
+            guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
+                throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
+            }
+
+            let emulator = try NodeProcess.emulator(directory: directory)
+            defer { emulator.stop() }
+            let settings = try await emulator.waitForSettings(file: directory + "/emulator/herald.env")
+            var nodes: [NodeProcess] = []
+            defer { for node in nodes { node.stop() } }
+            for index in 1...count {
+                let node = try NodeProcess.node(
+                    name: "node\(index)", directory: directory, settings: settings, databaseURL: databaseText,
+                    secureKeyFrom: nodes.first.map { "\(directory)/\($0.name)/keys/secure-payload.key" }
+                )
+                nodes.append(node)
+                try await node.waitUntilHealthy()
+            }
+            print("  \(count) node\(count == 1 ? "" : "s") answer; broadcasting through node1…")
+
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let ca = settings["HERALD_FCM_CA_FILE"] { tls.trustRoots = .file(ca) }
+            var configuration = HTTPClient.Configuration()
+            configuration.tlsConfiguration = tls
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            do {
+                let base = "http://127.0.0.1:\(nodes[0].port)"
+                let signature = SharedAccessSignature.make(
+                    resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(7200)
+                )
+                let started = ContinuousClock.now
+                let id = try await sendBroadcast(http, base: base, signature: signature)
+                let peaks = PeakSampler(pids: nodes.map(\.pid))
+                var state = "Enqueued"
+                var lastReport = ContinuousClock.now
+                while ["Enqueued", "Processing"].contains(state) {
+                    try await Task.sleep(for: .milliseconds(200))
+                    peaks.sample()
+                    state = try await notificationState(http, base: base, id: id, signature: signature)
+                    if ContinuousClock.now - lastReport > .seconds(10) {
+                        lastReport = ContinuousClock.now
+                        print(String(format: "  %.0f s: %@", (ContinuousClock.now - started).seconds, state))
+                    }
+                    if ContinuousClock.now - started > .seconds(3600) { throw ValidationError("the broadcast did not finish within an hour") }
+                }
+                let seconds = (ContinuousClock.now - started).seconds
+                peaks.sample()
+                let reached = try await reachedDevices(http, settings: settings)
+                try await http.shutdown()
+                print(String(format: "  %@ in %.1f s, %@ devices reached", state, seconds, reached.formatted()))
+                return ClusterRun(nodes: count, devices: devices, state: state, seconds: seconds, reached: reached, peakMegabytes: peaks.peaks)
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// Sends a broadcast to every FCM device of the hub `bench`; its notification id.
+    static func sendBroadcast(_ http: HTTPClient, base: String, signature: String) async throws -> String {
+        var request = HTTPClientRequest(url: base + "/bench/messages?api-version=2020-06")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: signature)
+        request.headers.add(name: "content-type", value: "application/json;charset=utf-8")
+        request.headers.add(name: "ServiceBusNotification-Format", value: "fcmv1")
+        request.body = .bytes(ByteBuffer(string: #"{"message":{"notification":{"title":"Benchmark","body":"one broadcast"}}}"#))
+        let response = try await http.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 1 << 16)
+        guard response.status == .created, let location = response.headers.first(name: "location"),
+            let path = URL(string: location)?.path, let id = path.split(separator: "/").last
+        else {
+            throw ValidationError("the broadcast answered \(response.status.code): \(String(buffer: body))")
+        }
+        return String(id)
+    }
+
+    /// The notification's `State`, from the hub API's notification details.
+    static func notificationState(_ http: HTTPClient, base: String, id: String, signature: String) async throws -> String {
+        var request = HTTPClientRequest(url: base + "/bench/messages/\(id)?api-version=2020-06")
+        request.headers.add(name: "authorization", value: signature)
+        let response = try await http.execute(request, timeout: .seconds(60))
+        let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        guard let range = body.range(of: #"<State>[A-Za-z]+</State>"#, options: .regularExpression) else {
+            throw ValidationError("the notification's details answered \(response.status.code): \(body.prefix(300))")
+        }
+        return String(body[range].dropFirst(7).dropLast(8))
+    }
+
+    /// The devices the FCM emulator reached, from its control API.
+    static func reachedDevices(_ http: HTTPClient, settings: [String: String]) async throws -> Int {
+        guard let endpoint = settings["HERALD_FCM_ENDPOINT"] else { return 0 }
+        let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/stats"), timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 16)
+        struct Stats: Decodable { var devices: Int }
+        return try JSONDecoder().decode(Stats.self, from: Data(body.readableBytesView)).devices
+    }
+
+    /// The peak resident memory of processes, read from `/proc` (`VmHWM`) while they run.
+    final class PeakSampler {
+        let pids: [Int32]
+        private(set) var peaks: [Int]
+
+        init(pids: [Int32]) {
+            self.pids = pids
+            self.peaks = pids.map { _ in 0 }
+        }
+
+        func sample() {
+            for (index, pid) in pids.enumerated() {
+                peaks[index] = max(peaks[index], Bench.residentMegabytes(statusFile: "/proc/\(pid)/status").peak)
+            }
+        }
+    }
+}
+
+/// A `herald emulate` or `herald serve` process of this binary, its output in a log file.
+struct NodeProcess {
+    let name: String
+    let port: Int
+    let process: Process
+    let log: String
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// This binary.
+    static var executable: URL {
+        URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    }
+
+    static func emulator(directory: String) throws -> NodeProcess {
+        try start(
+            name: "emulate", port: 0, directory: directory,
+            arguments: ["emulate", "--directory", directory + "/emulator", "--open-registry", "--inbox", "1", "--log-level", "warning"],
+            environment: ProcessInfo.processInfo.environment
+        )
+    }
+
+    /// A node with a data directory of its own, on a free port, TLS off; `secureKeyFrom` is the
+    /// secure-payload key file the first node made, which the others must share.
+    static func node(
+        name: String, directory: String, settings: [String: String], databaseURL: String, secureKeyFrom: String?
+    ) throws -> NodeProcess {
+        let data = "\(directory)/\(name)"
+        if let secureKeyFrom {
+            try FileManager.default.createDirectory(atPath: data + "/keys", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.copyItem(atPath: secureKeyFrom, toPath: data + "/keys/secure-payload.key")
+        }
+        let port = try freePort()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge(settings) { _, new in new }
+        environment.merge([
+            "HERALD_DATA_DIR": data, "HERALD_PORT": "\(port)", "HERALD_TLS_PORT": "0", "HERALD_LOG_LEVEL": "warning",
+            "HERALD_DATABASE_URL": databaseURL,
+        ]) { _, new in new }
+        return try start(name: name, port: port, directory: directory, arguments: ["serve"], environment: environment)
+    }
+
+    private static func start(name: String, port: Int, directory: String, arguments: [String], environment: [String: String]) throws -> NodeProcess {
+        let log = "\(directory)/\(name).log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        return NodeProcess(name: name, port: port, process: process, log: log)
+    }
+
+    /// The settings `herald emulate` writes once its emulators listen.
+    func waitForSettings(file: String) async throws -> [String: String] {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            try checkRunning()
+            if let text = try? String(contentsOfFile: file, encoding: .utf8), text.hasSuffix("\n") {
+                var settings: [String: String] = [:]
+                for line in text.split(separator: "\n") {
+                    let parts = line.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2 { settings[String(parts[0])] = String(parts[1]) }
+                }
+                return settings
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ValidationError("herald emulate wrote no settings within a minute; see \(log)")
+    }
+
+    /// Returns once the node answers `GET /health`.
+    func waitUntilHealthy() async throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            try checkRunning()
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/health")
+            request.method = .GET
+            if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(1)), response.status == .ok {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ValidationError("\(name) did not answer within two minutes; see \(log)")
+    }
+
+    private func checkRunning() throws {
+        guard process.isRunning else {
+            let tail = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").suffix(5).joined(separator: "\n") ?? ""
+            throw ValidationError("\(name) exited with status \(process.terminationStatus); its log \(log) ends:\n\(tail)")
+        }
+    }
+
+    /// Stops the process (SIGTERM) and waits for it to end.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// A TCP port that nothing listens on now.
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw ValidationError("cannot open a socket to find a free port") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) }
+        }
+        guard bound == 0 else { throw ValidationError("cannot bind a socket to find a free port") }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        guard named == 0 else { throw ValidationError("cannot read the port of a socket") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

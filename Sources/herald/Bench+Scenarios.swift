@@ -1,0 +1,344 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldHubWire
+import HeraldPostgres
+import HeraldPush
+import HeraldServer
+import HeraldStore
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import Subprocess
+
+/// The scenarios that run in this process, each on a new store of the kind asked for.
+extension Bench {
+    /// Notifications per second to `devices` APNs devices holding one tag, one worker.
+    static func fanOut(_ store: BenchStore, devices: Int, logger: Logger) async throws -> Double {
+        try await withRuntime(store, logger: logger) { runtime in
+            print("fan-out: seeding \(devices.formatted()) APNs registrations with the tag 'bench'…")
+            let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["bench"])
+            print(String(format: "  seeded in %.1f s", seed))
+            let content = NotificationContent(body: "Benchmark")
+            let record = try await runtime.hub.enqueue(tagExpression: "bench", payloads: [try content.payload(for: .apns)])
+            let start = ContinuousClock.now
+            while try await runtime.hub.deliverNext() {}
+            let elapsed = (ContinuousClock.now - start).seconds
+            let finished = try await runtime.hub.store.notification(id: record.id)
+            let success = finished?.counts.total(.success) ?? 0
+            let accepted = runtime.apnsEmulator?.acceptedCount ?? 0
+            let perSecond = Double(success) / elapsed
+            print(
+                String(
+                    format: "  %.2f s, %.0f notifications/s = %.2f million/min; emulator accepted %d, outcome Success %d",
+                    elapsed, perSecond, perSecond * 60 / 1_000_000, accepted, success
+                ))
+            return perSecond
+        }
+    }
+
+    /// App backend upserts per second: `PUT /api/register/{id}`, half creating, half updating.
+    static func upserts(_ store: BenchStore, count: Int, connections: Int, logger: Logger) async throws -> Double {
+        try await withRuntime(store, logger: logger) { runtime in
+            try await withServer(runtime, connections: connections, logger: logger) { base, http in
+                _ = try await call(http, "POST", base + "/api/accounts", body: #"{"username":"bench","password":"bench-password"}"#)
+                let tokenBody = try await call(http, "POST", base + "/api/token", body: #"{"username":"bench","password":"bench-password"}"#)
+                let token = try JSONDecoder().decode([String: String].self, from: tokenBody)["token"]!
+                print("upserts: reserving \((count / 2).formatted()) registration ids…")
+                let ids = (0..<(count / 2)).map { _ in RegistrationID.make() }
+                for id in ids { try await runtime.hub.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
+                let work = ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
+                print("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
+                let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
+                    let handle = String(format: "%064x", index)
+                    _ = try await call(
+                        http, "PUT", base + "/api/register/\(id)",
+                        body: #"{"Platform":"apns","Handle":"\#(handle)","Tags":["\#(tag)"]}"#, headers: ["authorization": "Bearer \(token)"]
+                    )
+                }
+                print(String(format: "  %.0f upserts/s (half creates, half updates), load generator in this process", perSecond))
+                return perSecond
+            }
+        }
+    }
+
+    /// Hub REST API installation PUTs per second, half creating, half updating, each with a
+    /// shared access signature made once (as the hub SDKs cache theirs).
+    static func installationPuts(_ store: BenchStore, count: Int, connections: Int, logger: Logger) async throws -> Double {
+        try await withRuntime(store, logger: logger) { runtime in
+            let hub = try await runtime.catalog.create(name: "bench")
+            guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
+                throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
+            }
+            return try await withServer(runtime, connections: connections, logger: logger) { base, http in
+                let signature = SharedAccessSignature.make(
+                    resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(3600)
+                )
+                let ids = (0..<(count / 2)).map { _ in UUID().uuidString.lowercased() }
+                let work = ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
+                print("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
+                let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
+                    let handle = String(format: "%064x", index)
+                    _ = try await call(
+                        http, "PUT", base + "/bench/installations/\(id)?api-version=2020-06",
+                        body: #"{"installationId":"\#(id)","platform":"apns","pushChannel":"\#(handle)","tags":["\#(tag)"]}"#,
+                        headers: ["authorization": signature]
+                    )
+                }
+                print(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
+                return perSecond
+            }
+        }
+    }
+
+    /// A broadcast to `devices` APNs registrations in one process with the emulator: seconds
+    /// and peak resident memory.
+    static func broadcastMemory(devices: Int, logger: Logger) async throws -> (seconds: Double, peakMegabytes: Int) {
+        try await withRuntime(.sqlite, logger: logger) { runtime in
+            print("broadcast: seeding \(devices.formatted()) APNs registrations…")
+            let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["all"])
+            print(String(format: "  seeded in %.1f s; RSS now %d MB", seed, residentMegabytes().current))
+            let content = NotificationContent(body: "Broadcast")
+            _ = try await runtime.hub.enqueue(tagExpression: nil, payloads: [try content.payload(for: .apns)])
+            let sampler = Task {
+                var peak = 0
+                while !Task.isCancelled {
+                    peak = max(peak, residentMegabytes().current)
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                return peak
+            }
+            let start = ContinuousClock.now
+            while try await runtime.hub.deliverNext() {}
+            let elapsed = (ContinuousClock.now - start).seconds
+            sampler.cancel()
+            let peak = max(await sampler.value, residentMegabytes().peak)
+            print(String(format: "  %.1f s (%.2f million/min), peak RSS %d MB, emulator included", elapsed, Double(devices) / elapsed * 60 / 1_000_000, peak))
+            return (elapsed, peak)
+        }
+    }
+
+    /// Runs h2load against the APNs emulator with a valid provider token; returns requests/s.
+    static func emulatorCeiling(requests: Int, logger: Logger) async throws -> Double? {
+        guard which("h2load") != nil else { return nil }
+        return try await withRuntime(.sqlite, logger: logger) { (runtime) async throws -> Double? in
+            guard let emulator = runtime.apnsEmulator else { return nil }
+            let directory = runtime.configuration.dataDirectory
+            let credentials = try EmulatorCredentials.loadOrCreate(directory: directory + "/emulator")
+            let authorization = try APNsTokenCache.shared.authorization(
+                teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, privateKeyPEM: credentials.apnsPrivateKeyPEM
+            )
+            let payload = directory + "/payload.json"
+            try Data(#"{"aps":{"alert":"Benchmark"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
+            let token = String(repeating: "ab", count: 32)
+            print("ceiling: h2load → APNs emulator, \(requests.formatted()) requests, 4 connections × 100 streams…")
+            let output = try await runProcess("h2load", [
+                "-n", "\(requests)", "-c", "4", "-m", "100", "-t", "1",
+                "-d", payload,
+                "-H", "authorization: \(authorization)",
+                "-H", "apns-topic: \(runtime.configuration.emulatorTopic)",
+                "\(emulator.baseURL)/3/device/\(token)",
+            ])
+            guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+                let range = line.range(of: #"[0-9.]+ req/s"#, options: .regularExpression)
+            else {
+                print(output)
+                return nil
+            }
+            let succeeded = output.contains("0 failed") ? "" : " (h2load reported failures)"
+            print("  \(line)\(succeeded)")
+            return Double(line[range].dropLast(6))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` with a Herald runtime (the APNs emulator in this process) on a new store:
+    /// SQLite in a temporary directory, or a PostgreSQL database of its own, dropped afterwards.
+    static func withRuntime<T>(_ store: BenchStore, logger: Logger, _ body: (HeraldRuntime) async throws -> T) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = HeraldConfiguration()
+        configuration.dataDirectory = directory
+        configuration.emulatorTopic = "com.example.bench"
+        var hubConfiguration = configuration.hubConfiguration
+        hubConfiguration.pollInterval = .milliseconds(50)
+        let engine = hubConfiguration
+        func run(_ configuration: HeraldConfiguration, storage: (any HubStorage)?) async throws -> T {
+            let runtime = try await HeraldRuntime.start(
+                configuration, storage: storage, hubConfiguration: engine, openDeviceRegistry: true, recordsPayloads: false, logger: logger
+            )
+            do {
+                let result = try await body(runtime)
+                await runtime.shutdown()
+                return result
+            } catch {
+                await runtime.shutdown()
+                throw error
+            }
+        }
+        switch store {
+        case .sqlite:
+            return try await run(configuration, storage: nil)
+        case .postgres(let server, _):
+            return try await PostgresDatabase.withScratchDatabase(on: server, prefix: "herald_bench", logger: logger) { url in
+                var onDatabase = configuration
+                onDatabase.databaseURL = url
+                return try await onDatabase.withHubStorage(logger: logger) { storage in try await run(onDatabase, storage: storage) }
+            }
+        }
+    }
+
+    /// Runs `body` with the runtime's HTTP server listening on a free port (its base URL) and an
+    /// HTTP client of `connections` connections; stops both afterwards.
+    static func withServer<T: Sendable>(
+        _ runtime: HeraldRuntime,
+        connections: Int,
+        logger: Logger,
+        _ body: @escaping @Sendable (String, HTTPClient) async throws -> T
+    ) async throws -> T {
+        var server = ServerConfiguration()
+        server.port = 0
+        server.bcryptCost = 4
+        // The benchmark measures the server, not the hub API's rate limit.
+        server.hubRequestsPerSecond = 1_000_000
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(
+            hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.hub.store, configuration: server,
+            onServerRunning: { portContinuation.yield($0) }, logger: logger
+        )
+        let group = ServiceGroup(services: [app], logger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { tasks in
+            tasks.addTask {
+                try await group.run()
+                return nil
+            }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw ValidationError("the server did not start") }
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            let result: T
+            do {
+                result = try await body("http://127.0.0.1:\(port)", http)
+            } catch {
+                try? await http.shutdown()
+                await group.triggerGracefulShutdown()
+                throw error
+            }
+            try await http.shutdown()
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return result
+        }
+    }
+
+    /// Runs `request` for every item of `work`, `connections` at a time, each lane in order;
+    /// returns requests per second.
+    static func timedRequests<Item: Sendable>(
+        _ work: [Item],
+        connections: Int,
+        _ request: @escaping @Sendable (Item) async throws -> Void
+    ) async throws -> Double {
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { lanes in
+            let chunk = (work.count + connections - 1) / connections
+            for lane in 0..<connections {
+                let slice = Array(work.dropFirst(lane * chunk).prefix(chunk))
+                lanes.addTask {
+                    for item in slice { try await request(item) }
+                }
+            }
+            try await lanes.waitForAll()
+        }
+        return Double(work.count) / (ContinuousClock.now - start).seconds
+    }
+
+    /// Inserts `count` APNs registrations in batches; returns the seconds it took.
+    static func seedRegistrations(_ store: any HeraldStore, count: Int, tags: [String]) async throws -> Double {
+        let start = ContinuousClock.now
+        let batch = 10_000
+        var next = 0
+        while next < count {
+            let end = min(count, next + batch)
+            let registrations = (next..<end).map { i in
+                Registration(id: String(format: "bench-%09d", i), platform: .apns, handle: String(format: "%064x", i), tags: tags)
+            }
+            try await store.insertRegistrations(registrations)
+            next = end
+            if count >= 200_000, next % 200_000 == 0 { print("  \(next.formatted()) / \(count.formatted())") }
+        }
+        return (ContinuousClock.now - start).seconds
+    }
+
+    /// Sends one request and returns its body; an answer of 300 or more throws.
+    static func call(
+        _ http: HTTPClient, _ method: String, _ url: String, body: String?, headers: [String: String] = [:]
+    ) async throws -> Data {
+        var request = HTTPClientRequest(url: url)
+        request.method = .init(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body {
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await http.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        guard response.status.code < 300 else {
+            throw ValidationError("\(method) \(url) answered \(response.status.code): \(String(buffer: bytes))")
+        }
+        return Data(bytes.readableBytesView)
+    }
+
+    /// This process's resident memory now and at its peak, in MB.
+    static func residentMegabytes() -> (current: Int, peak: Int) {
+        residentMegabytes(statusFile: "/proc/self/status")
+    }
+
+    /// A process's resident memory now and at its peak (`VmRSS`, `VmHWM`), in MB.
+    static func residentMegabytes(statusFile: String) -> (current: Int, peak: Int) {
+        guard let status = try? String(contentsOfFile: statusFile, encoding: .utf8) else { return (0, 0) }
+        func field(_ name: String) -> Int {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+            return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+        }
+        return (field("VmRSS:"), field("VmHWM:"))
+    }
+
+    static func machine() -> String {
+        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        let memory = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("MemTotal") }?
+            .split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { "\($0 / 1024 / 1024) GiB" } ?? "?"
+        #if DEBUG
+        let build = "DEBUG build: figures are not representative, use `swift build -c release`"
+        #else
+        let build = "release build"
+        #endif
+        return "Machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu), \(memory) RAM; \(build)"
+    }
+
+    static func which(_ tool: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let path = "\(directory)/\(tool)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Runs the tool named `name` (found on `PATH`) with `arguments`; returns what it printed
+    /// on both streams.
+    static func runProcess(_ name: String, _ arguments: [String]) async throws -> String {
+        let result = try await Subprocess.run(
+            .name(name), arguments: Arguments(arguments),
+            output: .string(limit: 1 << 20), error: .string(limit: 1 << 20)
+        )
+        return result.standardOutput + result.standardError
+    }
+}
