@@ -27,14 +27,18 @@ struct InstallationRow: Sendable {
         i.created_at AS created_at, i.updated_at AS updated_at
         """
 
-    /// Inserts or replaces the row, keeping nothing of an old one: the caller has computed the
-    /// version and kept `created_at`.
-    static let upsertSQL = """
-        INSERT INTO installations (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?) \
-        ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, tags = excluded.tags, \
-        document = excluded.document, version = excluded.version, created_at = excluded.created_at, \
-        updated_at = excluded.updated_at
-        """
+    /// Inserts or replaces `count` rows, keeping nothing of the old ones: the caller has
+    /// computed the versions and kept `created_at`.
+    static func upsertSQL(rows count: Int) -> String {
+        var sql = "INSERT INTO installations (\(columns)) VALUES "
+        for i in 0..<count { sql += i == 0 ? "(?, ?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?, ?)" }
+        sql += """
+             ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, tags = excluded.tags, \
+            document = excluded.document, version = excluded.version, created_at = excluded.created_at, \
+            updated_at = excluded.updated_at
+            """
+        return sql
+    }
 
     var upsertBinds: [SQLiteData] {
         let i = installation

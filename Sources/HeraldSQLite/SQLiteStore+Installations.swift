@@ -15,57 +15,7 @@ extension SQLiteStore {
     /// written and ``HeraldError/conflict(_:)`` is thrown.
     public func upsertInstallation(_ installation: Installation, ifVersion: Int?) async throws -> Installation {
         let now = now()
-        return try await write { connection in
-            let existing = try await connection.query(
-                "SELECT version, created_at FROM installations WHERE id = ?",
-                [.text(installation.id)]
-            ).first
-            let oldVersion = try existing?.int("version")
-            if let ifVersion, oldVersion != ifVersion {
-                throw HeraldError.preconditionFailed("the installation does not have version \(ifVersion)")
-            }
-            let row = try InstallationRow(
-                installation,
-                version: (oldVersion ?? 0) + 1,
-                createdAt: try existing?.date("created_at") ?? now,
-                updatedAt: now
-            )
-            _ = try await connection.query(InstallationRow.upsertSQL, row.upsertBinds)
-            try await Self.replaceDerivedRegistrations(of: row.installation, now: now, on: connection)
-            return row.installation
-        }
-    }
-
-    /// Makes the registrations of `installation` those it expands into; inside a transaction.
-    private static func replaceDerivedRegistrations(of installation: Installation, now: Date, on connection: SQLiteConnection) async throws {
-        let registrations = installation.registrations()
-        let wanted = Set(registrations.map(\.id))
-        let stale = try await connection.query(
-            "SELECT id FROM registrations WHERE installation_id = ?",
-            [.text(installation.id)]
-        ).compactMap { $0.column("id")?.string }.filter { !wanted.contains($0) }
-        try await deleteRegistrationRows(ids: stale, on: connection)
-
-        var start = registrations.startIndex
-        while start < registrations.endIndex {
-            let end = min(start + RegistrationRow.maxRowsPerStatement, registrations.endIndex)
-            var binds: [SQLiteData] = []
-            binds.reserveCapacity((end - start) * RegistrationRow.bindsPerRow)
-            for registration in registrations[start..<end] {
-                var registration = registration
-                registration.installationID = installation.id
-                binds += try RegistrationRow(registration, createdAt: now, updatedAt: now).insertBinds
-            }
-            let sql = RegistrationRow.upsertSQL(rows: end - start, returning: true, sameInstallationOnly: true)
-            let written = try await connection.query(sql, binds).compactMap { $0.column("id")?.string }
-            if written.count != end - start {
-                let taken = registrations[start..<end].map(\.id).first { !written.contains($0) } ?? "?"
-                throw HeraldError.conflict(
-                    "the registration id '\(taken)' of installation '\(installation.id)' is held by a registration that does not belong to it"
-                )
-            }
-            start = end
-        }
+        return try await groupCommitted { try await $0.upsertInstallation(installation, ifVersion: ifVersion, now: now) }
     }
 
     /// Deletes registrations by id, 500 per statement; inside a transaction.

@@ -209,10 +209,15 @@ public final class SQLiteStore: HeraldStore {
 
     /// Upserts through the writer's group commit.
     func upsert(_ row: RegistrationRow, when condition: RegistrationCondition) async throws -> Registration {
+        try await groupCommitted { try await $0.upsert(row, when: condition) }
+    }
+
+    /// Runs `body`, a group-committed write of the writer, while the store is open.
+    func groupCommitted<T: Sendable>(_ body: (SQLiteWriter) async throws -> T) async throws -> T {
         guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }
         defer { gate.leave() }
         do {
-            return try await writer.upsert(row, when: condition)
+            return try await body(writer)
         } catch {
             throw mapError(error)
         }

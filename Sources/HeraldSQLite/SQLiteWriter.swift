@@ -14,7 +14,6 @@ import HeraldStore
 /// three per upsert.
 actor SQLiteWriter {
     struct UpsertRequest: Sendable {
-        var id: Int
         var row: RegistrationRow
         var condition: RegistrationCondition
     }
@@ -26,9 +25,8 @@ actor SQLiteWriter {
     private var lockWaiters: [CheckedContinuation<Void, Never>] = []
     private var lockWaitersHead = 0
 
-    private var nextRequestID = 0
-    private var pendingUpserts: [UpsertRequest] = []
-    private var finishedUpserts: [Int: Result<Registration, any Error>] = [:]
+    private var upserts = GroupCommitQueue<UpsertRequest, Registration>()
+    var installationUpserts = GroupCommitQueue<InstallationRequest, Installation>()
 
     init(connection: SQLiteConnection, logger: Logger) {
         self.connection = connection
@@ -37,7 +35,7 @@ actor SQLiteWriter {
 
     // MARK: The write lock (FIFO)
 
-    private func lock() async {
+    func lock() async {
         guard locked else {
             locked = true
             return
@@ -48,7 +46,7 @@ actor SQLiteWriter {
         // The lock was handed over by `unlock()`; `locked` is still true.
     }
 
-    private func unlock() {
+    func unlock() {
         guard lockWaitersHead < lockWaiters.count else {
             locked = false
             lockWaiters.removeAll(keepingCapacity: true)
@@ -73,7 +71,7 @@ actor SQLiteWriter {
         return try await runTransaction(body)
     }
 
-    private func runTransaction<T>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
+    func runTransaction<T>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
             let value = try await body(connection)
@@ -99,28 +97,14 @@ actor SQLiteWriter {
 
     /// Creates or replaces a registration (see ``RegistrationStore/upsertRegistration(_:when:)``).
     func upsert(_ row: RegistrationRow, when condition: RegistrationCondition) async throws -> Registration {
-        let id = nextRequestID
-        nextRequestID &+= 1
-        pendingUpserts.append(UpsertRequest(id: id, row: row, condition: condition))
+        let ticket = upserts.enqueue(UpsertRequest(row: row, condition: condition))
         await lock()
         defer { unlock() }
-        if let result = finishedUpserts.removeValue(forKey: id) {
-            return try result.get()
-        }
+        if let result = upserts.takeResult(ticket) { return try result.get() }
         // Nobody has applied this request yet: apply it with everything queued behind it.
-        let batch = pendingUpserts
-        pendingUpserts.removeAll(keepingCapacity: true)
-        let results = await applyUpserts(batch)
-        var mine: Result<Registration, any Error>?
-        for (request, result) in zip(batch, results) {
-            if request.id == id {
-                mine = result
-            } else {
-                finishedUpserts[request.id] = result
-            }
-        }
-        guard let mine else { preconditionFailure("an upsert request was lost") }
-        return try mine.get()
+        let batch = upserts.takeBatch()
+        let results = await applyUpserts(batch.map(\.request))
+        return try upserts.finish(batch, with: results, returning: ticket).get()
     }
 
     /// Applies `batch` in one transaction; one result per request, in order. A condition that

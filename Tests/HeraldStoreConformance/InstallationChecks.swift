@@ -231,6 +231,54 @@ enum InstallationChecks {
             #expect(try await store.registration(id: "$installation:inst-1") == nil)
             #expect(try await store.registration(id: "$installation:inst-1/t") == squatter)
         },
+
+        /// Writes that arrive together (which a store may apply together) each succeed or fail
+        /// alone: a held registration id or a stale version fails its own write only, and two
+        /// writes of one installation both land, one after the other.
+        check("concurrentWritesSucceedOrFailAlone") { store, _ in
+            let squatter = try await store.upsertRegistration(.sample(id: "$installation:inst-7/t", tags: ["x"]), ifVersion: nil)
+            _ = try await store.upsertInstallation(.sample(id: "inst-3"), ifVersion: nil)
+            enum Outcome: Hashable, Sendable { case saved(Int), failed(HeraldError.Code) }
+            let outcomes = await withTaskGroup(of: (String, Outcome).self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        // inst-7 collides with the squatter; inst-3 is written with a stale version;
+                        // inst-5 is written twice.
+                        let id = "inst-\(index < 38 ? index : 5)"
+                        let templates = id == "inst-7" ? ["t": InstallationChecks.silent] : [:]
+                        do {
+                            let saved = try await store.upsertInstallation(
+                                .sample(id: id, pushChannel: String(format: "%064x", index), tags: ["n\(index)"], templates: templates),
+                                ifVersion: id == "inst-3" ? 7 : nil
+                            )
+                            return ("\(index)", .saved(saved.version))
+                        } catch let error as HeraldError {
+                            return ("\(index)", .failed(error.code))
+                        } catch {
+                            return ("\(index)", .failed(.internalError))
+                        }
+                    }
+                }
+                var outcomes: [String: Outcome] = [:]
+                for await (index, outcome) in group { outcomes[index] = outcome }
+                return outcomes
+            }
+            #expect(outcomes["7"] == .failed(.conflict))
+            #expect(outcomes["3"] == .failed(.preconditionFailed))
+            for index in 0..<38 where ![3, 5, 7].contains(index) {
+                #expect(outcomes["\(index)"] == .saved(1), "inst-\(index)")
+                #expect(try await store.installation(id: "inst-\(index)")?.tags == ["n\(index)"])
+                #expect(try await InstallationChecks.derived(store, "inst-\(index)").count == 1)
+            }
+            // The three writes of inst-5 landed one after the other.
+            let fives = [outcomes["5"], outcomes["38"], outcomes["39"]].compactMap { $0 }
+            #expect(Set(fives) == [.saved(1), .saved(2), .saved(3)])
+            #expect(try await store.installation(id: "inst-5")?.version == 3)
+            #expect(try await store.installation(id: "inst-3")?.version == 1)
+            #expect(try await store.installation(id: "inst-7") == nil)
+            #expect(try await store.registration(id: "$installation:inst-7") == nil)
+            #expect(try await store.registration(id: "$installation:inst-7/t") == squatter)
+        },
     ]
 
     private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {
