@@ -11,57 +11,67 @@ extension PostgresStore {
     }
 
     /// Creates or replaces an installation and the registrations it expands into, in one
-    /// transaction (see the protocol). The advisory lock of its id is taken first, so two nodes
-    /// writing it at once take turns. If a
-    /// registration id it produces is held by a registration of something else, nothing is
-    /// written and ``HeraldError/conflict(_:)`` is thrown.
+    /// transaction of two statements (see the protocol). The installation's row is written first,
+    /// its version counted up by the write itself: the row's lock then makes a concurrent write of
+    /// the same installation, on any node, wait until this one commits. If a registration id it
+    /// produces is held by a registration of something else, nothing is written and
+    /// ``HeraldError/conflict(_:)`` is thrown.
     public func upsertInstallation(_ installation: Installation, ifVersion: Int?) async throws -> Installation {
         let now = now()
+        // The stored document holds neither the version nor the dates, which the write returns.
+        let document = try StoredJSON.encode(StoredInstallationDocument(installation.stored(version: 1, createdAt: now, updatedAt: now)))
         return try await transaction { connection in
-            try await lock(["installation \(installation.id)"], on: connection)
-            var read = SQLStatement()
-            read.sql = "SELECT version, created_at FROM herald.installations WHERE hub = \(read.bind(hub)) AND id = \(read.bind(installation.id))"
-            let existing = try await query(read, on: connection).first?.makeRandomAccess()
-            let oldVersion = try existing?.int("version")
-            if let ifVersion, oldVersion != ifVersion {
-                throw HeraldError.preconditionFailed("the installation does not have version \(ifVersion)")
-            }
-            let stored = installation.stored(
-                version: (oldVersion ?? 0) + 1, createdAt: try existing?.date("created_at") ?? now, updatedAt: now
-            )
             var write = SQLStatement()
-            write.sql = """
-                INSERT INTO herald.installations (hub, id, user_id, tags, document, version, created_at, updated_at) VALUES (\
-                \(write.bind(hub)), \(write.bind(stored.id)), \(write.bind(stored.userId)), \(write.bind(stored.tags)), \
-                \(write.bind(try StoredJSON.encode(StoredInstallationDocument(stored))))::jsonb, \(write.bind(stored.version)), \
-                \(write.bind(stored.createdAt.storeMilliseconds)), \(write.bind(stored.updatedAt.storeMilliseconds))) \
-                ON CONFLICT (hub, id) DO UPDATE SET user_id = excluded.user_id, tags = excluded.tags, \
-                document = excluded.document, version = excluded.version, created_at = excluded.created_at, \
-                updated_at = excluded.updated_at
-                """
-            try await query(write, on: connection)
+            let hub = write.bind(hub), id = write.bind(installation.id), userID = write.bind(installation.userId)
+            let tags = write.bind(installation.tags), json = write.bind(document), updated = write.bind(now.storeMilliseconds)
+            if let ifVersion {
+                write.sql = """
+                    UPDATE herald.installations AS i SET user_id = \(userID), tags = \(tags), document = \(json)::jsonb, \
+                    version = i.version + 1, updated_at = \(updated) \
+                    WHERE i.hub = \(hub) AND i.id = \(id) AND i.version = \(write.bind(ifVersion)) \
+                    RETURNING i.version, i.created_at
+                    """
+            } else {
+                write.sql = """
+                    INSERT INTO herald.installations AS i (hub, id, user_id, tags, document, version, created_at, updated_at) \
+                    VALUES (\(hub), \(id), \(userID), \(tags), \(json)::jsonb, 1, \(updated), \(updated)) \
+                    ON CONFLICT (hub, id) DO UPDATE SET user_id = excluded.user_id, tags = excluded.tags, \
+                    document = excluded.document, version = i.version + 1, updated_at = excluded.updated_at \
+                    RETURNING i.version, i.created_at
+                    """
+            }
+            guard let returned = try await query(write, on: connection).first?.makeRandomAccess() else {
+                throw HeraldError.preconditionFailed("the installation does not have version \(ifVersion ?? 0)")
+            }
+            let stored = installation.stored(version: try returned.int("version"), createdAt: try returned.date("created_at"), updatedAt: now)
             try await replaceDerivedRegistrations(of: stored, now: now, on: connection)
             return stored
         }
     }
 
-    /// Makes the registrations of `installation` those it expands into; inside a transaction.
+    /// Makes the registrations of `installation` those it expands into, with one statement
+    /// (for up to 500 of them); inside a transaction.
     private func replaceDerivedRegistrations(of installation: Installation, now: Date, on connection: PostgresConnection) async throws {
         let registrations = installation.registrations()
-        var stale = SQLStatement()
-        stale.sql = """
-            DELETE FROM herald.registrations WHERE hub = \(stale.bind(hub)) AND installation_id = \(stale.bind(installation.id)) \
-            AND NOT (id = ANY (\(stale.bind(registrations.map(\.id)))))
-            """
-        try await query(stale, on: connection)
-
         let rows = try registrations.map { registration in
             var registration = registration
             registration.installationID = installation.id
             return try StoredRegistration(registration, createdAt: now, updatedAt: now)
         }
-        for chunk in Self.distinctChunks(rows, id: \.registration.id) {
-            let written = try await query(upsertStatement(chunk, sameInstallationOnly: true), on: connection)
+        // Those it no longer expands into go in the first statement, which writes only the
+        // others: the two parts touch different rows.
+        var stale = SQLStatement()
+        stale.sql = """
+            WITH stale AS (DELETE FROM herald.registrations WHERE hub = \(stale.bind(hub)) \
+            AND installation_id = \(stale.bind(installation.id)) AND NOT (id = ANY (\(stale.bind(registrations.map(\.id))))) RETURNING id) 
+            """
+        guard !rows.isEmpty else {
+            stale.sql += "SELECT count(*) FROM stale"
+            try await query(stale, on: connection)
+            return
+        }
+        for (index, chunk) in Self.distinctChunks(rows, id: \.registration.id).enumerated() {
+            let written = try await query(upsertStatement(chunk, sameInstallationOnly: true, after: index == 0 ? stale : SQLStatement()), on: connection)
             if written.count != chunk.count {
                 var writtenIDs: Set<String> = []
                 for row in written { writtenIDs.insert(try row.makeRandomAccess().string("id")) }

@@ -20,9 +20,13 @@ extension PostgresStore {
     /// An upsert of `rows`, whose ids must be distinct: a new registration gets version 1, an
     /// existing one keeps `created_at` and gets version + 1. Yields `id, version, created_at`
     /// per row written. With `sameInstallationOnly`, an existing row is replaced only if it
-    /// belongs to the same installation, and yields nothing otherwise.
-    func upsertStatement(_ rows: some Collection<StoredRegistration>, sameInstallationOnly: Bool = false) -> SQLStatement {
-        var statement = SQLStatement(
+    /// belongs to the same installation, and yields nothing otherwise. `prefix` (a `WITH`
+    /// clause and its values) comes first.
+    func upsertStatement(
+        _ rows: some Collection<StoredRegistration>, sameInstallationOnly: Bool = false, after prefix: SQLStatement = SQLStatement()
+    ) -> SQLStatement {
+        var statement = prefix
+        statement.sql += (
             """
             INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at, version, \
             created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm) VALUES 
