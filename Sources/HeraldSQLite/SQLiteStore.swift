@@ -101,9 +101,10 @@ public final class SQLiteStore: HeraldStore {
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try makePrivate(path: path)
         } catch {
-            throw SQLiteStoreError(code: .cannotOpen, message: "cannot create the directory \(directory.path): \(error.localizedDescription)")
+            throw SQLiteStoreError(code: .cannotOpen, message: "cannot create the directory \(directory.path) or its file: \(error.localizedDescription)")
         }
 
         let threadPool = NIOThreadPool.singleton
@@ -175,6 +176,25 @@ public final class SQLiteStore: HeraldStore {
         // The writer closes last: closing the last connection checkpoints the WAL into the file.
         do { try await writer.close() } catch { firstError = firstError ?? error }
         if let firstError { throw mapError(firstError) }
+    }
+
+    /// Makes the database file (created empty if missing, which SQLite takes for a new
+    /// database) and the journal files beside it readable and writable by this user only: they
+    /// hold device tokens and password hashes. SQLite gives its journal files the database
+    /// file's permissions.
+    private static func makePrivate(path: String) throws {
+        let fileManager = FileManager.default
+        if !fileManager.fileExists(atPath: path) {
+            guard fileManager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw SQLiteStoreError(code: .cannotOpen, message: "cannot create the database file \(path)")
+            }
+        }
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] where fileManager.fileExists(atPath: file) {
+            let mode = (try fileManager.attributesOfItem(atPath: file)[.posixPermissions] as? NSNumber)?.intValue ?? 0o600
+            if mode & 0o077 != 0 {
+                try fileManager.setAttributes([.posixPermissions: mode & ~0o077], ofItemAtPath: file)
+            }
+        }
     }
 
     // MARK: Running statements

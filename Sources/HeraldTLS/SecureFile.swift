@@ -42,13 +42,16 @@ package enum SecureFile {
         }
     }
 
-    /// Creates `directory` (and its parents) if it does not exist.
+    /// Creates `directory` (and its missing parents) readable by this user only (0700), or, if it
+    /// exists, takes away every right of other users on it (a directory an earlier release left
+    /// at 0755 becomes 0700), so that nothing in it can be reached by another local user.
     package static func ensureDirectory(_ directory: String) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
                 throw HeraldTLSError(code: .fileSystem, message: "\(directory) exists and is not a directory")
             }
+            try makePrivate(directory)
             return
         }
         do {
@@ -59,6 +62,20 @@ package enum SecureFile {
             )
         } catch {
             throw HeraldTLSError(code: .fileSystem, message: "cannot create directory \(directory)")
+        }
+        try makePrivate(directory)
+    }
+
+    /// Takes the group's and other users' rights away from the file or directory at `path`.
+    package static func makePrivate(_ path: String) throws {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw HeraldTLSError(code: .fileSystem, message: "cannot read the permissions of \(path): errno \(errno)")
+        }
+        let mode = status.st_mode & 0o7777
+        guard mode & 0o077 != 0 else { return }
+        guard chmod(path, mode & ~0o077) == 0 else {
+            throw HeraldTLSError(code: .fileSystem, message: "cannot make \(path) private (chmod): errno \(errno)")
         }
     }
 

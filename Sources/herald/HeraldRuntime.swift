@@ -72,7 +72,8 @@ struct HeraldRuntime {
         logger: Logger
     ) async throws -> HeraldRuntime {
         let dataDirectory = configuration.dataDirectory
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        // Device tokens, keys and password hashes live here: no other local user may enter.
+        try SecureFile.ensureDirectory(dataDirectory)
 
         // The server's providers: from its configured credentials, and from the emulators'
         // for the other platforms (unless HERALD_EMULATORS=off).

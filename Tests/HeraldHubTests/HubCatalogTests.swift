@@ -58,6 +58,19 @@ struct HubCatalogTests {
         }
     }
 
+    /// A data directory an earlier release left readable by everyone (0755) is made private to
+    /// its user, with its hubs folder, as soon as a hub is written.
+    @Test func theDataDirectoryIsMadePrivate() async throws {
+        try await withCatalog { catalog, dataDirectory in
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dataDirectory)
+            try await catalog.create(name: "tokens")
+            for directory in [dataDirectory, "\(dataDirectory)/hubs"] {
+                let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
+                #expect(mode == 0o700, "\(directory)")
+            }
+        }
+    }
+
     @Test func createRefusesAnExistingNameInAnyCase() async throws {
         try await withCatalog { catalog, _ in
             let first = try await catalog.create(name: "MyHub")

@@ -122,4 +122,38 @@ struct SQLiteStoreLifecycleTests {
             #expect(try await store.registrationCount() == 1)
         }
     }
+
+    /// Device tokens and password hashes are for the service's user only: the directory the
+    /// store makes is 0700, the file and its journal files 0600, whatever the umask.
+    @Test func aNewStoreIsPrivateToItsUser() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.databasePath
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        try await withStore(at: path) { store in
+            _ = try await store.upsertRegistration(.sample(id: "r"), ifVersion: nil)
+            #expect(try Self.mode(URL(fileURLWithPath: path).deletingLastPathComponent().path) == 0o700)
+            for file in [path, path + "-wal", path + "-shm"] {
+                #expect(try Self.mode(file) == 0o600, "\(file)")
+            }
+        }
+    }
+
+    /// A file an earlier release left readable by everyone is made private when it is opened.
+    @Test func aFileReadableByOthersIsMadePrivate() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.databasePath
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644]))
+        #expect(try Self.mode(path) == 0o644)
+        try await withStore(at: path) { _ throws in
+            #expect(try Self.mode(path) == 0o600)
+        }
+    }
+
+    static func mode(_ path: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber).intValue
+    }
 }

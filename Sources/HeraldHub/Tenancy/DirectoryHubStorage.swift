@@ -173,6 +173,7 @@ public final class DirectoryHubStorage: HubStorage {
     /// (a `herald hub` command beside a running server) and other storages in this process.
     private func withLock<T>(_ body: () throws -> T) throws -> T {
         do {
+            try SecureFile.ensureDirectory(dataDirectory)
             try SecureFile.ensureDirectory(directory)
         } catch {
             throw HeraldError(code: .internalError, message: "cannot create the hubs directory \(directory)")
