@@ -280,6 +280,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The `herald` binary as a user runs it: its commands' output, exit codes and files.
+        .testTarget(
+            name: "HeraldCommandTests",
+            dependencies: [
+                "HeraldTestSupport",
+                // Not imported: the tests run the `herald` binary, which this makes sure is built.
+                "herald",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldHubTests",
             dependencies: ["HeraldHubWire", 

@@ -168,6 +168,12 @@ public final class SQLiteStore: HeraldStore {
     /// Closes every connection once the operations in progress are done. Later calls fail
     /// with ``HeraldError/Code/unavailable``; closing twice does nothing.
     public func close() async throws {
+        // Closing runs to the end even for a caller whose task is cancelled (a service group
+        // that stopped on an error): a connection left open would keep the file's locks.
+        try await Task { try await self.closeConnections() }.value
+    }
+
+    private func closeConnections() async throws {
         guard await gate.close() else { return }
         var firstError: (any Error)?
         for reader in readers {

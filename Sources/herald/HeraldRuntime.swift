@@ -217,9 +217,7 @@ struct HeraldRuntime {
         if let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) {
             return pem
         }
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true
-        )
+        try SecureFile.ensureDirectory((path as NSString).deletingLastPathComponent)
         let pem = P256.Signing.PrivateKey().pemRepresentation
         try SecureFile.write(pem, to: path)
         return pem

@@ -6,6 +6,7 @@ import HeraldServer
 import HeraldStore
 import Hummingbird
 import Logging
+import NIOCore
 import NIOSSL
 import ServiceLifecycle
 import Synchronization
@@ -94,15 +95,19 @@ struct Serve: AsyncParsableCommand {
         if runtime.emulatorDirectory != nil {
             banner.append("  Simulate a device: herald device --server http://\(configuration.host):\(configuration.port) --user alice --password <password> --sign-up")
         }
-        print(banner.joined(separator: "\n"))
-        fflush(nil)  // the banner shows before the first log line, also when stdout is a file
-
+        // The banner says "listening" once every listener is bound, and not at all if one is not.
+        let text = banner.joined(separator: "\n")
+        let listeners = Listeners(count: tls == nil ? 1 : 2) {
+            print(text)
+            fflush(nil)  // the banner shows before the first log line, also when stdout is a file
+        }
         let app = buildApplication(
             hubs: runtime.registry,
             devices: devices,
             appStore: runtime.hub.store,
             configuration: server,
             services: runtime.services,
+            onServerRunning: { _ in listeners.bound(.http) },
             logger: logger
         )
         var services: [any Service] = [app]
@@ -114,6 +119,7 @@ struct Serve: AsyncParsableCommand {
                     appStore: runtime.hub.store,
                     configuration: server,
                     tls: tls.configuration,
+                    onServerRunning: { _ in listeners.bound(.https) },
                     logger: logger
                 )
             )
@@ -125,9 +131,44 @@ struct Serve: AsyncParsableCommand {
             try await group.run()
         } catch {
             await runtime.shutdown()
+            if let error = error as? IOError, error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+                let (name, port) = listeners.isBound(.http) ? ("TLS port", configuration.tlsPort) : ("port", configuration.port)
+                let reason = error.errnoCode == EADDRINUSE
+                    ? "the address is in use (another Herald, or another server, listens there)"
+                    : "permission denied (ports below 1024 need privileges)"
+                throw ConfigurationError(
+                    "cannot listen on \(configuration.host):\(port): \(reason); choose another \(name) with --\(name == "port" ? "port" : "tls-port") or HERALD_\(name == "port" ? "PORT" : "TLS_PORT")"
+                )
+            }
             throw error
         }
         await runtime.shutdown()
+    }
+}
+
+/// The server's listeners, which report once they are bound; `whenAllBound` runs once, when
+/// the last of them has.
+private final class Listeners: Sendable {
+    enum Listener: Sendable { case http, https }
+
+    private let count: Int
+    private let bound = Mutex<Set<Listener>>([])
+    private let whenAllBound: @Sendable () -> Void
+
+    init(count: Int, whenAllBound: @escaping @Sendable () -> Void) {
+        self.count = count
+        self.whenAllBound = whenAllBound
+    }
+
+    func bound(_ listener: Listener) {
+        let all = bound.withLock { bound in
+            bound.insert(listener).inserted && bound.count == count
+        }
+        if all { whenAllBound() }
+    }
+
+    func isBound(_ listener: Listener) -> Bool {
+        bound.withLock { $0.contains(listener) }
     }
 }
 

@@ -195,11 +195,18 @@ public final class HubRegistry: Service, Sendable {
             createdAt: definition.createdAt,
             owned: providers.owned
         )
-        let closing = try state.withLock { state in
-            if state.closed { throw HeraldError.unavailable("the server is shutting down") }
+        // `nil` when the registry closed while the hub was being opened.
+        let registered: OpenHub?? = state.withLock { state in
+            if state.closed { return nil }
             state.hubs[definition.name] = opened
             state.submit(.deliver(hub))
-            return replaced
+            return .some(replaced)
+        }
+        guard let closing = registered else {
+            // Nobody else will close what was just opened.
+            for provider in providers.owned { try? await provider.shutdown() }
+            try? await store.close()
+            throw HeraldError.unavailable("the server is shutting down")
         }
         if let closing {
             closing.hub.stop()

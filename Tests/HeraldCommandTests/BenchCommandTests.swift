@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+@Suite("herald bench as a user runs it")
+struct BenchCommandTests {
+    /// Every scenario runs and the summary names each figure, on SQLite and, with a test server,
+    /// on PostgreSQL with node processes. Small counts: this checks that the benchmark works,
+    /// not what it measures.
+    @Test func everyScenarioRunsAndIsSummed() async throws {
+        let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        var arguments = [
+            "bench", "--devices", "300", "--upserts", "200", "--installations", "200", "--connections", "4",
+            "--broadcast", "500", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
+        ]
+        if let database { arguments += ["--database-url", database] }
+        let result = try await HeraldCommand.run(arguments)
+        #expect(result.status == 0, "\(result.error)")
+        let summary = try #require(result.output.components(separatedBy: "\nResults\n").last)
+        for figure in ["fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "SQLite broadcast to 500"] {
+            #expect(summary.contains(figure), "\(figure) is missing from:\n\(summary)")
+        }
+        if database != nil {
+            #expect(summary.contains("PostgreSQL / SQLite"))
+            #expect(summary.contains("1 node : 400 devices Completed"), "\(summary)")
+            #expect(summary.contains("2 nodes: 400 devices Completed"), "\(summary)")
+            #expect(summary.contains("400 reached"), "\(summary)")
+        } else {
+            print("HERALD_TEST_DATABASE_URL is not set: herald bench ran on SQLite only")
+        }
+    }
+}

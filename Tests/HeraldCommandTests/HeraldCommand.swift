@@ -1,0 +1,79 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `herald` binary built beside this test bundle, run as a user runs it.
+enum HeraldCommand {
+    static let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald")
+
+    struct Result {
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    /// Runs `herald arguments…` with `environment` added to this process's (without its
+    /// `HERALD_*` settings), and returns what it printed once it exits; stops it (SIGKILL) and
+    /// fails after `limit`.
+    static func run(_ arguments: [String], environment: [String: String] = [:], limit: Duration = .seconds(300)) async throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-command-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outputURL = directory.appendingPathComponent("stdout")
+        let errorURL = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        try process.run()
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                throw TimedOut(description: "herald \(arguments.joined(separator: " ")) did not end within \(limit)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return Result(
+            status: process.terminationStatus,
+            output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "",
+            error: (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+        )
+    }
+
+    struct TimedOut: Error, CustomStringConvertible {
+        var description: String
+    }
+}
+
+/// A TCP socket listening on a free port of 127.0.0.1, closed by ``close()``.
+struct ListeningSocket {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let descriptor = descriptor
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        guard bound == 0, listen(descriptor, 1) == 0 else { throw HeraldCommand.TimedOut(description: "cannot listen: errno \(errno)") }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        _ = Glibc.close(descriptor)
+    }
+}
