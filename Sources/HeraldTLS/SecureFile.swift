@@ -68,14 +68,13 @@ package enum SecureFile {
 
     /// Takes the group's and other users' rights away from the file or directory at `path`.
     package static func makePrivate(_ path: String) throws {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            throw HeraldTLSError(code: .fileSystem, message: "cannot read the permissions of \(path): errno \(errno)")
-        }
-        let mode = status.st_mode & 0o7777
-        guard mode & 0o077 != 0 else { return }
-        guard chmod(path, mode & ~0o077) == 0 else {
-            throw HeraldTLSError(code: .fileSystem, message: "cannot make \(path) private (chmod): errno \(errno)")
+        let fileManager = FileManager.default
+        do {
+            let mode = (try fileManager.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? 0
+            guard mode & 0o077 != 0 else { return }
+            try fileManager.setAttributes([.posixPermissions: mode & ~0o077], ofItemAtPath: path)
+        } catch {
+            throw HeraldTLSError(code: .fileSystem, message: "cannot make \(path) private to its user")
         }
     }
 
