@@ -24,9 +24,16 @@ public final class Accounts: Sendable {
     private let sessionCache = Mutex<[String: (username: String, until: Date)]>([:])
     static let sessionCacheLifetime: TimeInterval = 10
 
+    /// Failed sign-ins per account and per address.
+    let signInLimiter: SignInLimiter
+    /// A hash of the server's bcrypt cost, which a sign-in as an unknown user checks so that it
+    /// takes as long as a wrong password (made at the first such sign-in).
+    private let decoyHash = Mutex<String?>(nil)
+
     public init(store: any AccountStore, configuration: ServerConfiguration) {
         self.store = store
         self.configuration = configuration
+        self.signInLimiter = SignInLimiter(perAccount: configuration.signInLimitPerAccount, perAddress: configuration.signInLimitPerAddress)
     }
 
     /// Checks and lowercases a user name: 1–64 characters of letters, digits and `. _ - @`,
@@ -61,22 +68,50 @@ public final class Accounts: Sendable {
         return account
     }
 
-    /// Verifies a user name and password against the stored account.
-    public func verify(username: String, password: String) async throws -> String? {
-        guard let name = try? Self.normalizedUsername(username) else { return nil }
+    /// Verifies a user name and password against the stored account; `nil` if they do not
+    /// match.
+    ///
+    /// An unknown user name takes as long as a wrong password (a bcrypt check of the same
+    /// cost), so the answer's time does not tell which users exist. Failures are counted per
+    /// account and per client `address` (``SignInLimiter``): past the limit, attempts are
+    /// refused with ``Throttled`` before the password is checked.
+    public func verify(username: String, password: String, address: String) async throws -> String? {
+        let name = (try? Self.normalizedUsername(username)) ?? String(username.lowercased().prefix(64))
+        try signInLimiter.check(account: name, address: address)
         let cacheKey = Self.sha256Hex("\(name)\u{0}\(password)")
         let now = Date()
         if let until = basicCache.withLock({ $0[cacheKey] }), until > now { return name }
-        guard let account = try await store.account(username: name) else {
+        let account = Self.isValidUsername(name) ? try await store.account(username: name) : nil
+        let hash: String
+        if let account { hash = account.passwordHash } else { hash = try await decoy() }
+        let ok = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+        guard ok, account != nil else {
+            signInLimiter.recordFailure(account: name, address: address)
             return nil
         }
-        let ok = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: account.passwordHash) }
-        guard ok else { return nil }
+        signInLimiter.recordSuccess(account: name)
         basicCache.withLock { cache in
             if cache.count >= Self.basicCacheLimit { cache = cache.filter { $0.value > now } }
             if cache.count < Self.basicCacheLimit { cache[cacheKey] = now.addingTimeInterval(Self.basicCacheLifetime) }
         }
         return name
+    }
+
+    private static func isValidUsername(_ name: String) -> Bool {
+        (try? normalizedUsername(name)) != nil
+    }
+
+    /// The hash an unknown user's sign-in checks: of a random password, at the server's cost.
+    private func decoy() async throws -> String {
+        if let hash = decoyHash.withLock({ $0 }) { return hash }
+        let cost = configuration.bcryptCost
+        let random = UUID().uuidString
+        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(random, cost: cost) }
+        return decoyHash.withLock { stored in
+            if let stored { return stored }
+            stored = hash
+            return hash
+        }
     }
 
     /// Issues a bearer token for a verified user.

@@ -43,7 +43,7 @@ public struct AccountsController: Sendable {
         } else {
             (username, password) = try await credentials(request, context: context)
         }
-        guard let user = try await accounts.verify(username: username, password: password) else {
+        guard let user = try await accounts.verify(username: username, password: password, address: context.clientAddress) else {
             throw HeraldError.unauthorized("wrong user name or password")
         }
         let (token, expiresAt) = try await accounts.issueToken(for: user)

@@ -1,14 +1,25 @@
 public import Hummingbird
+public import NIOCore
 
-/// The request context of Herald's routes: Hummingbird's core storage and the signed-in user.
-public struct AppRequestContext: RequestContext {
+/// The request context of Herald's routes: Hummingbird's core storage, the client's address
+/// and the signed-in user.
+public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The authenticated user name, set by ``UserAuthenticator``.
     public var user: String?
+    /// The address of the connection's peer (a proxy's, behind one).
+    public let remoteAddress: SocketAddress?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.user = nil
+        self.remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The client's IP address, for per-address limits; `unknown` when there is none (tests
+    /// that call the router directly).
+    var clientAddress: String {
+        remoteAddress?.ipAddress ?? "unknown"
     }
 
     /// Request bodies Herald decodes are small JSON documents.

@@ -13,6 +13,10 @@ public struct ServerConfiguration: Sendable {
     public var tokenLifetime: Duration = .seconds(7 * 24 * 3600)
     /// bcrypt cost for stored passwords.
     public var bcryptCost: UInt8 = 12
+    /// Failed sign-ins allowed per account: a burst, then one per refill period.
+    package var signInLimitPerAccount = SignInLimiter.Limit.perAccount
+    /// Failed sign-ins allowed per client address.
+    package var signInLimitPerAddress = SignInLimiter.Limit.perAddress
     /// How long `POST /api/notifications` waits for delivery to finish before answering
     /// with the state so far.
     public var notifyWait: Duration = .seconds(10)

@@ -55,11 +55,11 @@ import Testing
     @Test func nodesShareTheRateLimit() throws {
         let alone = HubRateLimiter(requestsPerSecond: 10)
         for _ in 0..<20 { try alone.admit("h") }
-        #expect(throws: HubThrottled.self) { try alone.admit("h") }
+        #expect(throws: Throttled.self) { try alone.admit("h") }
 
         let oneOfFour = HubRateLimiter(requestsPerSecond: 10)
         for _ in 0..<5 { try oneOfFour.admit("h", nodes: 4) }
-        #expect(throws: HubThrottled.self, "a quarter of the burst of 20") { try oneOfFour.admit("h", nodes: 4) }
+        #expect(throws: Throttled.self, "a quarter of the burst of 20") { try oneOfFour.admit("h", nodes: 4) }
         try oneOfFour.admit("other", nodes: 4)
     }
 

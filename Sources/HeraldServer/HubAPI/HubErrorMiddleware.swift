@@ -36,9 +36,9 @@ struct HubErrorMiddleware: RouterMiddleware {
             case let error as HeraldError:
                 status = error.code.httpStatus
                 detail = error.message
-            case let error as HubThrottled:
+            case let error as Throttled:
                 status = 429
-                detail = "the hub is receiving more requests than it accepts; retry after \(error.retryAfterSeconds) s"
+                detail = error.message
                 headers[.retryAfter] = "\(error.retryAfterSeconds)"
             case let error as any HTTPResponseError:
                 status = Int(error.status.code)

@@ -18,7 +18,7 @@ package final class HubRateLimiter: Sendable {
         self.burst = Double(max(1, requestsPerSecond)) * 2
     }
 
-    /// Takes a token for a request to `hub`, or throws ``HubThrottled``; `nodes` share the limit.
+    /// Takes a token for a request to `hub`, or throws ``Throttled``; `nodes` share the limit.
     package func admit(_ hub: String, nodes: Int = 1) throws {
         let now = ContinuousClock.now
         let share = Double(max(1, nodes))
@@ -36,6 +36,11 @@ package final class HubRateLimiter: Sendable {
             buckets[hub] = bucket
             return (1 - bucket.tokens) / rate
         }
-        if let wait { throw HubThrottled(retryAfterSeconds: max(1, Int(wait.rounded(.up)))) }
+        if let wait {
+            let seconds = max(1, Int(wait.rounded(.up)))
+            throw Throttled(
+                retryAfterSeconds: seconds, message: "the hub is receiving more requests than it accepts; retry after \(seconds) s"
+            )
+        }
     }
 }
