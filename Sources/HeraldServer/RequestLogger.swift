@@ -60,7 +60,18 @@ struct RequestLogger: RouterMiddleware {
         {
             return given
         }
+        // 128 random bits in hex, without Foundation's formatting (a cost on every request).
         var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for _ in 0..<2 {
+            var word = generator.next() as UInt64
+            for _ in 0..<16 {
+                bytes.append(digits[Int(word & 0xF)])
+                word >>= 4
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -41,14 +41,14 @@ extension Bench {
             let hub = try await PostgresDatabase.with(url: url, maximumConnections: 1, logger: logger) { database in
                 let hub = try await HubCatalog(storage: database).create(name: "bench")
                 let started = ContinuousClock.now
-                print("\(count) node\(count == 1 ? "" : "s"): writing \(devices.formatted()) FCM registrations…")
+                say("\(count) node\(count == 1 ? "" : "s"): writing \(devices.formatted()) FCM registrations…")
                 try await database.execute(
                     unsafeSQL: """
                         INSERT INTO herald.registrations (hub, id, platform, handle, version, created_at, updated_at)
                         SELECT 'bench', 'reg-' || lpad(g::text, 9, '0'), 'fcm', 'bench:' || md5(g::text), 1, 0, 0
                         FROM generate_series(1, \(devices)) AS g
                         """)
-                print(String(format: "  written in %.1f s", (ContinuousClock.now - started).seconds))
+                say(String(format: "  written in %.1f s", (ContinuousClock.now - started).seconds))
                 return hub
             }
             guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
@@ -68,7 +68,7 @@ extension Bench {
                 nodes.append(node)
                 try await node.waitUntilHealthy()
             }
-            print("  \(count) node\(count == 1 ? "" : "s") answer; broadcasting through node1…")
+            say("  \(count) node\(count == 1 ? "" : "s") answer; broadcasting through node1…")
 
             var tls = TLSConfiguration.makeClientConfiguration()
             if let ca = settings["HERALD_FCM_CA_FILE"] { tls.trustRoots = .file(ca) }
@@ -91,7 +91,7 @@ extension Bench {
                     state = try await notificationState(http, base: base, id: id, signature: signature)
                     if ContinuousClock.now - lastReport > .seconds(10) {
                         lastReport = ContinuousClock.now
-                        print(String(format: "  %.0f s: %@", (ContinuousClock.now - started).seconds, state))
+                        say(String(format: "  %.0f s: %@", (ContinuousClock.now - started).seconds, state))
                     }
                     if ContinuousClock.now - started > .seconds(3600) { throw ValidationError("the broadcast did not finish within an hour") }
                 }
@@ -99,7 +99,7 @@ extension Bench {
                 peaks.sample()
                 let reached = try await reachedDevices(http, settings: settings)
                 try await http.shutdown()
-                print(String(format: "  %@ in %.1f s, %@ devices reached", state, seconds, reached.formatted()))
+                say(String(format: "  %@ in %.1f s, %@ devices reached", state, seconds, reached.formatted()))
                 return ClusterRun(nodes: count, devices: devices, state: state, seconds: seconds, reached: reached, peakMegabytes: peaks.peaks)
             } catch {
                 try? await http.shutdown()

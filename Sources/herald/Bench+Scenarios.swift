@@ -20,9 +20,9 @@ extension Bench {
     /// Notifications per second to `devices` APNs devices holding one tag, one worker.
     static func fanOut(_ store: BenchStore, devices: Int, logger: Logger) async throws -> Double {
         try await withRuntime(store, logger: logger) { runtime in
-            print("fan-out: seeding \(devices.formatted()) APNs registrations with the tag 'bench'…")
+            say("fan-out: seeding \(devices.formatted()) APNs registrations with the tag 'bench'…")
             let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["bench"])
-            print(String(format: "  seeded in %.1f s", seed))
+            say(String(format: "  seeded in %.1f s", seed))
             let content = NotificationContent(body: "Benchmark")
             let record = try await runtime.hub.enqueue(tagExpression: "bench", payloads: [try content.payload(for: .apns)])
             let start = ContinuousClock.now
@@ -32,7 +32,7 @@ extension Bench {
             let success = finished?.counts.total(.success) ?? 0
             let accepted = runtime.apnsEmulator?.acceptedCount ?? 0
             let perSecond = Double(success) / elapsed
-            print(
+            say(
                 String(
                     format: "  %.2f s, %.0f notifications/s = %.2f million/min; emulator accepted %d, outcome Success %d",
                     elapsed, perSecond, perSecond * 60 / 1_000_000, accepted, success
@@ -48,11 +48,11 @@ extension Bench {
                 _ = try await call(http, "POST", base + "/api/accounts", body: #"{"username":"bench","password":"bench-password"}"#)
                 let tokenBody = try await call(http, "POST", base + "/api/token", body: #"{"username":"bench","password":"bench-password"}"#)
                 let token = try JSONDecoder().decode([String: String].self, from: tokenBody)["token"]!
-                print("upserts: reserving \((count / 2).formatted()) registration ids…")
+                say("upserts: reserving \((count / 2).formatted()) registration ids…")
                 let ids = (0..<(count / 2)).map { _ in RegistrationID.make() }
                 for id in ids { try await runtime.hub.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
                 let work = ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
-                print("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
+                say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
                 let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
                     let handle = String(format: "%064x", index)
                     _ = try await call(
@@ -60,7 +60,7 @@ extension Bench {
                         body: #"{"Platform":"apns","Handle":"\#(handle)","Tags":["\#(tag)"]}"#, headers: ["authorization": "Bearer \(token)"]
                     )
                 }
-                print(String(format: "  %.0f upserts/s (half creates, half updates), load generator in this process", perSecond))
+                say(String(format: "  %.0f upserts/s (half creates, half updates), load generator in this process", perSecond))
                 return perSecond
             }
         }
@@ -80,7 +80,7 @@ extension Bench {
                 )
                 let ids = (0..<(count / 2)).map { _ in UUID().uuidString.lowercased() }
                 let work = ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
-                print("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
+                say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
                 let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
                     let handle = String(format: "%064x", index)
                     _ = try await call(
@@ -89,7 +89,7 @@ extension Bench {
                         headers: ["authorization": signature]
                     )
                 }
-                print(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
+                say(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
                 return perSecond
             }
         }
@@ -99,9 +99,9 @@ extension Bench {
     /// and peak resident memory.
     static func broadcastMemory(devices: Int, logger: Logger) async throws -> (seconds: Double, peakMegabytes: Int) {
         try await withRuntime(.sqlite, logger: logger) { runtime in
-            print("broadcast: seeding \(devices.formatted()) APNs registrations…")
+            say("broadcast: seeding \(devices.formatted()) APNs registrations…")
             let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["all"])
-            print(String(format: "  seeded in %.1f s; RSS now %d MB", seed, residentMegabytes().current))
+            say(String(format: "  seeded in %.1f s; RSS now %d MB", seed, residentMegabytes().current))
             let content = NotificationContent(body: "Broadcast")
             _ = try await runtime.hub.enqueue(tagExpression: nil, payloads: [try content.payload(for: .apns)])
             let sampler = Task {
@@ -117,7 +117,7 @@ extension Bench {
             let elapsed = (ContinuousClock.now - start).seconds
             sampler.cancel()
             let peak = max(await sampler.value, residentMegabytes().peak)
-            print(String(format: "  %.1f s (%.2f million/min), peak RSS %d MB, emulator included", elapsed, Double(devices) / elapsed * 60 / 1_000_000, peak))
+            say(String(format: "  %.1f s (%.2f million/min), peak RSS %d MB, emulator included", elapsed, Double(devices) / elapsed * 60 / 1_000_000, peak))
             return (elapsed, peak)
         }
     }
@@ -135,7 +135,7 @@ extension Bench {
             let payload = directory + "/payload.json"
             try Data(#"{"aps":{"alert":"Benchmark"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
             let token = String(repeating: "ab", count: 32)
-            print("ceiling: h2load → APNs emulator, \(requests.formatted()) requests, 4 connections × 100 streams…")
+            say("ceiling: h2load → APNs emulator, \(requests.formatted()) requests, 4 connections × 100 streams…")
             let output = try await runProcess("h2load", [
                 "-n", "\(requests)", "-c", "4", "-m", "100", "-t", "1",
                 "-d", payload,
@@ -146,11 +146,11 @@ extension Bench {
             guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
                 let range = line.range(of: #"[0-9.]+ req/s"#, options: .regularExpression)
             else {
-                print(output)
+                say(output)
                 return nil
             }
             let succeeded = output.contains("0 failed") ? "" : " (h2load reported failures)"
-            print("  \(line)\(succeeded)")
+            say("  \(line)\(succeeded)")
             return Double(line[range].dropLast(6))
         }
     }
@@ -270,7 +270,7 @@ extension Bench {
             }
             try await store.insertRegistrations(registrations)
             next = end
-            if count >= 200_000, next % 200_000 == 0 { print("  \(next.formatted()) / \(count.formatted())") }
+            if count >= 200_000, next % 200_000 == 0 { say("  \(next.formatted()) / \(count.formatted())") }
         }
         return (ContinuousClock.now - start).seconds
     }

@@ -62,7 +62,7 @@ struct Bench: AsyncParsableCommand {
     var nodeCounts: [Int] { nodes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
 
     func run() async throws {
-        print(Self.machine())
+        Self.say(Self.machine())
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         var summary = BenchSummary()
@@ -70,7 +70,7 @@ struct Bench: AsyncParsableCommand {
         var stores: [BenchStore] = [.sqlite]
         if let databaseURL { stores.append(.postgres(try DatabaseURL(databaseURL), text: databaseURL)) }
         for store in stores {
-            print("\n== \(store.name) ==")
+            Self.say("\n== \(store.name) ==")
             let fanOut = try await Self.fanOut(store, devices: devices, logger: logger)
             summary.add("fan-out to \(devices.formatted()) APNs devices, one node", store, fanOut, unit: "/s", target: "≥ 16,667/s (1 million/min)")
             if ceilingRequests > 0, store == .sqlite {
@@ -94,13 +94,19 @@ struct Bench: AsyncParsableCommand {
             }
         }
         if case .postgres(let server, let text)? = stores.last, clusterDevices > 0 {
-            print("\n== one broadcast shared by node processes on PostgreSQL ==")
+            Self.say("\n== one broadcast shared by node processes on PostgreSQL ==")
             for count in nodeCounts {
                 let run = try await Self.clusterBroadcast(server: server, serverText: text, devices: clusterDevices, nodes: count, logger: logger)
                 summary.cluster.append(run)
             }
         }
-        print("\n" + summary.rendered())
+        Self.say("\n" + summary.rendered())
+    }
+
+    /// Prints a line of progress at once, also when the output goes to a file or a pipe.
+    static func say(_ line: String) {
+        print(line)
+        fflush(nil)
     }
 }
 

@@ -144,6 +144,56 @@ struct HubCatalogTests {
 
     // MARK: Keys and rules
 
+    /// A header verified once is not verified from scratch again, but what can change is checked
+    /// every time: a rotated key, a removed right and the expiry end it at once.
+    @Test func aVerifiedHeaderIsRefusedOnceItsKeyRotatesOrItExpires() async throws {
+        try await withCatalog { catalog, _ in
+            let hub = try await catalog.create(name: "cached")
+            let rule = try #require(hub.rule(named: Self.full))
+            let now = Date()
+            let header = SharedAccessSignature.make(
+                resource: "https://localhost/cached", keyName: rule.name, key: rule.primaryKey, expiry: now.addingTimeInterval(60)
+            )
+            let url = "https://localhost/cached/messages"
+            for _ in 0..<2 {
+                try await catalog.authorize(header: header, hub: "cached", requestURL: url, right: .send, now: now)
+            }
+            // Another hub's URL, a time past the expiry: refused, though the signature is known.
+            await #expect(throws: HeraldError.self) {
+                try await catalog.authorize(header: header, hub: "cached", requestURL: "https://localhost/other/messages", right: .send, now: now)
+            }
+            await #expect(throws: HeraldError.self) {
+                try await catalog.authorize(header: header, hub: "cached", requestURL: url, right: .send, now: now.addingTimeInterval(61))
+            }
+            // The rule loses Send: 403 at once.
+            try await catalog.removeRule(name: "cached", rule: Self.full)
+            try await catalog.addRule(name: "cached", rule: "sender", rights: [.listen])
+            let listenOnly = try #require(try await catalog.hub(named: "cached")?.rule(named: "sender"))
+            let listenHeader = SharedAccessSignature.make(
+                resource: "https://localhost/cached", keyName: "sender", key: listenOnly.primaryKey, expiry: now.addingTimeInterval(60)
+            )
+            try await catalog.authorize(header: listenHeader, hub: "cached", requestURL: url, right: .listen, now: now)
+            do {
+                try await catalog.authorize(header: listenHeader, hub: "cached", requestURL: url, right: .send, now: now)
+                Issue.record("a Listen rule sent")
+            } catch let error as HeraldError {
+                #expect(error.code == .forbidden)
+            }
+            // The key rotates: the header verified a moment ago is refused at once.
+            try await catalog.rotate(name: "cached", rule: "sender", key: .primary)
+            do {
+                try await catalog.authorize(header: listenHeader, hub: "cached", requestURL: url, right: .listen, now: now)
+                Issue.record("a rotated key was accepted")
+            } catch let error as HeraldError {
+                #expect(error.code == .unauthorized)
+            }
+            // The removed rule's header too.
+            await #expect(throws: HeraldError.self) {
+                try await catalog.authorize(header: header, hub: "cached", requestURL: url, right: .send, now: now)
+            }
+        }
+    }
+
     @Test func rotateReplacesOnlyTheChosenKey() async throws {
         try await withCatalog { catalog, _ in
             let before = try await catalog.create(name: "hub")

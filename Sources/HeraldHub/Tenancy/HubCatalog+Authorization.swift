@@ -1,6 +1,7 @@
 public import Foundation
 import HeraldCore
 public import HeraldHubWire
+import Synchronization
 
 extension HubCatalog {
     /// Checks that `token` lets its bearer do something that needs `right` on the hub `hub`,
@@ -30,23 +31,77 @@ extension HubCatalog {
         return hub
     }
 
-    /// The checks of ``authorize(_:hub:requestURL:right:now:)`` on a definition in hand.
+    /// ``authorize(_:hub:requestURL:right:now:)`` for the `Authorization` header as sent.
+    ///
+    /// A header whose signature was verified recently (by its exact text, for this hub) is not
+    /// parsed and its HMAC not computed again while the key that verified it is still one of
+    /// its rule's keys: a rotated key or a removed rule is refused at once. The expiry, the
+    /// resource and the rights are checked on every request.
+    @discardableResult
+    public func authorize(
+        header: String,
+        hub name: String,
+        requestURL: String,
+        right: AccessRight,
+        now: Date
+    ) async throws -> HubDefinition {
+        guard let hub = try await hub(named: name) else {
+            throw HeraldError.unauthorized("there is no hub named '\(name)'")
+        }
+        let cacheKey = hub.name + "\n" + header
+        if let cached = verifiedSignatures.withLock({ $0[cacheKey] }), let rule = hub.rule(named: cached.token.keyName),
+            rule.primaryKey == cached.key || rule.secondaryKey == cached.key
+        {
+            try Self.checkUse(cached.token, rule: rule, hub: hub, requestURL: requestURL, right: right, now: now)
+            return hub
+        }
+        let token = try SharedAccessSignature(parsing: header)
+        let key = try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
+        verifiedSignatures.withLock { cache in
+            if cache.count >= Self.verifiedSignatureLimit { cache.removeAll(keepingCapacity: true) }
+            cache[cacheKey] = VerifiedSignature(token: token, key: key)
+        }
+        return hub
+    }
+
+    /// The checks of ``authorize(_:hub:requestURL:right:now:)`` on a definition in hand;
+    /// returns the key that the signature was made with.
+    @discardableResult
     static func authorize(
         _ token: SharedAccessSignature,
         hub: HubDefinition,
         requestURL: String,
         right: AccessRight,
         now: Date
-    ) throws(HeraldError) {
+    ) throws(HeraldError) -> String {
         guard let rule = hub.rule(named: token.keyName) else {
             throw .unauthorized("hub \(hub.name) has no shared access rule named '\(token.keyName)' (skn)")
         }
         // The signature first, with the expiry out of the way (one second before `se`), so
         // "expired" is said only of tokens that were really signed with the rule's key.
         let signingTime = Date(timeIntervalSince1970: Double(token.expiry) - 1)
-        guard token.isValid(key: rule.primaryKey, now: signingTime) || token.isValid(key: rule.secondaryKey, now: signingTime) else {
+        let key: String
+        if token.isValid(key: rule.primaryKey, now: signingTime) {
+            key = rule.primaryKey
+        } else if token.isValid(key: rule.secondaryKey, now: signingTime) {
+            key = rule.secondaryKey
+        } else {
             throw .unauthorized("the shared access signature does not match either key of rule \(rule.name) of hub \(hub.name)")
         }
+        try checkUse(token, rule: rule, hub: hub, requestURL: requestURL, right: right, now: now)
+        return key
+    }
+
+    /// What is checked of a token whose signature is good, on every request: not expired, its
+    /// resource covers the request, its rule grants `right`.
+    private static func checkUse(
+        _ token: SharedAccessSignature,
+        rule: SharedAccessRule,
+        hub: HubDefinition,
+        requestURL: String,
+        right: AccessRight,
+        now: Date
+    ) throws(HeraldError) {
         guard now.timeIntervalSince1970 < Double(token.expiry) else {
             let expiry = Date(timeIntervalSince1970: Double(token.expiry)).formatted(.iso8601)
             throw .unauthorized("the shared access signature expired at \(expiry) (se=\(token.expiry)); sign a new one")

@@ -1,5 +1,6 @@
 public import Foundation
 import HeraldCore
+import HeraldHubWire
 public import HeraldStore
 import Synchronization
 
@@ -15,6 +16,15 @@ public final class HubCatalog: Sendable {
     public let storage: any HubStorage
     private let now: @Sendable () -> Date
     private let cache = Mutex<[String: CachedDefinition]>([:])
+    /// Signatures verified recently, by hub and header (``authorize(header:hub:requestURL:right:now:)``).
+    let verifiedSignatures = Mutex<[String: VerifiedSignature]>([:])
+    static let verifiedSignatureLimit = 10_000
+
+    struct VerifiedSignature: Sendable {
+        var token: SharedAccessSignature
+        /// The key the signature was made with.
+        var key: String
+    }
 
     private struct CachedDefinition: Sendable {
         var revision: String

@@ -84,9 +84,8 @@ public struct HubAPIController: Sendable {
                 "the Authorization header is missing; send 'SharedAccessSignature sr=…&sig=…&se=…&skn=…' made from one of the hub's keys"
             )
         }
-        let token = try SharedAccessSignature(parsing: header)
         // One read of the hub's definition serves the check and the lookup of its engine.
-        let definition = try await registry.catalog.authorize(token, hub: name, requestURL: requestURL(request), right: right, now: now())
+        let definition = try await registry.catalog.authorize(header: header, hub: name, requestURL: requestURL(request), right: right, now: now())
         try limiter.admit(definition.name, nodes: registry.liveNodeCount)
         return (name, try await registry.hub(for: definition))
     }
