@@ -402,6 +402,10 @@ public final class PostgresDatabase: Service, Sendable {
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? "?"
+            if state == PostgresMigration.ruleFailedState {
+                // Raised by Herald's own SQL (`herald.fail_unless`), whose message says which rule.
+                return HeraldError.conflict(error.serverInfo?[.message] ?? "a registry rule did not hold")
+            }
             logger.error(
                 "PostgreSQL refused a statement",
                 metadata: ["herald.store.sqlstate": "\(state)", "error": "\(error.serverInfo?[.message] ?? "")"]

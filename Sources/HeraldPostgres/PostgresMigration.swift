@@ -294,7 +294,30 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 6,
+            name: "statements that fail when a registry rule does not hold",
+            statements: [
+                // `herald.fail_unless(ok, message)` ends the statement (and so everything it
+                // wrote) with SQLSTATE HR409 when `ok` is false: one statement can then write an
+                // installation and its registrations and still be all or nothing.
+                """
+                CREATE FUNCTION herald.fail_unless(ok boolean, message text) RETURNS boolean
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NOT ok THEN
+                        RAISE EXCEPTION USING ERRCODE = 'HR409', MESSAGE = message;
+                    END IF;
+                    RETURN true;
+                END
+                $$
+                """,
+            ]
+        ),
     ]
+
+    /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).
+    static let ruleFailedState = "HR409"
 
     static var latestVersion: Int { all.last?.version ?? 0 }
 
