@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
+import HeraldMetrics
 import HeraldPostgres
 import HeraldPush
 import HeraldServer
@@ -34,6 +35,8 @@ struct HeraldRuntime {
     let emulators: BuiltInEmulators?
     /// One line per platform saying how it is delivered, for the start-up banner.
     let platformLines: [String]
+    /// What the providers and hubs record, and `GET /metrics` serves.
+    let metrics: HeraldMetrics
 
     var apnsEmulator: APNsEmulator? { emulators?.apns }
     var fcmEmulator: FCMEmulator? { emulators?.fcm }
@@ -78,7 +81,8 @@ struct HeraldRuntime {
         // for the other platforms (unless HERALD_EMULATORS=off).
         let vapidKey = try await vapidKeyPEM(configuration, storage: storage)
         let credentials = try configuration.serverCredentials(vapidKeyPEM: vapidKey)
-        let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger)
+        let metrics = HeraldMetrics()
+        let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger, metrics: metrics)
         var providers = try factory.providers(for: credentials)
         var lines = configuration.configuredPlatformLines(credentials)
         let unconfigured = Set(Platform.allCases.filter { !credentials.isConfigured($0) })
@@ -95,7 +99,8 @@ struct HeraldRuntime {
             options.recordsPayloads = recordsPayloads
             let started = try await BuiltInEmulators.start(unconfigured, options: options, vapidKeyPEM: vapidKey, logger: logger)
             do {
-                providers += try PushProviderFactory(settings: started.settings, logger: logger).providers(for: started.credentials)
+                providers += try PushProviderFactory(settings: started.settings, logger: logger, metrics: metrics)
+                    .providers(for: started.credentials)
             } catch {
                 await started.shutdown()
                 throw error
@@ -110,7 +115,7 @@ struct HeraldRuntime {
         let appHubName = configuration.localAppHubName
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: factory,
-            hubConfiguration: hubConfiguration ?? configuration.hubConfiguration, logger: logger
+            hubConfiguration: hubConfiguration ?? configuration.hubConfiguration, metrics: metrics, logger: logger
         )
         let hub: HubEngine
         do {
@@ -143,7 +148,8 @@ struct HeraldRuntime {
             hub: hub,
             providers: providers,
             emulators: emulators,
-            platformLines: Platform.allCases.compactMap { lines[$0] }
+            platformLines: Platform.allCases.compactMap { lines[$0] },
+            metrics: metrics
         )
     }
 
@@ -176,6 +182,7 @@ struct HeraldRuntime {
         server.publicURL = configuration.publicURL
         server.tlsPort = configuration.tlsPort
         server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
+        server.metricsToken = configuration.metricsToken
         return server
     }
 
