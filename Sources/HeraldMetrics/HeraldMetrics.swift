@@ -102,6 +102,10 @@ public final class HeraldMetrics: Sendable {
         name: "herald_registrations", kind: .gauge, labels: ["hub", "platform"],
         help: "Registrations per hub and platform, counted at scrape time (at most every 30 seconds)."
     )
+    public static let pushConnections = Family(
+        name: "herald_push_connections", kind: .gauge, labels: ["platform"],
+        help: "Connections open to a push service, at scrape time; for the providers that can tell (APNs, over Herald's own HTTP/2 client)."
+    )
     public static let scrapeErrors = Family(
         name: "herald_metrics_store_errors_total", kind: .counter, labels: ["hub"],
         help: "Scrapes whose figures from a hub's store could not be read (its gauges keep their last values)."
@@ -111,7 +115,7 @@ public final class HeraldMetrics: Sendable {
     public static let families: [Family] = [
         httpRequests, httpRequestDuration, notificationsAccepted, deliveries, channelsExpired, pushRetries,
         pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,
-        registrations, scrapeErrors,
+        registrations, pushConnections, scrapeErrors,
     ]
 
     /// 1 ms to 10 s: Herald's own answers.
@@ -205,6 +209,14 @@ public final class HeraldMetrics: Sendable {
     public func setRegistrations(hub: String, counts: [Platform: Int]) {
         for platform in Platform.allCases {
             gauge(Self.registrations, [hub, platform.rawValue]).set(Double(counts[platform] ?? 0))
+        }
+    }
+
+    /// Sets the open connections to each platform's push service, for the platforms whose
+    /// providers can tell.
+    public func setPushConnections(_ counts: [Platform: Int]) {
+        for (platform, count) in counts {
+            gauge(Self.pushConnections, [platform.rawValue]).set(Double(count))
         }
     }
 

@@ -199,6 +199,9 @@ public final class APNsProvider: PushProvider {
 
     /// Closes the connections once the sends in flight are answered (or reach their timeout).
     /// Later sends report ``DeliveryOutcome/pnsUnreachable``.
+    /// HTTP/2 connections to APNs open now.
+    public var openConnections: Int? { client.openConnections }
+
     public func shutdown() async throws {
         await client.shutdown()
     }

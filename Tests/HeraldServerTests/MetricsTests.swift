@@ -91,6 +91,11 @@ import Testing
                     #expect(page.value("herald_registrations", ["hub": app, "platform": platform]) == count, "\(platform)")
                 }
 
+                // The one HTTP/2 connection to the APNs emulator (TestHerald asks for one);
+                // the other providers cannot tell.
+                #expect(page.samples(named: "herald_push_connections").map(\.labels) == [["platform": "apns"]])
+                #expect(page.value("herald_push_connections", ["platform": "apns"]) == 1)
+
                 // The scrape itself is counted, after its page.
                 let again = try await scrape(client)
                 #expect(again.value("herald_http_requests_total", ["route": "/metrics", "method": "GET", "status": "200"]) == 1)

@@ -1,6 +1,7 @@
 public import Foundation
 import HeraldCore
 import HeraldMetrics
+import HeraldPush
 import HeraldStore
 import Synchronization
 
@@ -16,9 +17,9 @@ extension HubRegistry {
     /// reads every registration of the hub, which the queue's figures do not.
     static let registrationCountInterval: Duration = .seconds(30)
 
-    /// Sets the gauges that are read from the stores at scrape time: each open hub's queue
-    /// (every scrape) and its registrations per platform (at most every
-    /// ``registrationCountInterval``). The gauges of hubs no longer open are removed. A store
+    /// Sets the gauges that are read at scrape time: the connections open to the push
+    /// services, each open hub's queue (every scrape) and its registrations per platform (at
+    /// most every ``registrationCountInterval``), from its store. The gauges of hubs no longer open are removed. A store
     /// that cannot be read counts a store error and keeps its last figures.
     public func updateMetricGauges(now: Date = Date()) async {
         guard let metrics else { return }
@@ -36,6 +37,11 @@ extension HubRegistry {
             return (gone, Set(recount))
         }
         for name in gone { metrics.removeGauges(hub: name) }
+        var connections: [Platform: Int] = [:]
+        for provider in providersInUse() {
+            if let open = provider.openConnections { connections[provider.platform, default: 0] += open }
+        }
+        metrics.setPushConnections(connections)
         await withTaskGroup(of: Void.self) { group in
             for (name, hub) in open {
                 let store = hub.store

@@ -132,6 +132,11 @@ public final class HubRegistry: Service, Sendable {
         state.withLock { state in state.hubs.map { ($0.key, $0.value.hub) } }
     }
 
+    /// Every provider in use: the server's, and those made from open hubs' own credentials.
+    func providersInUse() -> [any PushProvider] {
+        serverProviders + state.withLock { state in state.hubs.values.flatMap(\.owned) }
+    }
+
     /// The engine of a hub that is open already, as it is now; `nil` if it is not open.
     public func openHub(named name: String) -> HubEngine? {
         state.withLock { state in
