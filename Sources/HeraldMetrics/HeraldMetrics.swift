@@ -1,5 +1,6 @@
 public import HeraldCore
 public import Prometheus
+import Synchronization
 
 /// Every metric Herald records, defined in this one place, on one Prometheus registry that
 /// `GET /metrics` serves.
@@ -19,6 +20,15 @@ public final class HeraldMetrics: Sendable {
     /// The push-request latency histogram of each platform, made once: it is recorded on
     /// every send.
     private let pushDurations: [Platform: DurationHistogram]
+    /// The push-request counters by platform and status, once found in the registry: finding
+    /// one there (a lock, the name and labels checked and hashed) costs about 0.5 µs, this
+    /// about 0.05 µs, on every send.
+    private let pushRequestCounters = Mutex<[PushRequestKey: Counter]>([:])
+
+    private struct PushRequestKey: Hashable {
+        var platform: Platform
+        var status: Int?
+    }
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -153,7 +163,14 @@ public final class HeraldMetrics: Sendable {
 
     /// One request to a push service: its HTTP status (`nil`: no answer) and how long it took.
     public func pushRequest(platform: Platform, status: Int?, duration: Duration) {
-        counter(Self.pushRequests, [platform.rawValue, status.map { String($0) } ?? "none"]).increment()
+        let key = PushRequestKey(platform: platform, status: status)
+        let counter = pushRequestCounters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = self.counter(Self.pushRequests, [platform.rawValue, status.map { String($0) } ?? "none"])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
         pushDurations[platform]?.record(duration)
     }
 
