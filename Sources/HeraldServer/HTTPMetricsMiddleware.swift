@@ -1,9 +1,11 @@
 import HeraldMetrics
+import HTTPTypes
 import Hummingbird
 
 /// Counts every request by the pattern of the route it matched (`/{hub}/messages`, never the
 /// path, which can hold a registration id or a hub's name), its method and status, and times
-/// it. Requests that match no route count under the route `NotFound`.
+/// it. Requests that match no route count under the route `NotFound`, methods other than the
+/// usual ones as `other`.
 ///
 /// Herald's own middleware rather than Hummingbird's `MetricsMiddleware`: that one records
 /// through the process-wide swift-metrics system, without the help texts `promtool` asks
@@ -37,9 +39,13 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
     private func record(_ request: Request, context: AppRequestContext, status: Int, start: ContinuousClock.Instant) {
         metrics.httpRequest(
             route: context.endpointPath ?? "NotFound",
-            method: request.method.rawValue,
+            method: Self.knownMethods.contains(request.method) ? request.method.rawValue : "other",
             status: status,
             duration: .now - start
         )
     }
+
+    /// The methods counted by name; any other (a client may send any token) counts as
+    /// `other`, so that no caller can add series.
+    static let knownMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options]
 }

@@ -143,14 +143,16 @@ import Testing
                 ids.append(try await client.register(headers, handle: channel, platform: "wns", tags: ["team-sapphire"]))
                 herald.fcm.unregister(token: fcm)
                 for pns in ["apns", "fcm", "wns"] { try await notify(client, headers, pns: pns, to: user, message: "secret-message-text") }
-                // A path that is no route: it must not become a label either.
+                // A path that is no route, or a method of the caller's own: no label either.
                 try await client.execute(uri: "/\(apns)/nothing-here", method: .get) { _ in }
+                try await client.execute(uri: "/health", method: HTTPRequest.Method("BREW-\(user)")!) { _ in }
 
                 let page = try await scrape(client)
                 #expect(page.value("herald_deliveries_total", ["hub": TestHerald.appHubName, "platform": "apns", "outcome": "Success"]) == 1)
                 for secret in [apns, fcm, channel, user, "team-sapphire", "secret-message-text"] + ids {
                     #expect(!page.text.contains(secret), "the page shows \(secret)")
                 }
+                #expect(page.samples(named: "herald_http_requests_total").contains { $0.labels["method"] == "other" })
                 // Every label value is one of a few bounded kinds.
                 let routes = Set(page.samples(named: "herald_http_requests_total").compactMap { $0.labels["route"] })
                 #expect(routes.allSatisfy { $0 == "NotFound" || $0.hasPrefix("/") }, "\(routes)")
@@ -161,7 +163,8 @@ import Testing
                         case "platform": #expect(Platform(rawValue: value) != nil, "\(value)")
                         case "status": #expect(value == "none" || Int(value) != nil, "\(value)")
                         case "outcome", "cause": #expect(value.allSatisfy { $0.isLetter }, "\(value)")
-                        case "route", "method", "le", "result": break
+                        case "method": #expect(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"].contains(value))
+                        case "route", "le", "result": break
                         default: Issue.record("unexpected label \(name)=\(value)")
                         }
                     }
