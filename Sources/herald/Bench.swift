@@ -39,6 +39,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Requests h2load sends to measure the emulator's ceiling (0 skips it).")
     var ceilingRequests = 200_000
 
+    @Option(help: "Rounds of the fan-out with metrics and without, alternating, to measure what recording them costs (0 skips it).")
+    var metricsRounds = 0
+
     func run() async throws {
         print(Self.machine())
         var logger = Logger(label: "bench")
@@ -47,6 +50,9 @@ struct Bench: AsyncParsableCommand {
 
         let fanOut = try await Self.fanOut(devices: devices, logger: logger)
         results.append(fanOut.line)
+        if metricsRounds > 0 {
+            results.append(try await Self.metricsCost(devices: devices, rounds: metricsRounds, logger: logger))
+        }
         if ceilingRequests > 0 {
             if let ceiling = try await Self.emulatorCeiling(requests: ceilingRequests, logger: logger) {
                 results.append(String(format: "  APNs emulator ceiling (h2load): %.0f req/s; fan-out is %.0f%% of it", ceiling, fanOut.perSecond / ceiling * 100))
@@ -64,9 +70,29 @@ struct Bench: AsyncParsableCommand {
 
     // MARK: Scenarios
 
-    static func fanOut(devices: Int, logger: Logger) async throws -> (line: String, perSecond: Double) {
-        try await withRuntime(logger: logger) { runtime in
-            print("\nfan-out: seeding \(devices) APNs registrations with the tag 'bench'…")
+    /// The fan-out with metrics and without, `rounds` times each, alternating (so that what
+    /// else the machine does weighs on both alike); the medians and their ratio.
+    static func metricsCost(devices: Int, rounds: Int, logger: Logger) async throws -> String {
+        var with: [Double] = [], without: [Double] = []
+        for round in 0..<rounds {
+            for recordsMetrics in round % 2 == 0 ? [true, false] : [false, true] {
+                let run = try await fanOut(devices: devices, recordsMetrics: recordsMetrics, logger: logger)
+                if recordsMetrics { with.append(run.perSecond) } else { without.append(run.perSecond) }
+            }
+        }
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        func list(_ values: [Double]) -> String { values.map { String(format: "%.0f", $0) }.joined(separator: ", ") }
+        return String(format: "  fan-out with metrics: median %.0f/s", median(with)) + " (\(list(with)));"
+            + String(format: " without: median %.0f/s", median(without)) + " (\(list(without)));"
+            + String(format: " with/without %.1f%%", median(with) / median(without) * 100)
+    }
+
+    static func fanOut(devices: Int, recordsMetrics: Bool = true, logger: Logger) async throws -> (line: String, perSecond: Double) {
+        try await withRuntime(recordsMetrics: recordsMetrics, logger: logger) { runtime in
+            print("\nfan-out\(recordsMetrics ? "" : " without metrics"): seeding \(devices) APNs registrations with the tag 'bench'…")
             let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["bench"])
             print(String(format: "  seeded in %.1f s", seed))
             let content = NotificationContent(body: "Benchmark")
@@ -209,7 +235,7 @@ struct Bench: AsyncParsableCommand {
 
     // MARK: Helpers
 
-    static func withRuntime<T>(logger: Logger, _ body: (HeraldRuntime) async throws -> T) async throws -> T {
+    static func withRuntime<T>(recordsMetrics: Bool = true, logger: Logger, _ body: (HeraldRuntime) async throws -> T) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString.prefix(8))").path
         var configuration = HeraldConfiguration()
         configuration.dataDirectory = directory
@@ -217,7 +243,8 @@ struct Bench: AsyncParsableCommand {
         var hub = configuration.hubConfiguration
         hub.pollInterval = .milliseconds(50)
         let runtime = try await HeraldRuntime.start(
-            configuration, hubConfiguration: hub, openDeviceRegistry: true, recordsPayloads: false, logger: logger
+            configuration, hubConfiguration: hub, openDeviceRegistry: true, recordsPayloads: false,
+            recordsMetrics: recordsMetrics, logger: logger
         )
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {

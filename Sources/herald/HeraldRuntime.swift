@@ -35,8 +35,9 @@ struct HeraldRuntime {
     let emulators: BuiltInEmulators?
     /// One line per platform saying how it is delivered, for the start-up banner.
     let platformLines: [String]
-    /// What the providers and hubs record, and `GET /metrics` serves.
-    let metrics: HeraldMetrics
+    /// What the providers and hubs record, and `GET /metrics` serves; `nil` when started
+    /// without (`herald bench` compares the two).
+    let metrics: HeraldMetrics?
 
     var apnsEmulator: APNsEmulator? { emulators?.apns }
     var fcmEmulator: FCMEmulator? { emulators?.fcm }
@@ -72,6 +73,7 @@ struct HeraldRuntime {
         hubConfiguration: HubEngine.Configuration? = nil,
         openDeviceRegistry: Bool = false,
         recordsPayloads: Bool = true,
+        recordsMetrics: Bool = true,
         logger: Logger
     ) async throws -> HeraldRuntime {
         let dataDirectory = configuration.dataDirectory
@@ -81,7 +83,7 @@ struct HeraldRuntime {
         // for the other platforms (unless HERALD_EMULATORS=off).
         let vapidKey = try await vapidKeyPEM(configuration, storage: storage)
         let credentials = try configuration.serverCredentials(vapidKeyPEM: vapidKey)
-        let metrics = HeraldMetrics()
+        let metrics = recordsMetrics ? HeraldMetrics() : nil
         let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger, metrics: metrics)
         var providers = try factory.providers(for: credentials)
         var lines = configuration.configuredPlatformLines(credentials)
