@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldSQLite", targets: ["HeraldSQLite"]),
         .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
+        .library(name: "HeraldMetrics", targets: ["HeraldMetrics"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldHub", targets: ["HeraldHub"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
@@ -52,6 +53,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The Prometheus registry and text format behind `GET /metrics`.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // `swift package generate-documentation` for the DocC catalogs (HeraldClient, HeraldCore).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
@@ -120,10 +123,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Every metric family, on one Prometheus registry that the server serves and the
+        // engine and the providers record to (handed to them, never process-wide).
+        .target(
+            name: "HeraldMetrics",
+            dependencies: ["HeraldCore", .product(name: "Prometheus", package: "swift-prometheus")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HeraldPush",
             dependencies: [
                 "HeraldCore",
+                "HeraldMetrics",
                 "HeraldTLS",
                 "HeraldWebPushCrypto",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -144,6 +155,7 @@ let package = Package(
             name: "HeraldHub",
             dependencies: ["HeraldHubWire", 
                 "HeraldCore",
+                "HeraldMetrics",
                 "HeraldTLS",
                 "HeraldStore",
                 "HeraldSQLite",
@@ -180,6 +192,7 @@ let package = Package(
             name: "HeraldServer",
             dependencies: ["HeraldHubWire", 
                 "HeraldCore",
+                "HeraldMetrics",
                 "HeraldTLS",
                 "HeraldStore",
                 "HeraldPush",
@@ -211,7 +224,7 @@ let package = Package(
             name: "herald",
             dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub",
-                "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldRemoteHub",
+                "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -294,6 +307,7 @@ let package = Package(
             name: "HeraldHubTests",
             dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
+                "HeraldMetrics",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -334,7 +348,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub", "HeraldServer",
-                "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldTestSupport",
+                "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldTestSupport", "HeraldMetrics",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

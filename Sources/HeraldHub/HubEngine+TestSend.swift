@@ -78,6 +78,7 @@ extension HubEngine {
         var outcomes = [DeliveryOutcome?](repeating: nil, count: chosen.count)
         var counts = OutcomeCounts()
         var expired: [String] = []
+        var expiredPerPlatform: [Platform: Int] = [:]
         await fanOut(
             count: chosen.count,
             logger: logger,
@@ -85,10 +86,16 @@ extension HubEngine {
             done: { index, platform, result in
                 outcomes[index] = result.outcome
                 counts.add(result.outcome, platform: platform)
-                if result.disposition == .channelExpired { expired.append(chosen[index].registration.id) }
+                if result.disposition == .channelExpired {
+                    expired.append(chosen[index].registration.id)
+                    expiredPerPlatform[platform, default: 0] += 1
+                }
             }
         )
-        if !expired.isEmpty { try await store.deleteRegistrations(ids: expired) }
+        if !expired.isEmpty {
+            try await store.deleteRegistrations(ids: expired)
+            recordExpired(expiredPerPlatform)
+        }
 
         record.counts = counts
         record.state = counts.total == 0 ? .noTargetFound : .completed

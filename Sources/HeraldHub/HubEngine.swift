@@ -1,5 +1,6 @@
 public import Foundation
 public import HeraldCore
+public import HeraldMetrics
 public import HeraldPush
 public import HeraldStore
 public import Logging
@@ -45,6 +46,8 @@ public final class HubEngine: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let interrupted = Atomic<Bool>(false)
     let logger: Logger
+    /// Where this hub's acceptances, outcomes, retries and expired channels are counted.
+    let metrics: HeraldMetrics.HubMetrics?
     /// Who holds the leases this engine's workers take: the host and process, so an operator
     /// can tell which node delivers a notification, and a random part unique to this engine,
     /// so that a worker that lost a lease (it ran out while the worker was stalled) changes
@@ -58,10 +61,12 @@ public final class HubEngine: Sendable {
         store: any HeraldStore,
         providers: [any PushProvider],
         configuration: Configuration = Configuration(),
+        metrics: HeraldMetrics.HubMetrics? = nil,
         logger: Logger
     ) {
         self.store = store
         self.configuration = configuration
+        self.metrics = metrics
         self.logger = logger
         self.providerTable = Mutex(Self.byPlatform(providers))
     }
@@ -165,6 +170,7 @@ public final class HubEngine: Sendable {
     /// it bounds its wait by the new time).
     func accept(_ record: NotificationRecord) async throws -> NotificationRecord {
         try await store.enqueueNotification(record)
+        metrics?.notificationAccepted()
         signal.ring(Self.workerKey, remember: true)
         return record
     }
@@ -361,6 +367,7 @@ public final class HubEngine: Sendable {
             async let next = readNext ? fetch(last) : []
 
             var expired: [String] = []
+            var expiredPerPlatform: [Platform: Int] = [:]
             let providers = self.providers
             await fanOut(
                 count: page.count,
@@ -368,11 +375,15 @@ public final class HubEngine: Sendable {
                 step: { index in plan.step(for: page[index], providers: providers, selection: &selection) },
                 done: { index, platform, result in
                     counts.add(result.outcome, platform: platform)
-                    if result.disposition == .channelExpired { expired.append(page[index].id) }
+                    if result.disposition == .channelExpired {
+                        expired.append(page[index].id)
+                        expiredPerPlatform[platform, default: 0] += 1
+                    }
                 }
             )
             if !expired.isEmpty {
                 try await store.deleteRegistrations(ids: expired)
+                recordExpired(expiredPerPlatform)
                 logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
             }
             cursor = last
@@ -444,6 +455,12 @@ public final class HubEngine: Sendable {
         done: (Int, Platform, PushResult) -> Void
     ) async {
         let concurrency = max(1, configuration.concurrency)
+        // Outcomes are counted for the metrics once per call (a page), not once per device.
+        var outcomes = OutcomeCounts()
+        func finish(_ index: Int, _ platform: Platform, _ result: PushResult) {
+            outcomes.add(result.outcome, platform: platform)
+            done(index, platform, result)
+        }
         await withTaskGroup(of: (Int, Platform, PushResult).self) { group in
             var inFlight = 0
             for index in 0..<count {
@@ -451,10 +468,10 @@ public final class HubEngine: Sendable {
                 case .ignore:
                     continue
                 case .outcome(let platform, let outcome):
-                    done(index, platform, PushResult(disposition: .permanentFailure, outcome: outcome))
+                    finish(index, platform, PushResult(disposition: .permanentFailure, outcome: outcome))
                 case .send(let platform, let provider, let target, let delivery):
                     if inFlight >= concurrency, let finished = await group.next() {
-                        done(finished.0, finished.1, finished.2)
+                        finish(finished.0, finished.1, finished.2)
                         inFlight -= 1
                     }
                     group.addTask {
@@ -463,8 +480,14 @@ public final class HubEngine: Sendable {
                     inFlight += 1
                 }
             }
-            for await finished in group { done(finished.0, finished.1, finished.2) }
+            for await finished in group { finish(finished.0, finished.1, finished.2) }
         }
+        metrics?.deliveries(outcomes)
+    }
+
+    /// Counts registrations removed because their channel expired.
+    func recordExpired(_ perPlatform: [Platform: Int]) {
+        for (platform, count) in perPlatform { metrics?.channelsExpired(platform: platform, count: count) }
     }
 
     /// One device: renders its notification if it has a template, then sends.
@@ -511,6 +534,7 @@ public final class HubEngine: Sendable {
                 )
                 return result
             case .retry(let delay):
+                metrics?.retry(platform: provider.platform, cause: result.outcome)
                 do {
                     try await Task.sleep(for: delay)
                 } catch {

@@ -1,7 +1,7 @@
 public import Foundation
 public import HeraldCore
 import PostgresNIO
-import HeraldStore
+public import HeraldStore
 
 extension PostgresStore {
     private static let notificationColumns = """
@@ -193,5 +193,20 @@ extension PostgresStore {
             AND scheduled_at IS NOT NULL
             """
         return try await query(statement).first?.makeRandomAccess().optionalDate("next")
+    }
+
+    public func queueStatistics(now: Date) async throws -> QueueStatistics {
+        var statement = SQLStatement()
+        let enqueued = statement.bind(NotificationState.enqueued.rawValue)
+        let scheduled = statement.bind(NotificationState.scheduled.rawValue)
+        let processing = statement.bind(NotificationState.processing.rawValue)
+        let nowMs = statement.bind(now.storeMilliseconds)
+        statement.sql = """
+            SELECT             count(*) FILTER (WHERE state = \(enqueued) OR (state = \(scheduled) AND scheduled_at <= \(nowMs)))::bigint AS waiting,             count(*) FILTER (WHERE state = \(processing))::bigint AS processing,             min(greatest(enqueued_at, coalesce(scheduled_at, enqueued_at)))             FILTER (WHERE state = \(enqueued) OR (state = \(scheduled) AND scheduled_at <= \(nowMs))) AS oldest             FROM herald.notifications             WHERE hub = \(statement.bind(hub)) AND state IN (\(enqueued), \(scheduled), \(processing))
+            """
+        guard let row = try await query(statement).first?.makeRandomAccess() else {
+            return QueueStatistics(waiting: 0, processing: 0, oldestWaitingSince: nil)
+        }
+        return QueueStatistics(waiting: try row.int("waiting"), processing: try row.int("processing"), oldestWaitingSince: try row.optionalDate("oldest"))
     }
 }

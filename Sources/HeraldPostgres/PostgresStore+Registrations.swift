@@ -497,6 +497,18 @@ extension PostgresStore {
         return try await query(statement).first?.makeRandomAccess().int("n") ?? 0
     }
 
+    public func registrationCountsByPlatform() async throws -> [Platform: Int] {
+        var statement = SQLStatement()
+        statement.sql = "SELECT platform, count(*)::bigint AS n FROM herald.registrations WHERE hub = \(statement.bind(hub)) GROUP BY platform"
+        var counts: [Platform: Int] = [:]
+        for row in try await query(statement) {
+            let columns = row.makeRandomAccess()
+            guard let platform = try Platform(rawValue: columns.string("platform")) else { continue }
+            counts[platform] = try columns.int("n")
+        }
+        return counts
+    }
+
     public func registrationIDBoundaries(after cursor: String?, every: Int, limit: Int) async throws -> [String] {
         guard every > 0, limit > 0 else { return [] }
         // One pass over the primary key's index, numbering the ids after the cursor.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 public import HeraldCore
+public import HeraldMetrics
 public import Logging
 import NIOCore
 import NIOHPACK
@@ -27,6 +28,7 @@ public final class APNsProvider: PushProvider {
     private let client: HTTP2Client
     private let devicePathPrefix: String
     private let timeout: TimeAmount
+    private let metrics: HeraldMetrics?
 
     /// - Parameters:
     ///   - configuration: endpoint, credentials and limits; validated here.
@@ -34,7 +36,12 @@ public final class APNsProvider: PushProvider {
     ///   - tokenCache: where provider tokens are shared; the process-wide cache unless a test
     ///     injects one with its own clock.
     /// - Throws: ``PushProviderError`` when the configuration or the key is invalid.
-    public init(configuration: APNsConfiguration, logger: Logger, tokenCache: APNsTokenCache = .shared) throws {
+    public init(
+        configuration: APNsConfiguration,
+        logger: Logger,
+        tokenCache: APNsTokenCache = .shared,
+        metrics: HeraldMetrics? = nil
+    ) throws {
         try configuration.validate()
         do {
             self.signingKey = try P256.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
@@ -44,6 +51,7 @@ public final class APNsProvider: PushProvider {
         }
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
         self.tokenEntry = tokenCache.entry(teamID: configuration.teamID, keyID: configuration.keyID)
         self.tokenLifetime = Double(configuration.tokenLifetime.components.seconds)
         self.timeout = TimeAmount(configuration.timeout)
@@ -94,13 +102,17 @@ public final class APNsProvider: PushProvider {
 
         let providerToken: APNsProviderToken
         do {
-            providerToken = try tokenEntry.token(key: signingKey, lifetime: tokenLifetime)
+            providerToken = try tokenEntry.token(key: signingKey, lifetime: tokenLifetime) {
+                metrics?.tokenRefresh(platform: .apns, succeeded: true)
+            }
         } catch {
+            metrics?.tokenRefresh(platform: .apns, succeeded: false)
             logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
             return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
         }
 
         let response: HTTP2Client.Response
+        let start = ContinuousClock.now
         do {
             response = try await client.send(
                 path: devicePathPrefix + target.handle,
@@ -109,12 +121,14 @@ public final class APNsProvider: PushProvider {
                 deadline: .now() + timeout
             )
         } catch {
+            metrics?.pushRequest(platform: .apns, status: nil, duration: .now - start)
             logger.debug(
                 "APNs send failed without a response",
                 metadata: ["herald.device": "\(redacted(target.handle))", "error": "\(error)"])
             return .unreachable()
         }
 
+        metrics?.pushRequest(platform: .apns, status: response.status, duration: .now - start)
         if response.status == 200 { return .delivered }
         return failure(response, providerToken: providerToken, handle: target.handle)
     }
@@ -185,6 +199,9 @@ public final class APNsProvider: PushProvider {
 
     /// Closes the connections once the sends in flight are answered (or reach their timeout).
     /// Later sends report ``DeliveryOutcome/pnsUnreachable``.
+    /// HTTP/2 connections to APNs open now.
+    public var openConnections: Int? { client.openConnections }
+
     public func shutdown() async throws {
         await client.shutdown()
     }

@@ -55,7 +55,11 @@ public final class APNsTokenCache: Sendable {
 
         /// The current token, signing a new one with `key` if there is none or it is older
         /// than `lifetime`.
-        func token(key: P256.Signing.PrivateKey, lifetime: TimeInterval) throws -> APNsProviderToken {
+        func token(
+            key: P256.Signing.PrivateKey,
+            lifetime: TimeInterval,
+            signed: () -> Void = {}
+        ) throws -> APNsProviderToken {
             let now = self.now()
             return try state.withLock { state in
                 switch state.tokenNeeded(now: now, lifetime: lifetime) {
@@ -67,6 +71,7 @@ public final class APNsTokenCache: Sendable {
                     let token = try APNsProviderToken.sign(
                         teamID: teamID, keyID: keyID, key: key, issuedAt: now, generation: generation)
                     state.signed(token)
+                    signed()
                     return token
                 }
             }

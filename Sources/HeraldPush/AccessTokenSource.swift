@@ -64,9 +64,13 @@ final class AccessTokenSource<Request: AccessTokenRequest>: Sendable {
     private let state = Mutex(State())
     private let exchanges = Atomic<Int>(0)
 
-    init(request: Request, now: @escaping @Sendable () -> Date) {
+    /// Told the result of every exchange (`true`: a token was issued), for metrics.
+    private let exchanged: @Sendable (Bool) -> Void
+
+    init(request: Request, now: @escaping @Sendable () -> Date, exchanged: @escaping @Sendable (Bool) -> Void = { _ in }) {
         self.request = request
         self.now = now
+        self.exchanged = exchanged
     }
 
     /// Number of token exchanges started (for tests and metrics).
@@ -137,6 +141,7 @@ final class AccessTokenSource<Request: AccessTokenRequest>: Sendable {
                     error: .tokenRequestFailed("the \(request.serviceName) token endpoint could not be reached"),
                     transient: true))
         }
+        if case .success = result { exchanged(true) } else { exchanged(false) }
         let now = self.now()
         return try state.withLock { state in
             state.inFlight = nil

@@ -69,12 +69,14 @@ extension AccessTokenSource where Request == FCMAccessTokenRequest {
         pool: HTTPClientPool,
         timeout: TimeAmount,
         now: @escaping @Sendable () -> Date,
-        logger: Logger
+        logger: Logger,
+        exchanged: @escaping @Sendable (Bool) -> Void = { _ in }
     ) {
         self.init(
             request: FCMAccessTokenRequest(
                 account: account, key: key, tokenURI: tokenURI, pool: pool, timeout: timeout, logger: logger),
-            now: now
+            now: now,
+            exchanged: exchanged
         )
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 public import HeraldCore
+public import HeraldMetrics
 public import Logging
 import NIOCore
 import NIOHTTP1
@@ -24,7 +25,7 @@ public final class FCMProvider: PushProvider {
     private let sendURL: String
 
     /// - Throws: ``PushProviderError`` when the configuration or the service account's key is invalid.
-    public init(configuration: FCMConfiguration, logger: Logger) throws {
+    public init(configuration: FCMConfiguration, logger: Logger, metrics: HeraldMetrics? = nil) throws {
         try configuration.validate()
         let key: _RSA.Signing.PrivateKey
         do {
@@ -41,7 +42,8 @@ public final class FCMProvider: PushProvider {
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
-        self.transport = HTTPPushTransport(pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger)
+        self.transport = HTTPPushTransport(
+            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics)
         self.tokens = FCMAccessTokenSource(
             account: configuration.serviceAccount,
             key: key,
@@ -49,7 +51,8 @@ public final class FCMProvider: PushProvider {
             pool: pool,
             timeout: TimeAmount(configuration.timeout),
             now: configuration.now,
-            logger: logger
+            logger: logger,
+            exchanged: { metrics?.tokenRefresh(platform: .fcm, succeeded: $0) }
         )
     }
 

@@ -178,6 +178,9 @@ final class HTTP2Client: Sendable {
     /// Connections opened so far (set up far enough to carry requests), over all slots.
     var connectionsOpened: Int { slots.reduce(0) { $0 + $1.connectionsOpened } }
 
+    /// Connections open now, over every slot.
+    var openConnections: Int { slots.reduce(0) { $0 + $1.openConnections } }
+
     /// Stops taking requests, lets the streams in flight finish (each within its deadline),
     /// closes every connection and returns when they are closed. Requests still waiting for
     /// a connection fail with ``HTTP2ClientError/Code/shutDown``. Later calls return at once.

@@ -49,6 +49,8 @@ final class HTTP2ClientConnection: Sendable {
     private let inbox = Mutex(Inbox())
     private let state: NIOLoopBoundBox<LoopState>
     private let opened = Atomic<Int>(0)
+    /// How many of this slot's connections are open now (``LoopState/channels``' count).
+    private let open = Atomic<Int>(0)
 
     init(eventLoop: any EventLoop, shared: Shared) {
         self.eventLoop = eventLoop
@@ -62,6 +64,9 @@ final class HTTP2ClientConnection: Sendable {
 
     /// Connections this slot has set up.
     var connectionsOpened: Int { opened.load(ordering: .relaxed) }
+
+    /// Connections of this slot open now: the current one and those going away.
+    var openConnections: Int { open.load(ordering: .relaxed) }
 
     /// Queues `request` for the event loop; fails it at once after shutdown. Any thread.
     func enqueue(_ request: HTTP2PendingRequest) {
@@ -201,6 +206,7 @@ final class HTTP2ClientConnection: Sendable {
                 return
             }
             state.channels[id] = channel
+            open.store(state.channels.count, ordering: .relaxed)
             // The connect callback runs before channelActive, and a channel closed that early
             // never reports channelInactive to its handler: its close future is what says for
             // certain that it is gone.
@@ -249,6 +255,7 @@ final class HTTP2ClientConnection: Sendable {
     func connectionClosed(id: Int, error: HTTP2ClientError) {
         let state = self.state.value
         state.channels.removeValue(forKey: id)
+        open.store(state.channels.count, ordering: .relaxed)
         switch state.machine.connectionClosed(id: id, now: .now()) {
         case .detach:
             state.current = nil
@@ -263,6 +270,7 @@ final class HTTP2ClientConnection: Sendable {
     /// Channel `id` is closed, whether or not its handler saw it become inactive.
     private func channelClosed(id: Int) {
         guard state.value.channels.removeValue(forKey: id) != nil else { return }
+        open.store(state.value.channels.count, ordering: .relaxed)
         finishShutdownIfDone()
     }
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+import HeraldMetrics
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -18,12 +19,21 @@ struct HTTPPushTransport: Sendable {
     /// The clock that an HTTP-date `Retry-After` is read against.
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Where each request's status and latency are recorded.
+    let metrics: HeraldMetrics?
 
-    init(pool: HTTPClientPool, timeout: Duration, now: @escaping @Sendable () -> Date, logger: Logger) {
+    init(
+        pool: HTTPClientPool,
+        timeout: Duration,
+        now: @escaping @Sendable () -> Date,
+        logger: Logger,
+        metrics: HeraldMetrics? = nil
+    ) {
         self.pool = pool
         self.timeout = TimeAmount(timeout)
         self.now = now
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Sends `request` (everything but its `Authorization`) and classifies the answer.
@@ -53,9 +63,11 @@ struct HTTPPushTransport: Sendable {
             authorized.headers.replaceOrAdd(name: "authorization", value: authorizer.authorization(credential))
 
             let response: HTTPClientResponse
+            let start = ContinuousClock.now
             do {
                 response = try await pool.next().execute(authorized, timeout: timeout)
             } catch {
+                metrics?.pushRequest(platform: service.platform, status: nil, duration: .now - start)
                 var failure = metadata
                 failure["error"] = "\(String(describing: error))"
                 logger.debug("push send failed without a response", metadata: failure)
@@ -63,6 +75,7 @@ struct HTTPPushTransport: Sendable {
             }
 
             let status = Int(response.status.code)
+            metrics?.pushRequest(platform: service.platform, status: status, duration: .now - start)
             let answer = await service.answer(to: response)
             if status == 401, attempt == 1, service.mayBeStaleCredential(answer), authorizer.refused(credential) {
                 logger.debug("push service refused the credential; refreshing", metadata: metadata)

@@ -95,9 +95,16 @@ public protocol PushProvider: Service {
 
     /// Closes connections. Sends after this fail with ``DeliveryOutcome/pnsUnreachable``.
     func shutdown() async throws
+
+    /// How many connections to the push service are open now, for metrics; `nil` when the
+    /// provider cannot tell (the default).
+    var openConnections: Int? { get }
 }
 
 extension PushProvider {
+    /// `nil`: FCM, WNS and Web Push send through AsyncHTTPClient, whose pool does not say.
+    public var openConnections: Int? { nil }
+
     /// Waits for graceful shutdown (or cancellation), then closes the connections.
     public func run() async throws {
         try? await gracefulShutdown()

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 public import HeraldCore
+public import HeraldMetrics
 public import Logging
 import NIOCore
 import NIOHTTP1
@@ -32,14 +33,15 @@ public final class WNSProvider: PushProvider {
     private let tokens: WNSAccessTokenSource
 
     /// - Throws: ``PushProviderError`` when the configuration is invalid.
-    public init(configuration: WNSConfiguration, logger: Logger) throws {
+    public init(configuration: WNSConfiguration, logger: Logger, metrics: HeraldMetrics? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
         let pool = HTTPClientPool(
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
-        self.transport = HTTPPushTransport(pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger)
+        self.transport = HTTPPushTransport(
+            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics)
         self.tokens = WNSAccessTokenSource(
             request: WNSAccessTokenRequest(
                 clientID: configuration.clientID,
@@ -50,7 +52,8 @@ public final class WNSProvider: PushProvider {
                 timeout: TimeAmount(configuration.timeout),
                 logger: logger
             ),
-            now: configuration.now
+            now: configuration.now,
+            exchanged: { metrics?.tokenRefresh(platform: .wns, succeeded: $0) }
         )
     }
 

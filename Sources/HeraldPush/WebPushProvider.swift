@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 public import HeraldCore
+public import HeraldMetrics
 import HeraldTLS
 import HeraldWebPushCrypto
 public import Logging
@@ -29,7 +30,7 @@ public final class WebPushProvider: PushProvider {
     private let allowedHosts: Set<String>?
 
     /// - Throws: ``PushProviderError`` when the configuration or the VAPID key is invalid.
-    public init(configuration: WebPushConfiguration, logger: Logger) throws {
+    public init(configuration: WebPushConfiguration, logger: Logger, metrics: HeraldMetrics? = nil) throws {
         try configuration.validate()
         let key = try WebPushVAPID.privateKey(from: configuration.vapidPrivateKey)
         self.configuration = configuration
@@ -45,7 +46,8 @@ public final class WebPushProvider: PushProvider {
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
-        self.transport = HTTPPushTransport(pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger)
+        self.transport = HTTPPushTransport(
+            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics)
     }
 
     /// The VAPID public key, uncompressed and base64url: the `applicationServerKey` that the

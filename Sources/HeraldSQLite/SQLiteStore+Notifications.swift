@@ -1,7 +1,7 @@
 public import Foundation
 public import HeraldCore
 import SQLiteNIO
-import HeraldStore
+public import HeraldStore
 
 extension SQLiteStore {
     private static let columns = """
@@ -178,5 +178,30 @@ extension SQLiteStore {
             )
         }
         return try rows.first?.optionalDate("scheduled_at")
+    }
+
+    public func queueStatistics(now: Date) async throws -> QueueStatistics {
+        let rows = try await read { connection in
+            try await connection.query(
+                """
+                SELECT
+                    coalesce(sum(CASE WHEN state = ?1 OR (state = ?2 AND scheduled_at <= ?4) THEN 1 ELSE 0 END), 0) AS waiting,
+                    coalesce(sum(CASE WHEN state = ?3 THEN 1 ELSE 0 END), 0) AS processing,
+                    min(CASE WHEN state = ?1 OR (state = ?2 AND scheduled_at <= ?4)
+                        THEN max(enqueued_at, coalesce(scheduled_at, enqueued_at)) END) AS oldest
+                FROM notifications WHERE state IN (?1, ?2, ?3)
+                """,
+                [
+                    .text(NotificationState.enqueued.rawValue), .text(NotificationState.scheduled.rawValue),
+                    .text(NotificationState.processing.rawValue), .integer(now.storeMilliseconds),
+                ]
+            )
+        }
+        guard let row = rows.first else { return QueueStatistics(waiting: 0, processing: 0, oldestWaitingSince: nil) }
+        return QueueStatistics(
+            waiting: try row.int("waiting"),
+            processing: try row.int("processing"),
+            oldestWaitingSince: try row.optionalDate("oldest")
+        )
     }
 }

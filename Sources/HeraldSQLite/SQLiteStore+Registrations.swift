@@ -381,6 +381,18 @@ extension SQLiteStore {
         return rows.first?.column("n")?.integer ?? 0
     }
 
+    public func registrationCountsByPlatform() async throws -> [Platform: Int] {
+        let rows = try await read { connection in
+            try await connection.query("SELECT platform, count(*) AS n FROM registrations GROUP BY platform")
+        }
+        var counts: [Platform: Int] = [:]
+        for row in rows {
+            guard let platform = try Platform(rawValue: row.string("platform")) else { continue }
+            counts[platform] = try row.int("n")
+        }
+        return counts
+    }
+
     public func registrationIDBoundaries(after cursor: String?, every: Int, limit: Int) async throws -> [String] {
         guard every > 0, limit > 0 else { return [] }
         // One pass over the primary key's index, numbering the ids after the cursor.

@@ -26,6 +26,8 @@ public func buildRouter(
     scheme: String = "http"
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    // Outermost, so that it counts every answer, the errors RequestLogger turns into responses too.
+    if let metrics = hubs.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogger())
     // Liveness: the process answers.
     router.get("health") { _, _ -> Response in
@@ -36,6 +38,10 @@ public func buildRouter(
     router.get("ready") { _, _ -> Response in
         let readiness = await hubs.readiness()
         return try .json(readiness, status: readiness.isReady ? .ok : .serviceUnavailable)
+    }
+    // Prometheus metrics, when the hubs record them (`HubRegistry(metrics:)`).
+    if let metrics = hubs.metrics {
+        MetricsController(hubs: hubs, metrics: metrics, token: configuration.metricsToken).addRoutes(to: router)
     }
     if let emulators = configuration.emulators {
         router.get("emulators") { _, _ -> Response in try .json(emulators) }

@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
     public var tlsPort: Int = 8443
     /// Requests per second one hub's API accepts (bursts of twice that); above it, 429.
     public var hubRequestsPerSecond: Int = 2000
+    /// The bearer token `GET /metrics` asks for; `nil` serves the page to anyone who can
+    /// reach the port.
+    public var metricsToken: String?
 
     // MARK: Secure push and rich push
 

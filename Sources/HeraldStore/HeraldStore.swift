@@ -102,6 +102,9 @@ public protocol RegistrationStore: Sendable {
     /// Number of registrations, for status pages and benchmarks.
     func registrationCount() async throws -> Int
 
+    /// Number of registrations per platform (platforms with none are left out), for metrics.
+    func registrationCountsByPlatform() async throws -> [Platform: Int]
+
     /// Ids that cut the registrations after `cursor` (in id order, every registration of the
     /// store whatever its tags, platform or expiry) into runs of `every`: the `every`-th, the
     /// `2 × every`-th, … id after `cursor`, at most `limit` of them, ascending. The boundaries
@@ -276,4 +279,9 @@ public protocol NotificationStore: Sendable {
 
     /// The earliest `scheduledAt` of a scheduled notification, so a worker knows when to wake.
     func nextScheduledTime() async throws -> Date?
+
+    /// The queue as it is at `now`: what waits for a worker (due, unclaimed), what workers
+    /// hold, and since when the oldest waiting one has been due (the later of its acceptance
+    /// and its scheduled time). Reads only the notifications not finished.
+    func queueStatistics(now: Date) async throws -> QueueStatistics
 }

@@ -17,10 +17,30 @@ import Subprocess
 
 /// The scenarios that run in this process, each on a new store of the kind asked for.
 extension Bench {
+    /// The SQLite fan-out with metrics and without, `rounds` times each, alternating (so that
+    /// what else the machine does weighs on both alike): the medians and their ratio.
+    static func metricsCost(devices: Int, rounds: Int, logger: Logger) async throws -> String {
+        var with: [Double] = [], without: [Double] = []
+        for round in 0..<rounds {
+            for recordsMetrics in round % 2 == 0 ? [true, false] : [false, true] {
+                let perSecond = try await fanOut(.sqlite, devices: devices, recordsMetrics: recordsMetrics, logger: logger)
+                if recordsMetrics { with.append(perSecond) } else { without.append(perSecond) }
+            }
+        }
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        func list(_ values: [Double]) -> String { values.map { String(format: "%.0f", $0) }.joined(separator: ", ") }
+        return String(format: "SQLite fan-out with metrics: median %.0f/s", median(with)) + " (\(list(with)));"
+            + String(format: " without: median %.0f/s", median(without)) + " (\(list(without)));"
+            + String(format: " with/without %.1f%%", median(with) / median(without) * 100)
+    }
+
     /// Notifications per second to `devices` APNs devices holding one tag, one worker.
-    static func fanOut(_ store: BenchStore, devices: Int, logger: Logger) async throws -> Double {
-        try await withRuntime(store, logger: logger) { runtime in
-            say("fan-out: seeding \(devices.formatted()) APNs registrations with the tag 'bench'…")
+    static func fanOut(_ store: BenchStore, devices: Int, recordsMetrics: Bool = true, logger: Logger) async throws -> Double {
+        try await withRuntime(store, recordsMetrics: recordsMetrics, logger: logger) { runtime in
+            say("fan-out\(recordsMetrics ? "" : " without metrics"): seeding \(devices.formatted()) APNs registrations with the tag 'bench'…")
             let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["bench"])
             say(String(format: "  seeded in %.1f s", seed))
             let content = NotificationContent(body: "Benchmark")
@@ -159,7 +179,9 @@ extension Bench {
 
     /// Runs `body` with a Herald runtime (the APNs emulator in this process) on a new store:
     /// SQLite in a temporary directory, or a PostgreSQL database of its own, dropped afterwards.
-    static func withRuntime<T>(_ store: BenchStore, logger: Logger, _ body: (HeraldRuntime) async throws -> T) async throws -> T {
+    static func withRuntime<T>(
+        _ store: BenchStore, recordsMetrics: Bool = true, logger: Logger, _ body: (HeraldRuntime) async throws -> T
+    ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = HeraldConfiguration()
@@ -170,7 +192,8 @@ extension Bench {
         let engine = hubConfiguration
         func run(_ configuration: HeraldConfiguration, storage: (any HubStorage)?) async throws -> T {
             let runtime = try await HeraldRuntime.start(
-                configuration, storage: storage, hubConfiguration: engine, openDeviceRegistry: true, recordsPayloads: false, logger: logger
+                configuration, storage: storage, hubConfiguration: engine, openDeviceRegistry: true, recordsPayloads: false,
+                recordsMetrics: recordsMetrics, logger: logger
             )
             do {
                 let result = try await body(runtime)

@@ -46,6 +46,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Requests h2load sends to measure the emulator's ceiling (0 skips it).")
     var ceilingRequests = 200_000
 
+    @Option(help: "Rounds of the SQLite fan-out with metrics and without, alternating, to measure what recording them costs (0 skips it).")
+    var metricsRounds = 0
+
     func validate() throws {
         if let databaseURL {
             do {
@@ -73,6 +76,9 @@ struct Bench: AsyncParsableCommand {
             Self.say("\n== \(store.name) ==")
             let fanOut = try await Self.fanOut(store, devices: devices, logger: logger)
             summary.add("fan-out to \(devices.formatted()) APNs devices, one node", store, fanOut, unit: "/s", target: "≥ 16,667/s (1 million/min)")
+            if metricsRounds > 0, store == .sqlite {
+                summary.metricsCost = try await Self.metricsCost(devices: devices, rounds: metricsRounds, logger: logger)
+            }
             if ceilingRequests > 0, store == .sqlite {
                 if let ceiling = try await Self.emulatorCeiling(requests: ceilingRequests, logger: logger) {
                     summary.reference = String(
@@ -136,6 +142,7 @@ struct BenchSummary {
 
     var rows: [Row] = []
     var reference: String?
+    var metricsCost: String?
     var broadcastLine: String?
     var cluster: [Bench.ClusterRun] = []
 
@@ -167,6 +174,7 @@ struct BenchSummary {
         }
         lines += Self.aligned(table)
         if let reference { lines.append(reference) }
+        if let metricsCost { lines.append(metricsCost) }
         if let broadcastLine { lines.append(broadcastLine) }
         if !cluster.isEmpty {
             lines.append("PostgreSQL broadcast shared by node processes (PostgreSQL, the emulator and the nodes share this machine's cores):")

@@ -94,6 +94,8 @@ struct HeraldConfiguration: Sendable {
     }
     /// Requests per second one hub's REST API accepts (bursts of twice that).
     var hubRequestsPerSecond = 2000
+    /// The bearer token `GET /metrics` asks for; `nil`: no token.
+    var metricsToken: String?
 
     var emulators = "auto"
     var emulatorAPNsPort = 0
@@ -157,6 +159,9 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_HUB_RATE_LIMIT", help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After (default 2000)") {
             $0.hubRequestsPerSecond = try int($1, "HERALD_HUB_RATE_LIMIT", 1...1_000_000)
+        },
+        .init(variable: "HERALD_METRICS_TOKEN", help: "bearer token GET /metrics asks for (Authorization: Bearer <token>); default none: the page is open to whoever reaches the port") {
+            $0.metricsToken = $1.isEmpty ? nil : $1
         },
         .init(variable: "HERALD_APP_HUB_CONNECTION_STRING", help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub") {
             $0.appHubConnectionString = $1

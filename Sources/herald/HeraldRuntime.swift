@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
+import HeraldMetrics
 import HeraldPostgres
 import HeraldPush
 import HeraldServer
@@ -34,6 +35,9 @@ struct HeraldRuntime {
     let emulators: BuiltInEmulators?
     /// One line per platform saying how it is delivered, for the start-up banner.
     let platformLines: [String]
+    /// What the providers and hubs record, and `GET /metrics` serves; `nil` when started
+    /// without (`herald bench` compares the two).
+    let metrics: HeraldMetrics?
 
     var apnsEmulator: APNsEmulator? { emulators?.apns }
     var fcmEmulator: FCMEmulator? { emulators?.fcm }
@@ -69,6 +73,7 @@ struct HeraldRuntime {
         hubConfiguration: HubEngine.Configuration? = nil,
         openDeviceRegistry: Bool = false,
         recordsPayloads: Bool = true,
+        recordsMetrics: Bool = true,
         logger: Logger
     ) async throws -> HeraldRuntime {
         let dataDirectory = configuration.dataDirectory
@@ -79,7 +84,8 @@ struct HeraldRuntime {
         // for the other platforms (unless HERALD_EMULATORS=off).
         let vapidKey = try await vapidKeyPEM(configuration, storage: storage)
         let credentials = try configuration.serverCredentials(vapidKeyPEM: vapidKey)
-        let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger)
+        let metrics = recordsMetrics ? HeraldMetrics() : nil
+        let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger, metrics: metrics)
         var providers = try factory.providers(for: credentials)
         var lines = configuration.configuredPlatformLines(credentials)
         let unconfigured = Set(Platform.allCases.filter { !credentials.isConfigured($0) })
@@ -96,7 +102,8 @@ struct HeraldRuntime {
             options.recordsPayloads = recordsPayloads
             let started = try await BuiltInEmulators.start(unconfigured, options: options, vapidKeyPEM: vapidKey, logger: logger)
             do {
-                providers += try PushProviderFactory(settings: started.settings, logger: logger).providers(for: started.credentials)
+                providers += try PushProviderFactory(settings: started.settings, logger: logger, metrics: metrics)
+                    .providers(for: started.credentials)
             } catch {
                 await started.shutdown()
                 throw error
@@ -111,7 +118,7 @@ struct HeraldRuntime {
         let appHubName = configuration.localAppHubName
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: factory,
-            hubConfiguration: hubConfiguration ?? configuration.hubConfiguration, logger: logger
+            hubConfiguration: hubConfiguration ?? configuration.hubConfiguration, metrics: metrics, logger: logger
         )
         let hub: HubEngine
         do {
@@ -144,7 +151,8 @@ struct HeraldRuntime {
             hub: hub,
             providers: providers,
             emulators: emulators,
-            platformLines: Platform.allCases.compactMap { lines[$0] }
+            platformLines: Platform.allCases.compactMap { lines[$0] },
+            metrics: metrics
         )
     }
 
@@ -177,6 +185,7 @@ struct HeraldRuntime {
         server.publicURL = configuration.publicURL
         server.tlsPort = configuration.tlsPort
         server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
+        server.metricsToken = configuration.metricsToken
         return server
     }
 

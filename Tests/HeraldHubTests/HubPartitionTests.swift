@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldMetrics
 import HeraldSQLite
 import Testing
 
@@ -38,6 +39,33 @@ struct HubPartitionTests {
             let finished = try await f.stored(record.id)
             #expect(finished.state == .completed)
             #expect(finished.counts.total(.success) == 200)
+        }
+    }
+
+    /// Two nodes recording to one registry: the deliveries of every partition add up to one
+    /// per device, whichever node sent them, and the expired channels to those removed.
+    @Test func theMetricsOfAPartitionedBroadcastCountEachDeviceOnce() async throws {
+        try await HubFixture.with(platforms: [.apns], configure: Self.small) { f in
+            try await f.store.insertRegistrations((0..<100).map { Registration.apns($0) })
+            let metrics = HeraldMetrics()
+            let nodes = [RecordingProvider(.apns), RecordingProvider(.apns)].map { provider in
+                for n in stride(from: 0, to: 100, by: 10) { provider.expire(Registration.apns(n).handle) }
+                return HubEngine(
+                    store: f.store, providers: [provider], configuration: f.hub.configuration,
+                    metrics: metrics.hub("partitioned"), logger: hubTestLogger
+                )
+            }
+            let record = try await nodes[0].enqueue(tagExpression: nil, payloads: [Self.payload])
+            #expect(try await nodes[0].deliverNext())
+            while try await nodes[1].deliverNext() {}
+            #expect(try await f.stored(record.id).state == .completed)
+
+            let page = String(decoding: metrics.emit(), as: UTF8.self)
+            #expect(page.contains(#"herald_notifications_accepted_total{hub="partitioned"} 1"#), "\(page)")
+            #expect(page.contains(#"herald_deliveries_total{hub="partitioned",platform="apns",outcome="Success"} 90"#), "\(page)")
+            #expect(page.contains(#"herald_deliveries_total{hub="partitioned",platform="apns",outcome="ExpiredChannel"} 10"#), "\(page)")
+            #expect(page.contains(#"herald_channels_expired_total{hub="partitioned",platform="apns"} 10"#), "\(page)")
+            #expect(try await f.store.registrationCount() == 90)
         }
     }
 

@@ -4,6 +4,7 @@ import HeraldClient
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
+import HeraldMetrics
 import HeraldPush
 import HeraldServer
 import HeraldStore
@@ -41,6 +42,8 @@ struct TestHerald {
     var server: ServerConfiguration
     /// The clock of secure and rich content expiry (``ServerConfiguration/now``).
     let clock: ServerTestClock
+    /// What the providers, the hubs and the server record: a registry of this test's own.
+    let metrics: HeraldMetrics
 
     static func withHerald<T>(
         configure: (inout ServerConfiguration) -> Void = { _ in },
@@ -106,11 +109,12 @@ struct TestHerald {
         fcmClient.connectTimeout = .seconds(30)
         wnsClient.connectTimeout = .seconds(30)
         webPushClient.connectTimeout = .seconds(30)
+        let metrics = HeraldMetrics()
         let providers: [any PushProvider] = [
-            try APNsProvider(configuration: apnsClient, logger: logger),
-            try FCMProvider(configuration: fcmClient, logger: logger),
-            try WNSProvider(configuration: wnsClient, logger: logger),
-            try WebPushProvider(configuration: webPushClient, logger: logger),
+            try APNsProvider(configuration: apnsClient, logger: logger, metrics: metrics),
+            try FCMProvider(configuration: fcmClient, logger: logger, metrics: metrics),
+            try WNSProvider(configuration: wnsClient, logger: logger, metrics: metrics),
+            try WebPushProvider(configuration: webPushClient, logger: logger, metrics: metrics),
         ]
         var hubConfiguration = HubEngine.Configuration()
         hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
@@ -118,8 +122,8 @@ struct TestHerald {
         let catalog = HubCatalog(dataDirectory: directory)
         try await catalog.prepareAppHub(named: appHubName, logger: logger)
         let registry = HubRegistry(
-            catalog: catalog, serverProviders: providers, factory: PushProviderFactory(logger: logger),
-            hubConfiguration: hubConfiguration, logger: logger
+            catalog: catalog, serverProviders: providers, factory: PushProviderFactory(logger: logger, metrics: metrics),
+            hubConfiguration: hubConfiguration, metrics: metrics, logger: logger
         )
         let hub = try #require(try await registry.hub(named: appHubName))
         var server = ServerConfiguration()
@@ -135,7 +139,7 @@ struct TestHerald {
         configure(&server)
         let herald = TestHerald(
             directory: directory, catalog: catalog, registry: registry, hub: hub, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
-            clock: clock
+            clock: clock, metrics: metrics
         )
         do {
             let result = try await body(herald)

@@ -335,6 +335,31 @@ public enum NotificationQueueChecks {
             _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-b"))
             await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1.1", owner: "worker-b", at: ["r6"]) }
         },
+
+        check("queueStatisticsCountWhatWaitsAndWhatIsHeld") { store, clock in
+            #expect(try await store.queueStatistics(now: clock.now) == QueueStatistics(waiting: 0, processing: 0, oldestWaitingSince: nil))
+            let start = clock.now
+            try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: start))
+            clock.advance(by: .seconds(2))
+            try await store.enqueueNotification(NotificationQueueChecks.record("n2", at: clock.now))
+            // Scheduled: waiting only once due, and due since its scheduled time.
+            try await store.enqueueNotification(
+                NotificationQueueChecks.scheduled("s1", enqueuedAt: start, dueAt: start.addingTimeInterval(60))
+            )
+            #expect(try await store.queueStatistics(now: clock.now) == QueueStatistics(waiting: 2, processing: 0, oldestWaitingSince: start))
+
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
+            #expect(
+                try await store.queueStatistics(now: clock.now)
+                    == QueueStatistics(waiting: 1, processing: 1, oldestWaitingSince: start.addingTimeInterval(2))
+            )
+            try await store.finishNotification(id: "n1", owner: "worker-1", state: .completed, counts: OutcomeCounts(), endedAt: clock.now)
+            clock.advance(by: .seconds(120))
+            #expect(
+                try await store.queueStatistics(now: clock.now)
+                    == QueueStatistics(waiting: 2, processing: 0, oldestWaitingSince: start.addingTimeInterval(2))
+            )
+        },
     ]
 
     private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {

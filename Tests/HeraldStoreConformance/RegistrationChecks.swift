@@ -38,6 +38,17 @@ enum RegistrationChecks {
             #expect(try await store.registration(id: "missing") == nil)
         },
 
+        check("registrationsAreCountedPerPlatform") { store, _ in
+            #expect(try await store.registrationCountsByPlatform() == [:])
+            _ = try await store.upsertRegistration(.sample(id: "a1", platform: .apns, handle: "aa01"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "a2", platform: .apns, handle: "aa02"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "f1", platform: .fcm, handle: "fcm-1"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "w1", platform: .webpush, handle: "https://push.example/1"), ifVersion: nil)
+            #expect(try await store.registrationCountsByPlatform() == [.apns: 2, .fcm: 1, .webpush: 1])
+            #expect(try await store.deleteRegistration(id: "f1", ifVersion: nil))
+            #expect(try await store.registrationCountsByPlatform() == [.apns: 2, .webpush: 1])
+        },
+
         check("datesRoundTripToTheMillisecond") { store, _ in
             let expiry = Date(timeIntervalSince1970: 1_800_000_000.4567)
             let saved = try await store.upsertRegistration(.sample(id: "r", expiresAt: expiry), ifVersion: nil)

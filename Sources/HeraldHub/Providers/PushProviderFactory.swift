@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+public import HeraldMetrics
 public import HeraldPush
 public import Logging
 
@@ -11,10 +12,13 @@ public import Logging
 public struct PushProviderFactory: Sendable {
     public var settings: PushServiceSettings
     public var logger: Logger
+    /// Where the providers record their requests and token refreshes.
+    public var metrics: HeraldMetrics?
 
-    public init(settings: PushServiceSettings = PushServiceSettings(), logger: Logger) {
+    public init(settings: PushServiceSettings = PushServiceSettings(), logger: Logger, metrics: HeraldMetrics? = nil) {
         self.settings = settings
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// One provider for each platform that `credentials` configure.
@@ -38,7 +42,7 @@ public struct PushProviderFactory: Sendable {
         if let endpoint = settings.apns.endpoint { apns.endpoint = endpoint }
         apns.trustRoots = settings.apns.trustRoots
         apns.connections = settings.apns.connections
-        return try APNsProvider(configuration: apns, logger: logger)
+        return try APNsProvider(configuration: apns, logger: logger, metrics: metrics)
     }
 
     public func fcmProvider(_ credentials: HubCredentials.FCM) throws -> FCMProvider {
@@ -46,20 +50,20 @@ public struct PushProviderFactory: Sendable {
         if let endpoint = settings.fcm.endpoint { fcm.endpoint = endpoint }
         fcm.tokenURI = settings.fcm.tokenURI
         fcm.trustRoots = settings.fcm.trustRoots
-        return try FCMProvider(configuration: fcm, logger: logger)
+        return try FCMProvider(configuration: fcm, logger: logger, metrics: metrics)
     }
 
     public func wnsProvider(_ credentials: HubCredentials.WNS) throws -> WNSProvider {
         var wns = WNSConfiguration(packageSID: credentials.packageSID, clientSecret: credentials.clientSecret)
         if let tokenURI = settings.wns.tokenURI { wns.tokenURI = tokenURI }
         wns.trustRoots = settings.wns.trustRoots
-        return try WNSProvider(configuration: wns, logger: logger)
+        return try WNSProvider(configuration: wns, logger: logger, metrics: metrics)
     }
 
     public func webPushProvider(_ credentials: HubCredentials.WebPush) throws -> WebPushProvider {
         var webPush = WebPushConfiguration(vapidPrivateKey: credentials.vapidPrivateKeyPEM, subject: credentials.subject)
         webPush.trustRoots = settings.webPush.trustRoots
         webPush.allowedEndpointHosts = settings.webPush.allowedEndpointHosts
-        return try WebPushProvider(configuration: webPush, logger: logger)
+        return try WebPushProvider(configuration: webPush, logger: logger, metrics: metrics)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+public import HeraldMetrics
 public import HeraldPush
 import HeraldStore
 public import Logging
@@ -37,6 +38,8 @@ public final class HubRegistry: Service, Sendable {
     /// credentials elsewhere (another node, `herald hub`), so that this node delivers for them
     /// too, and takes over their work if another node dies, without waiting for a request.
     let catalogRefreshInterval: Duration
+    /// Where every hub's engine records; the server's `GET /metrics` serves it.
+    public let metrics: HeraldMetrics?
 
     private struct OpenHub {
         var hub: HubEngine
@@ -76,6 +79,8 @@ public final class HubRegistry: Service, Sendable {
         }
     }
     private let state = Mutex(State())
+    /// What the scrape-time metric gauges remember (``updateMetricGauges(now:)``).
+    let gaugeState = Mutex(MetricGaugeState())
     /// This process's name among the nodes sharing the storage: host, pid and a random part.
     public let nodeID = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
         + UUID().uuidString.prefix(8).lowercased()
@@ -93,6 +98,7 @@ public final class HubRegistry: Service, Sendable {
         hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
         retirementDelay: Duration = .seconds(30),
         catalogRefreshInterval: Duration = .seconds(10),
+        metrics: HeraldMetrics? = nil,
         logger: Logger
     ) {
         self.catalog = catalog
@@ -101,6 +107,7 @@ public final class HubRegistry: Service, Sendable {
         self.hubConfiguration = hubConfiguration
         self.retirementDelay = retirementDelay
         self.catalogRefreshInterval = catalogRefreshInterval
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -121,8 +128,13 @@ public final class HubRegistry: Service, Sendable {
     }
 
     /// The hubs open now, with their engines.
-    func openHubs() -> [(String, HubEngine)] {
+    public func openHubs() -> [(String, HubEngine)] {
         state.withLock { state in state.hubs.map { ($0.key, $0.value.hub) } }
+    }
+
+    /// Every provider in use: the server's, and those made from open hubs' own credentials.
+    func providersInUse() -> [any PushProvider] {
+        serverProviders + state.withLock { state in state.hubs.values.flatMap(\.owned) }
     }
 
     /// The engine of a hub that is open already, as it is now; `nil` if it is not open.
@@ -188,7 +200,10 @@ public final class HubRegistry: Service, Sendable {
             try? await store.close()
             throw error
         }
-        let hub = HubEngine(store: store, providers: providers.all, configuration: hubConfiguration, logger: hubLogger)
+        let hub = HubEngine(
+            store: store, providers: providers.all, configuration: hubConfiguration,
+            metrics: metrics?.hub(definition.name), logger: hubLogger
+        )
         let opened = OpenHub(
             hub: hub,
             credentials: definition.credentials,

@@ -1,0 +1,255 @@
+public import HeraldCore
+public import Prometheus
+import Synchronization
+
+/// Every metric Herald records, defined in this one place, on one Prometheus registry that
+/// `GET /metrics` serves.
+///
+/// The engine, the push providers and the HTTP server record through an instance of this
+/// type handed to them (never a process-wide one), so a test builds a Herald on a fresh
+/// registry and counts exact changes. Labels are bounded sets only: hub names, platforms,
+/// outcome names, HTTP status codes, route patterns and methods. No device token, tag, user
+/// name or payload ever becomes a label.
+///
+/// The registry stops the process when one name is registered with two help texts or types,
+/// or with and without labels: every family is declared once, in ``families``, and the
+/// recording methods below are the only callers of the registry's `make…` functions.
+public final class HeraldMetrics: Sendable {
+    /// What `GET /metrics` emits.
+    public let registry: PrometheusCollectorRegistry
+    /// The push-request latency histogram of each platform, made once: it is recorded on
+    /// every send.
+    private let pushDurations: [Platform: DurationHistogram]
+    /// The push-request counters by platform and status, once found in the registry: finding
+    /// one there (a lock, the name and labels checked and hashed) costs about 0.5 µs, this
+    /// about 0.05 µs, on every send.
+    private let pushRequestCounters = Mutex<[PushRequestKey: Counter]>([:])
+
+    private struct PushRequestKey: Hashable {
+        var platform: Platform
+        var status: Int?
+    }
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        var pushDurations: [Platform: DurationHistogram] = [:]
+        for platform in Platform.allCases {
+            pushDurations[platform] = registry.makeDurationHistogram(
+                descriptor: Self.pushRequestDuration.descriptor,
+                labels: [("platform", platform.rawValue)],
+                buckets: Self.pushRequestBuckets
+            )
+        }
+        self.pushDurations = pushDurations
+    }
+
+    /// The Prometheus text of every family.
+    public func emit() -> [UInt8] { registry.emitToBuffer() }
+
+    // MARK: The families
+
+    /// A metric family: its name, what it means, and its labels (in the order they are set).
+    public struct Family: Sendable, Hashable {
+        public enum Kind: String, Sendable { case counter, gauge, histogram }
+        public var name: String
+        public var kind: Kind
+        public var labels: [String]
+        public var help: String
+
+        /// The registry's description of the family (its full name, and its help).
+        var descriptor: MetricNameDescriptor { MetricNameDescriptor(metricName: name, unitName: "", helpText: help) }
+    }
+
+    public static let httpRequests = Family(
+        name: "herald_http_requests_total", kind: .counter, labels: ["route", "method", "status"],
+        help: "HTTP requests answered, by route pattern (never the path), method and status code."
+    )
+    public static let httpRequestDuration = Family(
+        name: "herald_http_request_duration_seconds", kind: .histogram, labels: ["route", "method"],
+        help: "Time from a request's head to its response, by route pattern and method."
+    )
+    public static let notificationsAccepted = Family(
+        name: "herald_notifications_accepted_total", kind: .counter, labels: ["hub"],
+        help: "Notifications accepted (stored for delivery, scheduled ones included) per hub."
+    )
+    public static let deliveries = Family(
+        name: "herald_deliveries_total", kind: .counter, labels: ["hub", "platform", "outcome"],
+        help: "Deliveries to one device that ended, per hub, platform and outcome (the hub's outcome names: Success, ExpiredChannel, Throttled, ...)."
+    )
+    public static let channelsExpired = Family(
+        name: "herald_channels_expired_total", kind: .counter, labels: ["hub", "platform"],
+        help: "Registrations removed because the push service reported their channel dead."
+    )
+    public static let pushRetries = Family(
+        name: "herald_push_retries_total", kind: .counter, labels: ["hub", "platform", "cause"],
+        help: "Sends to one device made again, by the outcome of the attempt that failed (Throttled, PnsServerError, PnsUnavailable, PnsUnreachable)."
+    )
+    public static let pushRequests = Family(
+        name: "herald_push_requests_total", kind: .counter, labels: ["platform", "status"],
+        help: "Requests to the push services, by platform and HTTP status; status none: no answer (connection failure or timeout)."
+    )
+    public static let pushRequestDuration = Family(
+        name: "herald_push_request_duration_seconds", kind: .histogram, labels: ["platform"],
+        help: "Time from sending a request to a push service to its answer (or failure), per platform."
+    )
+    public static let tokenRefreshes = Family(
+        name: "herald_push_token_refreshes_total", kind: .counter, labels: ["platform", "result"],
+        help: "Provider tokens made (APNs: signed; FCM and WNS: OAuth exchanges), per platform; result success or failure."
+    )
+    public static let queueWaiting = Family(
+        name: "herald_queue_waiting_notifications", kind: .gauge, labels: ["hub"],
+        help: "Notifications (and partitions of large ones) accepted and due but not yet taken by a delivery worker, per hub, at scrape time."
+    )
+    public static let queueProcessing = Family(
+        name: "herald_queue_processing_notifications", kind: .gauge, labels: ["hub"],
+        help: "Notifications (and partitions) a delivery worker holds now, per hub, at scrape time."
+    )
+    public static let queueOldestAge = Family(
+        name: "herald_queue_oldest_waiting_age_seconds", kind: .gauge, labels: ["hub"],
+        help: "How long the oldest waiting notification has been due, per hub, at scrape time; 0 when none waits."
+    )
+    public static let registrations = Family(
+        name: "herald_registrations", kind: .gauge, labels: ["hub", "platform"],
+        help: "Registrations per hub and platform, counted at scrape time (at most every 30 seconds)."
+    )
+    public static let pushConnections = Family(
+        name: "herald_push_connections", kind: .gauge, labels: ["platform"],
+        help: "Connections open to a push service, at scrape time; for the providers that can tell (APNs, over Herald's own HTTP/2 client)."
+    )
+    public static let scrapeErrors = Family(
+        name: "herald_metrics_store_errors_total", kind: .counter, labels: ["hub"],
+        help: "Scrapes whose figures from a hub's store could not be read (its gauges keep their last values)."
+    )
+
+    /// Every family, in the order the README lists them.
+    public static let families: [Family] = [
+        httpRequests, httpRequestDuration, notificationsAccepted, deliveries, channelsExpired, pushRetries,
+        pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,
+        registrations, pushConnections, scrapeErrors,
+    ]
+
+    /// 1 ms to 10 s: Herald's own answers.
+    static let httpBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+    ]
+    /// 1 ms to 30 s: a push service's answers, up to the providers' timeouts.
+    static let pushRequestBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        .seconds(30),
+    ]
+
+    // MARK: Recording
+
+    private func counter(_ family: Family, _ values: [String]) -> Counter {
+        registry.makeCounter(descriptor: family.descriptor, labels: Array(zip(family.labels, values)))
+    }
+
+    private func gauge(_ family: Family, _ values: [String]) -> Gauge {
+        registry.makeGauge(descriptor: family.descriptor, labels: Array(zip(family.labels, values)))
+    }
+
+    /// An HTTP request answered. `route` is the matched route's pattern (`/{hub}/messages`),
+    /// or `NotFound` when no route matched.
+    public func httpRequest(route: String, method: String, status: Int, duration: Duration) {
+        counter(Self.httpRequests, [route, method, String(status)]).increment()
+        registry.makeDurationHistogram(
+            descriptor: Self.httpRequestDuration.descriptor,
+            labels: [("route", route), ("method", method)],
+            buckets: Self.httpBuckets
+        ).record(duration)
+    }
+
+    /// One request to a push service: its HTTP status (`nil`: no answer) and how long it took.
+    public func pushRequest(platform: Platform, status: Int?, duration: Duration) {
+        let key = PushRequestKey(platform: platform, status: status)
+        let counter = pushRequestCounters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = self.counter(Self.pushRequests, [platform.rawValue, status.map { String($0) } ?? "none"])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+        pushDurations[platform]?.record(duration)
+    }
+
+    /// A provider token was made (or making it failed).
+    public func tokenRefresh(platform: Platform, succeeded: Bool) {
+        counter(Self.tokenRefreshes, [platform.rawValue, succeeded ? "success" : "failure"]).increment()
+    }
+
+    /// What one hub records: the same families, with the hub's name as a label.
+    public func hub(_ name: String) -> HubMetrics { HubMetrics(metrics: self, hub: name) }
+
+    /// A hub's recorder (see ``HeraldMetrics/hub(_:)``).
+    public struct HubMetrics: Sendable {
+        public let metrics: HeraldMetrics
+        public let hub: String
+
+        public func notificationAccepted() {
+            metrics.counter(HeraldMetrics.notificationsAccepted, [hub]).increment()
+        }
+
+        /// Outcomes of deliveries to devices, added up (once per page, not once per device).
+        public func deliveries(_ counts: OutcomeCounts) {
+            for (platform, outcomes) in counts.counts {
+                for (outcome, count) in outcomes where count > 0 {
+                    metrics.counter(HeraldMetrics.deliveries, [hub, platform.rawValue, outcome.rawValue]).increment(by: Int64(count))
+                }
+            }
+        }
+
+        public func channelsExpired(platform: Platform, count: Int) {
+            guard count > 0 else { return }
+            metrics.counter(HeraldMetrics.channelsExpired, [hub, platform.rawValue]).increment(by: Int64(count))
+        }
+
+        /// A send is made again after an attempt whose outcome was `cause`.
+        public func retry(platform: Platform, cause: DeliveryOutcome) {
+            metrics.counter(HeraldMetrics.pushRetries, [hub, platform.rawValue, cause.rawValue]).increment()
+        }
+    }
+
+    // MARK: Scrape-time gauges
+
+    /// Sets a hub's queue gauges.
+    public func setQueue(hub: String, waiting: Int, processing: Int, oldestWaitingAge: Duration) {
+        gauge(Self.queueWaiting, [hub]).set(Double(waiting))
+        gauge(Self.queueProcessing, [hub]).set(Double(processing))
+        let components = oldestWaitingAge.components
+        let seconds = Double(components.seconds) + Double(components.attoseconds) * 1e-18
+        gauge(Self.queueOldestAge, [hub]).set(max(0, seconds))
+    }
+
+    /// Sets a hub's registration gauges, one per platform (0 for a platform it has none of).
+    public func setRegistrations(hub: String, counts: [Platform: Int]) {
+        for platform in Platform.allCases {
+            gauge(Self.registrations, [hub, platform.rawValue]).set(Double(counts[platform] ?? 0))
+        }
+    }
+
+    /// Sets the open connections to each platform's push service, for the platforms whose
+    /// providers can tell.
+    public func setPushConnections(_ counts: [Platform: Int]) {
+        for (platform, count) in counts {
+            gauge(Self.pushConnections, [platform.rawValue]).set(Double(count))
+        }
+    }
+
+    /// A scrape could not read a hub's store.
+    public func storeError(hub: String) {
+        counter(Self.scrapeErrors, [hub]).increment()
+    }
+
+    /// Removes the gauges of a hub that is no longer served (deleted), so that its last
+    /// figures do not linger on the page.
+    public func removeGauges(hub: String) {
+        for family in [Self.queueWaiting, Self.queueProcessing, Self.queueOldestAge] {
+            registry.unregisterGauge(gauge(family, [hub]))
+        }
+        for platform in Platform.allCases {
+            registry.unregisterGauge(gauge(Self.registrations, [hub, platform.rawValue]))
+        }
+    }
+}
