@@ -24,10 +24,16 @@ extension HubCatalog {
         right: AccessRight,
         now: Date
     ) async throws -> HubDefinition {
+        let hub = try await hubToAuthorize(name)
+        try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
+        return hub
+    }
+
+    /// The hub a signature is checked against; `unauthorized` if there is none.
+    private func hubToAuthorize(_ name: String) async throws -> HubDefinition {
         guard let hub = try await hub(named: name) else {
             throw HeraldError.unauthorized("there is no hub named '\(name)'")
         }
-        try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
         return hub
     }
 
@@ -45,9 +51,7 @@ extension HubCatalog {
         right: AccessRight,
         now: Date
     ) async throws -> HubDefinition {
-        guard let hub = try await hub(named: name) else {
-            throw HeraldError.unauthorized("there is no hub named '\(name)'")
-        }
+        let hub = try await hubToAuthorize(name)
         let cacheKey = hub.name + "\n" + header
         if let cached = verifiedSignatures.withLock({ $0[cacheKey] }), let rule = hub.rule(named: cached.token.keyName),
             rule.primaryKey == cached.key || rule.secondaryKey == cached.key
