@@ -344,6 +344,9 @@ public final class PostgresDatabase: Service, Sendable {
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+        // The deadline's timer, cancelled as soon as the statement is answered: a timer left to
+        // run out would keep a task and a timer alive for every statement of the last 20 s.
+        let timer = Mutex<Task<Void, Never>?>(nil)
         let logger = self.logger
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             waiting.withLock { $0 = continuation }
@@ -355,14 +358,22 @@ public final class PostgresDatabase: Service, Sendable {
                     result = .failure(error)
                 }
                 waiting.withLock { $0.take() }?.resume(with: result)
+                timer.withLock { $0.take() }?.cancel()
             }
-            Task<Void, Never> { @Sendable in
+            let deadlineTask = Task<Void, Never> { @Sendable in
                 try? await Task.sleep(for: deadline)
                 guard let continuation = waiting.withLock({ $0.take() }) else { return }
                 logger.error("A database statement was not answered in time; it is abandoned", metadata: ["herald.timeout": "\(deadline)"])
                 work.cancel()
                 continuation.resume(throwing: HeraldError.unavailable("the database did not answer in time; try again"))
             }
+            // If the statement was answered already, nobody else will cancel the timer.
+            let answered = timer.withLock { stored in
+                if waiting.withLock({ $0 == nil }) { return true }
+                stored = deadlineTask
+                return false
+            }
+            if answered { deadlineTask.cancel() }
         }
     }
 
