@@ -14,6 +14,12 @@ extension Installation {
         return tags
     }
 
+    /// The tags the installation claims itself: its own and its templates', without the
+    /// implicit ones.
+    public var allTags: [String] {
+        tags + templates.values.flatMap(\.tags)
+    }
+
     /// Checks the installation as a PUT does and returns it in stored form: the push channel
     /// normalized (``Registration/normalizedHandle(_:platform:)``), an empty user id removed,
     /// duplicate tags dropped.

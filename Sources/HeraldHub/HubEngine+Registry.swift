@@ -77,14 +77,19 @@ extension HubEngine {
     /// concurrent writer makes it read and patch again, a few times at most. A patch that
     /// changes the push channel clears ``Installation/pushChannelExpired``.
     ///
+    /// - Parameter check: Runs on the patched installation before it is written; what it
+    ///   throws is thrown and nothing is written.
     /// - Throws: ``HeraldError`` `notFound` if there is no such installation, `badRequest` for
     ///   an invalid patch, `conflict` if the installation kept changing.
-    public func patchInstallation(id: String, patch: Data) async throws -> Installation {
+    public func patchInstallation(
+        id: String, patch: Data, check: (Installation) throws -> Void = { _ in }
+    ) async throws -> Installation {
         for _ in 0..<5 {
             guard let current = try await store.installation(id: id) else {
                 throw HeraldError.notFound("no installation with id \(id) to patch; create it with PUT first")
             }
             var patched = try current.applying(patch)
+            try check(patched)
             patched.pushChannelExpired = patched.pushChannel == current.pushChannel ? current.pushChannelExpired : false
             do {
                 return try await store.upsertInstallation(patched, ifVersion: current.version)

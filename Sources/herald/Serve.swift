@@ -88,6 +88,13 @@ struct Serve: AsyncParsableCommand {
         )
         if let name = remoteAppHub {
             banner.append("  devices  the app backend registers devices with hub '\(name)' through the hub API")
+            banner.append(
+                "  WARNING  if hub '\(name)''s Listen connection string ships in your apps, any device can claim username: tags and get another user's notifications, unless the hub reserves that prefix (on a Herald hub: herald hub reserve-tags \(name) username:)"
+            )
+            logger.warning(
+                "A Listen key of the app backend's hub can claim username: tags unless the hub reserves them",
+                metadata: ["herald.hub": "\(name)"]
+            )
         }
         if configuration.insecureDemoAuth {
             banner.append("  WARNING  --insecure-demo-auth is on: anyone can act as any user (Basic with user name = password)")

@@ -134,6 +134,53 @@ import Testing
         }
     }
 
+    /// A hub that reserves `username:` refuses that prefix from a Listen-only key — in a
+    /// registration, an installation, a template's tags and a patch — and takes it from the
+    /// full key; before the reservation, Listen may claim it, as on the cloud hub.
+    @Test func reservedTagPrefixesNeedSendOrManage() async throws {
+        try await HubTestServer.withServer { server in
+            let hub = HubTestServer.hubName
+            let installation = { (id: String, tags: String, templateTags: String) in
+                Data(
+                    #"{"installationId":"\#(id)","platform":"apns","pushChannel":"\#(String(repeating: "ab", count: 32))","tags":[\#(tags)],"templates":{"t":{"body":"{}","tags":[\#(templateTags)]}}}"#.utf8
+                )
+            }
+            let json = [("Content-Type", "application/json")]
+            let claim = Atom.open("AppleRegistrationDescription") + "<Tags>username:bob</Tags><DeviceToken>\(String(repeating: "cd", count: 32))</DeviceToken></AppleRegistrationDescription>"
+            // Not reserved yet: the cloud hub's behaviour.
+            _ = try await server.createRegistration(claim, auth: .listen)
+
+            _ = try await server.catalog.setReservedTagPrefixes(name: hub, ["username:"])
+            let id = try await server.newRegistrationID(auth: .listen)
+            let refused = try await server.putRegistration(id: id, claim, auth: .listen)
+            #expect(expectHubError(refused, 403).contains("username:bob"))
+            let posted = try await server.wire(
+                .POST, "/\(hub)/registrations?\(HubTestServer.apiVersion)",
+                headers: [("Content-Type", "application/atom+xml;type=entry;charset=utf-8")], body: Atom.entry(claim), auth: .listen
+            )
+            expectHubError(posted, 403)
+            for body in [installation("i1", #""USERNAME:bob""#, ""), installation("i1", #""news""#, #""username:bob""#)] {
+                let put = try await server.wire(.PUT, "/\(hub)/installations/i1?\(HubTestServer.apiVersion)", headers: json, body: body, auth: .listen)
+                expectHubError(put, 403)
+            }
+            let plain = try await server.wire(
+                .PUT, "/\(hub)/installations/i1?\(HubTestServer.apiVersion)", headers: json, body: installation("i1", #""news""#, ""), auth: .listen
+            )
+            #expect(plain.status == 200, "\(plain.text)")
+            let patch = try await server.wire(
+                .PATCH, "/\(hub)/installations/i1?\(HubTestServer.apiVersion)", headers: json,
+                body: Data(#"[{"op":"add","path":"/tags","value":"username:bob"}]"#.utf8), auth: .listen
+            )
+            expectHubError(patch, 403)
+            // The backend's key may.
+            _ = try await server.createRegistration(claim, auth: .full)
+            let full = try await server.wire(
+                .PUT, "/\(hub)/installations/i2?\(HubTestServer.apiVersion)", headers: json, body: installation("i2", #""username:bob""#, ""), auth: .full
+            )
+            #expect(full.status == 200, "\(full.text)")
+        }
+    }
+
     /// Listen may read the registrations of one handle (what a device does before it
     /// registers), not all of them, and not by tag.
     @Test func theListenKeyListsOnlyByHandle() async throws {

@@ -53,7 +53,9 @@ extension HubCatalog {
             hub = existing
         } else {
             do {
-                hub = try await create(name: name)
+                // The app backend notifies users by their `username:` tags: a device with the hub's
+                // Listen key must not claim another user's.
+                hub = try await create(name: name, reservedTagPrefixes: ["username:"])
                 created = true
                 logger.info("Created the app backend's hub", metadata: ["herald.hub": "\(hub.name)"])
             } catch let error as HeraldError where error.code == .conflict {

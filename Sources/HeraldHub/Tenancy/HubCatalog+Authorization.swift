@@ -43,6 +43,8 @@ extension HubCatalog {
     /// parsed and its HMAC not computed again while the key that verified it is still one of
     /// its rule's keys: a rotated key or a removed rule is refused at once. The expiry, the
     /// resource and the rights are checked on every request.
+    /// - Returns: the hub's definition, as read for the check, and the rule the request was
+    ///   signed with.
     @discardableResult
     public func authorize(
         header: String,
@@ -50,14 +52,14 @@ extension HubCatalog {
         requestURL: String,
         right: AccessRight,
         now: Date
-    ) async throws -> HubDefinition {
+    ) async throws -> (hub: HubDefinition, rule: SharedAccessRule) {
         let hub = try await hubToAuthorize(name)
         let cacheKey = hub.name + "\n" + header
         if let cached = verifiedSignatures.withLock({ $0[cacheKey] }), let rule = hub.rule(named: cached.token.keyName),
             rule.primaryKey == cached.key || rule.secondaryKey == cached.key
         {
             try Self.checkUse(cached.token, rule: rule, hub: hub, requestURL: requestURL, right: right, now: now)
-            return hub
+            return (hub, rule)
         }
         let token = try SharedAccessSignature(parsing: header)
         let key = try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
@@ -65,7 +67,8 @@ extension HubCatalog {
             if cache.count >= Self.verifiedSignatureLimit { cache.removeAll(keepingCapacity: true) }
             cache[cacheKey] = VerifiedSignature(token: token, key: key)
         }
-        return hub
+        guard let rule = hub.rule(named: token.keyName) else { throw HeraldError.unauthorized("the rule is gone") }
+        return (hub, rule)
     }
 
     /// The checks of ``authorize(_:hub:requestURL:right:now:)`` on a definition in hand;

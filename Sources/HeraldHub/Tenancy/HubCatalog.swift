@@ -93,7 +93,7 @@ public final class HubCatalog: Sendable {
     /// - Throws: ``HeraldError``: `badRequest` for an invalid or reserved name, `conflict` if
     ///   a hub of that name (in any case) exists.
     @discardableResult
-    public func create(name: String) async throws -> HubDefinition {
+    public func create(name: String, reservedTagPrefixes: [String] = []) async throws -> HubDefinition {
         try HubDefinition.validateName(name)
         let definition = HubDefinition(
             name: name,
@@ -102,7 +102,8 @@ public final class HubCatalog: Sendable {
             rules: [
                 SharedAccessRule(name: SharedAccessRule.defaultListenRuleName, rights: [.listen]),
                 SharedAccessRule(name: SharedAccessRule.defaultFullRuleName, rights: [.listen, .send, .manage]),
-            ]
+            ],
+            reservedTagPrefixes: reservedTagPrefixes
         )
         let stored = try await storage.createDefinition(named: name, document: try Self.encode(definition))
         cache.withLock { $0[name] = CachedDefinition(revision: stored.revision, definition: definition) }
@@ -184,6 +185,17 @@ public final class HubCatalog: Sendable {
         }
         if let failure { throw failure }
         return result
+    }
+
+    /// Sets the tag prefixes that only keys with Send or Manage may claim on the hub (an empty
+    /// list reserves none). A prefix is 1 to 120 characters without spaces.
+    public func setReservedTagPrefixes(name: String, _ prefixes: [String]) async throws -> HubDefinition {
+        for prefix in prefixes where prefix.isEmpty || prefix.count > 120 || prefix.contains(where: \.isWhitespace) {
+            throw HeraldError.badRequest("'\(prefix)' is not a tag prefix: 1 to 120 characters, no spaces")
+        }
+        return try await update(name) { (definition) throws(HeraldError) in
+            definition.reservedTagPrefixes = Array(Set(prefixes)).sorted()
+        }
     }
 
     /// Reads the hub's definition under the storage's lock, applies `change` and writes the

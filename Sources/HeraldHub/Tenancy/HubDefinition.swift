@@ -14,12 +14,53 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
     public var createdAt: Date
     public var rules: [SharedAccessRule]
     public var credentials: HubCredentials
+    /// Tag prefixes (such as `username:`) that only a key with Send or Manage may put on a
+    /// registration or an installation: a Listen key, which ships in apps, cannot claim them.
+    /// Empty by default, as on the cloud hub, whose Listen keys may claim any tag.
+    public var reservedTagPrefixes: [String]
 
-    public init(name: String, createdAt: Date, rules: [SharedAccessRule], credentials: HubCredentials = HubCredentials()) {
+    public init(
+        name: String, createdAt: Date, rules: [SharedAccessRule], credentials: HubCredentials = HubCredentials(),
+        reservedTagPrefixes: [String] = []
+    ) {
         self.name = name
         self.createdAt = createdAt
         self.rules = rules
         self.credentials = credentials
+        self.reservedTagPrefixes = reservedTagPrefixes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, createdAt, rules, credentials, reservedTagPrefixes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        rules = try container.decode([SharedAccessRule].self, forKey: .rules)
+        credentials = try container.decode(HubCredentials.self, forKey: .credentials)
+        // Definitions written before the setting existed reserve nothing.
+        reservedTagPrefixes = try container.decodeIfPresent([String].self, forKey: .reservedTagPrefixes) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(rules, forKey: .rules)
+        try container.encode(credentials, forKey: .credentials)
+        if !reservedTagPrefixes.isEmpty { try container.encode(reservedTagPrefixes, forKey: .reservedTagPrefixes) }
+    }
+
+    /// The first of `tags` that starts with a reserved prefix (compared case-insensitively).
+    public func reservedTag(in tags: some Sequence<String>) -> String? {
+        guard !reservedTagPrefixes.isEmpty else { return nil }
+        let prefixes = reservedTagPrefixes.map { $0.lowercased() }
+        return tags.first { tag in
+            let lower = tag.lowercased()
+            return prefixes.contains { lower.hasPrefix($0) }
+        }
     }
 
     /// The rule a token names in `skn`. Rule names compare case-insensitively, as the cloud hub's do.
@@ -33,6 +74,9 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         var lines = ["hub      \(name) (created \(createdAt.formatted(.iso8601)))"]
         lines += rules.map { "rule     \($0)" }
         lines += credentials.redactedLines
+        if !reservedTagPrefixes.isEmpty {
+            lines.append("reserved tag prefixes (Send or Manage keys only): \(reservedTagPrefixes.joined(separator: ", "))")
+        }
         return lines.joined(separator: "\n")
     }
 

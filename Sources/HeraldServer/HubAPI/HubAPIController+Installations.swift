@@ -11,9 +11,11 @@ import NIOCore
 /// Installations: one JSON document per app install, read back as soon as it is written.
 extension HubAPIController {
     @Sendable func putInstallation(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let authorized = try await authorizeRequest(request, context: context, right: .listen)
+        let hub = authorized.hub
         let id = try Self.pathParameter("id", context)
         let installation = try Installation.decodeWire(try await request.bodyData(limit: Self.maxBodyBytes))
+        try authorized.checkTags(installation.allTags)
         guard installation.id == id else {
             throw HeraldError.badRequest("the installationId in the body (\(installation.id)) differs from the one in the URL (\(id))")
         }
@@ -35,10 +37,10 @@ extension HubAPIController {
     }
 
     @Sendable func patchInstallation(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let authorized = try await authorizeRequest(request, context: context, right: .listen)
         let id = try Self.pathParameter("id", context)
         let patch = try await request.bodyData(limit: Self.maxBodyBytes)
-        let saved = try await hub.patchInstallation(id: id, patch: patch)
+        let saved = try await authorized.hub.patchInstallation(id: id, patch: patch) { try authorized.checkTags($0.allTags) }
         return installationWritten(saved, request: request, context: context)
     }
 

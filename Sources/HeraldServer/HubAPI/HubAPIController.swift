@@ -78,6 +78,29 @@ public struct HubAPIController: Sendable {
 
     /// The hub a request addresses, once its signature is checked for `right`.
     func authorize(_ request: Request, context: AppRequestContext, right: AccessRight) async throws -> (name: String, hub: HubEngine) {
+        let authorized = try await authorizeRequest(request, context: context, right: right)
+        return (authorized.name, authorized.hub)
+    }
+
+    /// A request whose signature was checked: the hub's name, engine and definition, and the
+    /// rule the request was signed with.
+    struct AuthorizedRequest {
+        var name: String
+        var hub: HubEngine
+        var definition: HubDefinition
+        var rule: SharedAccessRule
+
+        /// Refuses (403) tags that the hub reserves to keys with Send or Manage, when this
+        /// request's key has neither.
+        func checkTags(_ tags: some Sequence<String>) throws {
+            guard !rule.rights.contains(.send), !rule.rights.contains(.manage), let tag = definition.reservedTag(in: tags) else { return }
+            throw HeraldError.forbidden(
+                "the tag '\(tag)' has a prefix that hub \(definition.name) reserves to keys with the Send or Manage right; rule \(rule.name) has Listen only"
+            )
+        }
+    }
+
+    func authorizeRequest(_ request: Request, context: AppRequestContext, right: AccessRight) async throws -> AuthorizedRequest {
         let name = try Self.pathParameter("hub", context)
         guard let header = request.headers[.authorization], !header.isEmpty else {
             throw HeraldError.unauthorized(
@@ -85,9 +108,11 @@ public struct HubAPIController: Sendable {
             )
         }
         // One read of the hub's definition serves the check and the lookup of its engine.
-        let definition = try await registry.catalog.authorize(header: header, hub: name, requestURL: requestURL(request), right: right, now: now())
+        let (definition, rule) = try await registry.catalog.authorize(
+            header: header, hub: name, requestURL: requestURL(request), right: right, now: now()
+        )
         try limiter.admit(definition.name, nodes: registry.liveNodeCount)
-        return (name, try await registry.hub(for: definition))
+        return AuthorizedRequest(name: name, hub: try await registry.hub(for: definition), definition: definition, rule: rule)
     }
 
     func host(_ request: Request) -> String {
@@ -115,17 +140,21 @@ public struct HubAPIController: Sendable {
     }
 
     @Sendable func createRegistration(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .listen)
+        let authorized = try await authorizeRequest(request, context: context, right: .listen)
+        let (name, hub) = (authorized.name, authorized.hub)
         let registration = try RegistrationDescription.parse(try await request.bodyData(limit: Self.maxBodyBytes))
+        try authorized.checkTags(registration.tags)
         let saved = try await hub.createRegistration(registration)
         context.logger.debug("Created a registration", metadata: ["herald.platform": "\(saved.platform)"])
         return entryResponse(saved, request: request, hub: name)
     }
 
     @Sendable func createOrUpdateRegistration(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .listen)
+        let authorized = try await authorizeRequest(request, context: context, right: .listen)
+        let (name, hub) = (authorized.name, authorized.hub)
         let id = try registrationID(context)
         var registration = try RegistrationDescription.parse(try await request.bodyData(limit: Self.maxBodyBytes))
+        try authorized.checkTags(registration.tags)
         if !registration.id.isEmpty, registration.id != id {
             throw HeraldError.badRequest("the RegistrationId in the body (\(registration.id)) differs from the one in the URL (\(id))")
         }
