@@ -71,7 +71,7 @@ extension Bench {
                 say("upserts: reserving \((count / 2).formatted()) registration ids…")
                 let ids = (0..<(count / 2)).map { _ in RegistrationID.make() }
                 for id in ids { try await runtime.hub.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
-                let work = ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
+                let work = createThenUpdate(ids)
                 say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
                 let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
                     let handle = String(format: "%064x", index)
@@ -98,8 +98,7 @@ extension Bench {
                 let signature = SharedAccessSignature.make(
                     resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(3600)
                 )
-                let ids = (0..<(count / 2)).map { _ in UUID().uuidString.lowercased() }
-                let work = ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
+                let work = createThenUpdate((0..<(count / 2)).map { _ in UUID().uuidString.lowercased() })
                 say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
                 let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
                     let handle = String(format: "%064x", index)
@@ -258,6 +257,12 @@ extension Bench {
             try await tasks.waitForAll()
             return result
         }
+    }
+
+    /// Two writes of each id, in turn: the first creates it (tag `news`), the second updates it
+    /// (tag `sports`); with the id's index, for a device handle of its own.
+    static func createThenUpdate(_ ids: [String]) -> [(index: Int, id: String, tag: String)] {
+        ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
     }
 
     /// Runs `request` for every item of `work`, `connections` at a time, each lane in order;
