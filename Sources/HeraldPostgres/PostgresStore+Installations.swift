@@ -58,11 +58,7 @@ extension PostgresStore {
     /// upserted, and `herald.fail_unless` undoing all of it when one of their ids is held by a
     /// registration of something else.
     private func putInstallation(_ installation: Installation, document: String, registrations: [Registration], now: Date) async throws -> Installation {
-        let rows = try registrations.map { registration in
-            var registration = registration
-            registration.installationID = installation.id
-            return try StoredRegistration(registration, createdAt: now, updatedAt: now)
-        }
+        let rows = try Self.storedRows(registrations, of: installation, now: now)
         var statement = SQLStatement()
         let hub = statement.bind(hub), id = statement.bind(installation.id), ids = statement.bind(registrations.map(\.id))
         let updated = statement.bind(now.storeMilliseconds)
@@ -89,15 +85,20 @@ extension PostgresStore {
         return installation.stored(version: try returned.int("version"), createdAt: try returned.date("created_at"), updatedAt: now)
     }
 
-    /// Makes the registrations of `installation` those it expands into, with one statement
-    /// (for up to 500 of them); inside a transaction.
-    private func replaceDerivedRegistrations(of installation: Installation, now: Date, on connection: PostgresConnection) async throws {
-        let registrations = installation.registrations()
-        let rows = try registrations.map { registration in
+    /// The rows of the registrations `installation` expands into, written at `now`.
+    private static func storedRows(_ registrations: [Registration], of installation: Installation, now: Date) throws -> [StoredRegistration] {
+        try registrations.map { registration in
             var registration = registration
             registration.installationID = installation.id
             return try StoredRegistration(registration, createdAt: now, updatedAt: now)
         }
+    }
+
+    /// Makes the registrations of `installation` those it expands into, with one statement
+    /// (for up to 500 of them); inside a transaction.
+    private func replaceDerivedRegistrations(of installation: Installation, now: Date, on connection: PostgresConnection) async throws {
+        let registrations = installation.registrations()
+        let rows = try Self.storedRows(registrations, of: installation, now: now)
         // Those it no longer expands into go in the first statement, which writes only the
         // others: the two parts touch different rows.
         var stale = SQLStatement()

@@ -39,7 +39,7 @@ enum HeraldCommand {
             if ContinuousClock.now > deadline {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                throw TimedOut(description: "herald \(arguments.joined(separator: " ")) did not end within \(limit)")
+                throw Failure(description: "herald \(arguments.joined(separator: " ")) did not end within \(limit)")
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -50,7 +50,8 @@ enum HeraldCommand {
         )
     }
 
-    struct TimedOut: Error, CustomStringConvertible {
+    /// What went wrong around the command: it did not end in time, or a socket could not be had.
+    struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 }
@@ -68,7 +69,7 @@ struct ListeningSocket {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let descriptor = descriptor
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        guard bound == 0, listen(descriptor, 1) == 0 else { throw HeraldCommand.TimedOut(description: "cannot listen: errno \(errno)") }
+        guard bound == 0, listen(descriptor, 1) == 0 else { throw HeraldCommand.Failure(description: "cannot listen: errno \(errno)") }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
         port = Int(UInt16(bigEndian: address.sin_port))
     }

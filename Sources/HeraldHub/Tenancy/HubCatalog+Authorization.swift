@@ -62,17 +62,16 @@ extension HubCatalog {
             return (hub, rule)
         }
         let token = try SharedAccessSignature(parsing: header)
-        let key = try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
+        let (rule, key) = try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
         verifiedSignatures.withLock { cache in
             if cache.count >= Self.verifiedSignatureLimit { cache.removeAll(keepingCapacity: true) }
             cache[cacheKey] = VerifiedSignature(token: token, key: key)
         }
-        guard let rule = hub.rule(named: token.keyName) else { throw HeraldError.unauthorized("the rule is gone") }
         return (hub, rule)
     }
 
     /// The checks of ``authorize(_:hub:requestURL:right:now:)`` on a definition in hand;
-    /// returns the key that the signature was made with.
+    /// returns the rule the token names and the key that the signature was made with.
     @discardableResult
     static func authorize(
         _ token: SharedAccessSignature,
@@ -80,7 +79,7 @@ extension HubCatalog {
         requestURL: String,
         right: AccessRight,
         now: Date
-    ) throws(HeraldError) -> String {
+    ) throws(HeraldError) -> (rule: SharedAccessRule, key: String) {
         guard let rule = hub.rule(named: token.keyName) else {
             throw .unauthorized("hub \(hub.name) has no shared access rule named '\(token.keyName)' (skn)")
         }
@@ -96,7 +95,7 @@ extension HubCatalog {
             throw .unauthorized("the shared access signature does not match either key of rule \(rule.name) of hub \(hub.name)")
         }
         try checkUse(token, rule: rule, hub: hub, requestURL: requestURL, right: right, now: now)
-        return key
+        return (rule, key)
     }
 
     /// What is checked of a token whose signature is good, on every request: not expired, its
