@@ -29,6 +29,9 @@ public struct DeliveryOutcome: RawRepresentable, Hashable, Sendable, Codable, Cu
     /// A second registration with the same handle: sent once only.
     public static let skipped = DeliveryOutcome(rawValue: "Skipped")
     public static let dropped = DeliveryOutcome(rawValue: "Dropped")
+    /// Not handed to the push service before the notification went stale (the push service
+    /// refused every send for a reason that passes, such as APNs refusing a token update).
+    public static let abandoned = DeliveryOutcome(rawValue: "AbandonedNotificationMessages")
     public static let unknownError = DeliveryOutcome(rawValue: "UnknownError")
 
     public var description: String { rawValue }

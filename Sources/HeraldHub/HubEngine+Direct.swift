@@ -67,8 +67,10 @@ extension HubEngine {
         while start < targets.count {
             let chunk = targets[start..<min(start + pageSize, targets.count)]
             let providers = self.providers
-            await fanOut(
+            let countsBefore = counts
+            let sent = await fanOut(
                 count: chunk.count,
+                staleAt: staleAt(claimed),
                 logger: logger,
                 step: { index in
                     let target = chunk[chunk.startIndex + index]
@@ -79,6 +81,11 @@ extension HubEngine {
                 },
                 done: { _, platform, result in counts.add(result.outcome, platform: platform) }
             )
+            if !sent {
+                // Shutdown came while a push service refused every send: hand the chunk back.
+                try await saveProgress(of: claimed.id, cursor: String(start), counts: countsBefore, handBack: true)
+                throw CancellationError()
+            }
             start = chunk.endIndex
             try await saveProgress(of: claimed.id, cursor: String(start), counts: counts, handBack: false)
         }

@@ -79,8 +79,10 @@ extension HubEngine {
         var counts = OutcomeCounts()
         var expired: [String] = []
         var expiredPerPlatform: [Platform: Int] = [:]
+        // Someone waits for the answer: a paused provider is waited for 10 seconds at most.
         await fanOut(
             count: chosen.count,
+            staleAt: Date().addingTimeInterval(10),
             logger: logger,
             step: { chosen[$0].step },
             done: { index, platform, result in

@@ -302,8 +302,7 @@ public final class HubEngine: Sendable {
     public func deliver(_ claimed: NotificationRecord) async throws -> NotificationRecord {
         var logger = self.logger
         logger[metadataKey: "herald.notification.id"] = "\(claimed.id)"
-        let due = max(claimed.enqueuedAt, claimed.scheduledAt ?? claimed.enqueuedAt)
-        if Date().timeIntervalSince(due) > configuration.abandonAfter.seconds {
+        if Date() > staleAt(claimed) {
             logger.warning("Abandoning a notification that was not delivered in time")
             return try await finish(claimed, state: .abandoned, counts: claimed.counts)
         }
@@ -321,7 +320,20 @@ public final class HubEngine: Sendable {
         } else {
             counts = try await deliverToRegistrations(claimed, plan: plan, logger: logger)
         }
-        return try await finish(claimed, state: counts.total == 0 ? .noTargetFound : .completed, counts: counts)
+        return try await finish(claimed, state: Self.finalState(counts), counts: counts)
+    }
+
+    /// The state a delivered notification ends in: `Abandoned` when some devices could not be
+    /// reached before it went stale (it was not delivered, even if the others were).
+    static func finalState(_ counts: OutcomeCounts) -> NotificationState {
+        if counts.total == 0 { return .noTargetFound }
+        return counts.total(.abandoned) > 0 ? .abandoned : .completed
+    }
+
+    /// When a notification goes stale: ``Configuration/abandonAfter`` after it was accepted,
+    /// or after its scheduled time.
+    func staleAt(_ record: NotificationRecord) -> Date {
+        max(record.enqueuedAt, record.scheduledAt ?? record.enqueuedAt).addingTimeInterval(configuration.abandonAfter.seconds)
     }
 
     /// Tag and broadcast sends: reads the matching registrations page by page from the cursor,
@@ -369,8 +381,10 @@ public final class HubEngine: Sendable {
             var expired: [String] = []
             var expiredPerPlatform: [Platform: Int] = [:]
             let providers = self.providers
-            await fanOut(
+            let countsBefore = counts
+            let sent = await fanOut(
                 count: page.count,
+                staleAt: staleAt(claimed),
                 logger: logger,
                 step: { index in plan.step(for: page[index], providers: providers, selection: &selection) },
                 done: { index, platform, result in
@@ -381,6 +395,13 @@ public final class HubEngine: Sendable {
                     }
                 }
             )
+            if !sent {
+                // Shutdown came while a push service refused every send: the page is sent again
+                // from its start by whoever resumes the notification.
+                try await saveProgress(of: claimed.id, cursor: cursor, counts: countsBefore, handBack: true)
+                logger.info("Delivery interrupted by shutdown while a push service paused; the page is handed back")
+                throw CancellationError()
+            }
             if !expired.isEmpty {
                 try await store.deleteRegistrations(ids: expired)
                 recordExpired(expiredPerPlatform)
@@ -447,17 +468,25 @@ public final class HubEngine: Sendable {
     ///
     /// `step` says, for each index in order, what that device gets; `done` is told every
     /// outcome (also those decided without a send, such as duplicates), on this task, in the
-    /// order the sends end.
+    /// order the sends end. A device whose provider is paused waits for it until `staleAt`
+    /// (then it counts as ``DeliveryOutcome/abandoned``) or until delivery is interrupted.
+    ///
+    /// - Returns: `false` when delivery was interrupted while a device waited for its paused
+    ///   provider: that device was not sent to, and the outcomes told are not all final.
+    @discardableResult
     func fanOut(
         count: Int,
+        staleAt: Date,
         logger: Logger,
         step: (Int) -> DeliveryStep,
         done: (Int, Platform, PushResult) -> Void
-    ) async {
+    ) async -> Bool {
+        var sentToAll = true
         let concurrency = max(1, configuration.concurrency)
         // Outcomes are counted for the metrics once per call (a page), not once per device.
         var outcomes = OutcomeCounts()
         func finish(_ index: Int, _ platform: Platform, _ result: PushResult) {
+            if case .providerPaused = result.disposition { sentToAll = false }
             outcomes.add(result.outcome, platform: platform)
             done(index, platform, result)
         }
@@ -475,14 +504,16 @@ public final class HubEngine: Sendable {
                         inFlight -= 1
                     }
                     group.addTask {
-                        (index, platform, await self.send(delivery, to: target, via: provider, logger: logger))
+                        (index, platform, await self.send(delivery, to: target, via: provider, staleAt: staleAt, logger: logger))
                     }
                     inFlight += 1
                 }
             }
             for await finished in group { finish(finished.0, finished.1, finished.2) }
         }
-        metrics?.deliveries(outcomes)
+        // Outcomes of a page that is handed back are not final: they are counted when it is sent.
+        if sentToAll { metrics?.deliveries(outcomes) }
+        return sentToAll
     }
 
     /// Counts registrations removed because their channel expired.
@@ -495,15 +526,16 @@ public final class HubEngine: Sendable {
         _ delivery: DeliveryStep.Delivery,
         to target: PushTarget,
         via provider: any PushProvider,
+        staleAt: Date,
         logger: Logger
     ) async -> PushResult {
         switch delivery {
         case .ready(let notification):
-            return await sendWithRetries(notification, to: target, via: provider, logger: logger)
+            return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, logger: logger)
         case .template(let rendering):
             switch rendering.notification() {
             case .success(let notification):
-                return await sendWithRetries(notification, to: target, via: provider, logger: logger)
+                return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, logger: logger)
             case .failure(let error):
                 logger.debug(
                     "A template did not render into a valid notification for a device",
@@ -516,31 +548,54 @@ public final class HubEngine: Sendable {
     }
 
     /// One device: the first attempt and the retries the policy allows.
+    ///
+    /// While the provider is paused (``PushResult/Disposition/providerPaused(retryAfter:)``),
+    /// the device waits for it without using up attempts, until `staleAt` (then the outcome is
+    /// ``DeliveryOutcome/abandoned``) or until delivery is interrupted (then the paused result
+    /// is returned, and the caller hands the page back).
     func sendWithRetries(
         _ notification: PushNotification,
         to target: PushTarget,
         via provider: any PushProvider,
+        staleAt: Date,
         logger: Logger
     ) async -> PushResult {
         var attempt = 1
         while true {
             let result = await provider.send(notification, to: target)
-            guard case .retryable(let retryAfter) = result.disposition else { return result }
-            switch configuration.retry.decide(afterAttempt: attempt, retryAfter: retryAfter) {
-            case .giveUp:
-                logger.debug(
-                    "Giving up on a device after retries",
-                    metadata: ["herald.platform": "\(provider.platform)", "herald.attempts": "\(attempt)", "herald.reason": "\(result.reason ?? "-")"]
-                )
-                return result
-            case .retry(let delay):
-                metrics?.retry(platform: provider.platform, cause: result.outcome)
+            switch result.disposition {
+            case .providerPaused(let retryAfter):
+                if Date() >= staleAt {
+                    return PushResult(disposition: .permanentFailure, outcome: .abandoned, status: result.status, reason: result.reason)
+                }
+                // Waits in short steps, so that shutdown and staleness are noticed at once.
+                let wait = min(Duration.milliseconds(Int64(max(0, retryAfter) * 1000)), .milliseconds(500), Duration.seconds(max(0, staleAt.timeIntervalSinceNow)))
+                if isInterrupted { return result }
                 do {
-                    try await Task.sleep(for: delay)
+                    try await Task.sleep(for: wait)
                 } catch {
                     return result
                 }
-                attempt += 1
+                if isInterrupted { return result }
+            case .retryable(let retryAfter):
+                switch configuration.retry.decide(afterAttempt: attempt, retryAfter: retryAfter) {
+                case .giveUp:
+                    logger.debug(
+                        "Giving up on a device after retries",
+                        metadata: ["herald.platform": "\(provider.platform)", "herald.attempts": "\(attempt)", "herald.reason": "\(result.reason ?? "-")"]
+                    )
+                    return result
+                case .retry(let delay):
+                    metrics?.retry(platform: provider.platform, cause: result.outcome)
+                    do {
+                        try await Task.sleep(for: delay)
+                    } catch {
+                        return result
+                    }
+                    attempt += 1
+                }
+            case .delivered, .channelExpired, .permanentFailure:
+                return result
             }
         }
     }

@@ -138,27 +138,39 @@ extension PostgresDatabase: HubStorage {
 }
 
 extension PostgresDatabase {
-    /// The value every node on this database uses for the setting `name`: the one stored, or,
-    /// when there is none yet, `proposal`, stored now. Nodes asking at once all get the one
-    /// value that was stored first.
-    public func sharedSetting(named name: String, proposal: String) async throws -> String {
+    public func sharedValue(named name: String) async throws -> String? {
+        var read = SQLStatement()
+        read.sql = "SELECT value FROM herald.settings WHERE name = \(read.bind(name))"
+        let rows = try await run { [read] connection in try await connection.query(read.query, logger: self.clientLogger).collect() }
+        return try rows.first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("value") }
+    }
+
+    /// With `expected` `nil`, every node asking at once gets the one value stored first.
+    public func replaceSharedValue(named name: String, expected: String?, with value: String) async throws -> String {
+        if let expected {
+            var update = SQLStatement()
+            update.sql = """
+                UPDATE herald.settings SET value = \(update.bind(value)) \
+                WHERE name = \(update.bind(name)) AND value = \(update.bind(expected)) RETURNING value
+                """
+            let rows = try await run { [update] connection in try await connection.query(update.query, logger: self.clientLogger).collect() }
+            if !rows.isEmpty { return value }
+            // Another value is stored (or none: then this one is offered as a first value).
+            if let current = try await sharedValue(named: name) { return current }
+        }
         var statement = SQLStatement()
         let placeholder = statement.bind(name)
         statement.sql = """
-            WITH inserted AS (INSERT INTO herald.settings (name, value) VALUES (\(placeholder), \(statement.bind(proposal))) \
+            WITH inserted AS (INSERT INTO herald.settings (name, value) VALUES (\(placeholder), \(statement.bind(value))) \
             ON CONFLICT (name) DO NOTHING RETURNING value) \
             SELECT value FROM inserted UNION ALL SELECT value FROM herald.settings WHERE name = \(placeholder) LIMIT 1
             """
-        var rows = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
-        if rows.isEmpty {
-            // Another node stored it while this statement ran, after its snapshot: read it now.
-            var read = SQLStatement()
-            read.sql = "SELECT value FROM herald.settings WHERE name = \(read.bind(name))"
-            rows = try await run { [read] connection in try await connection.query(read.query, logger: self.clientLogger).collect() }
+        let rows = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
+        // Another node may have stored it while this statement ran, after its snapshot: read it now.
+        if let stored = try rows.first.map({ row throws(PostgresStoreError) in try row.makeRandomAccess().string("value") }) {
+            return stored
         }
-        guard let value = try rows.first.map({ row throws(PostgresStoreError) in try row.makeRandomAccess().string("value") }) else {
-            throw PostgresStoreError(code: .database, message: "the setting \(name) was neither stored nor read")
-        }
-        return value
+        if let stored = try await sharedValue(named: name) { return stored }
+        throw PostgresStoreError(code: .database, message: "the shared value \(name) was neither stored nor read")
     }
 }

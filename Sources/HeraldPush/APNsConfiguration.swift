@@ -43,6 +43,11 @@ public struct APNsConfiguration: Sendable {
     /// How long a provider token is reused. Apple rejects tokens older than 60 minutes and
     /// refuses new ones more often than every 20, so this must lie in 20...60 minutes.
     public var tokenLifetime: Duration = .seconds(50 * 60)
+    /// While APNs refuses the key's token as an update that came too soon
+    /// (`TooManyProviderTokenUpdates`) and no earlier token of the key is valid, the provider
+    /// pauses: sends report ``PushResult/Disposition/providerPaused(retryAfter:)`` without a
+    /// request, and one send tries again after this long.
+    public var tokenUpdatePause: Duration = .seconds(60)
 
     public init(
         environment: Environment = .production,
@@ -71,6 +76,7 @@ public struct APNsConfiguration: Sendable {
         }
         guard connections >= 1 else { throw .invalidConfiguration("APNs connections must be at least 1") }
         guard timeout > .zero else { throw .invalidConfiguration("APNs timeout must be positive") }
+        guard tokenUpdatePause > .zero else { throw .invalidConfiguration("APNs token update pause must be positive") }
         try validateBaseURL(endpoint, name: "APNs endpoint")
     }
 }
@@ -92,7 +98,7 @@ extension APNsConfiguration: SecretRedacting {
             children: [
                 "endpoint": endpoint, "teamID": teamID, "keyID": keyID, "privateKeyPEM": Self.redacted, "topic": topic,
                 "connections": connections, "timeout": timeout, "connectTimeout": connectTimeout,
-                "tokenLifetime": tokenLifetime,
+                "tokenLifetime": tokenLifetime, "tokenUpdatePause": tokenUpdatePause,
             ])
     }
 }

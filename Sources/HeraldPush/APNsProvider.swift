@@ -5,6 +5,7 @@ public import HeraldMetrics
 public import Logging
 import NIOCore
 import NIOHPACK
+import Synchronization
 
 /// Sends notifications through Apple Push Notification service (HTTP/2, token auth).
 ///
@@ -29,6 +30,8 @@ public final class APNsProvider: PushProvider {
     private let devicePathPrefix: String
     private let timeout: TimeAmount
     private let metrics: HeraldMetrics?
+    private let pause: Mutex<APNsPause>
+    private let pauseLength: Duration
 
     /// - Parameters:
     ///   - configuration: endpoint, credentials and limits; validated here.
@@ -55,6 +58,8 @@ public final class APNsProvider: PushProvider {
         self.tokenEntry = tokenCache.entry(teamID: configuration.teamID, keyID: configuration.keyID)
         self.tokenLifetime = Double(configuration.tokenLifetime.components.seconds)
         self.timeout = TimeAmount(configuration.timeout)
+        self.pause = Mutex(APNsPause())
+        self.pauseLength = configuration.tokenUpdatePause
         let endpoint = try Endpoint(configuration.endpoint)
         self.devicePathPrefix = endpoint.path + "/3/device/"
         var clientConfiguration = HTTP2Client.Configuration(host: endpoint.host, port: endpoint.port)
@@ -100,12 +105,20 @@ public final class APNsProvider: PushProvider {
         }
         guard !client.isShutDown else { return .unreachable(reason: "provider shut down") }
 
+        if case .wait(let remaining) = pause.withLock({ $0.admit(now: .now) }) {
+            return PushResult(
+                disposition: .providerPaused(retryAfter: remaining.seconds), outcome: .throttled,
+                reason: APNsReason.tooManyProviderTokenUpdates.rawValue)
+        }
+
         let providerToken: APNsProviderToken
         do {
-            providerToken = try tokenEntry.token(key: signingKey, lifetime: tokenLifetime) {
+            let metrics = self.metrics
+            providerToken = try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime) {
                 metrics?.tokenRefresh(platform: .apns, succeeded: true)
             }
         } catch {
+            pause.withLock { $0.answered() }
             metrics?.tokenRefresh(platform: .apns, succeeded: false)
             logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
             return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
@@ -121,6 +134,7 @@ public final class APNsProvider: PushProvider {
                 deadline: .now() + timeout
             )
         } catch {
+            pause.withLock { $0.answered() }
             metrics?.pushRequest(platform: .apns, status: nil, duration: .now - start)
             logger.debug(
                 "APNs send failed without a response",
@@ -129,7 +143,10 @@ public final class APNsProvider: PushProvider {
         }
 
         metrics?.pushRequest(platform: .apns, status: response.status, duration: .now - start)
-        if response.status == 200 { return .delivered }
+        if response.status == 200 {
+            pause.withLock { $0.answered() }
+            return .delivered
+        }
         return failure(response, providerToken: providerToken, handle: target.handle)
     }
 
@@ -148,6 +165,10 @@ public final class APNsProvider: PushProvider {
             reason = APNsReason(raw)
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: tokenEntry.now()) }
+        if status == 429, reason == .tooManyProviderTokenUpdates {
+            return tooManyUpdates(providerToken, retryAfter: retryAfter)
+        }
+        pause.withLock { $0.answered() }
         if status == 403, reason == .expiredProviderToken {
             let refreshed = tokenEntry.expired(providerToken)
             logger.debug("APNs provider token expired", metadata: ["apns.refreshed": "\(refreshed)"])
@@ -166,6 +187,31 @@ public final class APNsProvider: PushProvider {
                 ])
         }
         return result
+    }
+
+    /// APNs refused `token` because it accepted another token of the key less than 20 minutes
+    /// ago: a problem of the provider, not of the device. Goes back to the token still valid if
+    /// there is one (and the send is repeated at once); otherwise every send pauses for
+    /// ``APNsConfiguration/tokenUpdatePause``, after which one send tries again.
+    private func tooManyUpdates(_ token: APNsProviderToken, retryAfter: Double?) -> PushResult {
+        let reason = APNsReason.tooManyProviderTokenUpdates.rawValue
+        switch tokenEntry.tooManyUpdates(token) {
+        case .retry, .reverted:
+            pause.withLock { $0.answered() }
+            logger.debug("APNs refused a provider token update; the earlier token is used again")
+            return PushResult(disposition: .providerPaused(retryAfter: 0), outcome: .throttled, status: 429, reason: reason)
+        case .pause:
+            let length = max(pauseLength, .milliseconds(Int64((retryAfter ?? 0) * 1000)))
+            let started = pause.withLock { $0.pause(until: .now + length) }
+            if started {
+                metrics?.tokenRefresh(platform: .apns, succeeded: false)
+                logger.warning(
+                    "APNs refuses this key's provider token as an update too soon after another; sends pause and try again",
+                    metadata: ["apns.key_id": "\(configuration.keyID)", "herald.pause_seconds": "\(length.seconds)"])
+            }
+            return PushResult(
+                disposition: .providerPaused(retryAfter: length.seconds), outcome: .throttled, status: 429, reason: reason)
+        }
     }
 
     /// Request headers: authorization, topic, push type and every `apns-*` header of the
@@ -222,5 +268,43 @@ extension String {
             }
             return true
         }
+    }
+}
+
+/// Whether an ``APNsProvider`` may send: paused while APNs refuses its token as an update that
+/// came too soon, with one send let through at the end of each pause to try again.
+struct APNsPause: Sendable {
+    enum Admission: Equatable {
+        case send
+        case wait(Duration)
+    }
+
+    private(set) var until: ContinuousClock.Instant?
+    private var probing = false
+
+    /// Whether a send may go now: always when not paused; once the pause is over, to the
+    /// first send only (the probe) until it is answered.
+    mutating func admit(now: ContinuousClock.Instant) -> Admission {
+        guard let until else { return .send }
+        if now < until { return .wait(until - now) }
+        if probing { return .wait(.seconds(1)) }
+        probing = true
+        return .send
+    }
+
+    /// APNs refused the token again: pause until `end`. Returns whether a pause began (the
+    /// provider was sending until now).
+    mutating func pause(until end: ContinuousClock.Instant) -> Bool {
+        let began = until == nil
+        until = end
+        probing = false
+        return began
+    }
+
+    /// A send was answered without a token refusal: sending goes on.
+    mutating func answered() {
+        guard until != nil else { return }
+        until = nil
+        probing = false
     }
 }

@@ -6,8 +6,8 @@ extension APNsTokenCache {
     /// (`bearer <jwt>`): for tools that talk to APNs or its emulator without a provider,
     /// such as the benchmark's h2load run. Shares the token providers use, so it never
     /// causes an extra token update.
-    package func authorization(teamID: String, keyID: String, privateKeyPEM: String) throws -> String {
+    package func authorization(teamID: String, keyID: String, privateKeyPEM: String) async throws -> String {
         let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
-        return try entry(teamID: teamID, keyID: keyID).token(key: key, lifetime: 50 * 60).authorization
+        return try await entry(teamID: teamID, keyID: keyID).token(key: key, lifetime: 50 * 60).authorization
     }
 }

@@ -1,26 +1,44 @@
 import Crypto
 public import Foundation
+public import Logging
 import Synchronization
 
 /// Provider tokens (ES256 JWTs) for APNs, one per team and key, shared by every
-/// ``APNsProvider`` that uses the same cache.
+/// ``APNsProvider`` that uses the same cache and, through its ``ProviderTokenStorage``, by
+/// every process on the same data.
 ///
 /// Apple refuses a new token for a key more often than every 20 minutes
 /// (`TooManyProviderTokenUpdates`), so a process must not mint one token per connection or
-/// per provider: providers use ``shared`` unless a test injects its own cache and clock.
+/// per provider, nor one per start: a token signed here is stored, and a process that starts
+/// (or another node) goes on with the stored token for as long as it is valid. Providers use
+/// the cache the server makes with its storage; tests inject their own cache and clock.
 public final class APNsTokenCache: Sendable {
-    /// The process-wide cache.
+    /// A cache with no storage: tokens live as long as the process.
     public static let shared = APNsTokenCache()
 
     /// Apple's minimum interval between two new tokens of one key.
     public static let minimumRefreshInterval: TimeInterval = 20 * 60
+    /// How long APNs accepts a token after its `iat`.
+    public static let validity: TimeInterval = 60 * 60
 
     /// The clock that `iat` and token ages are read from.
     let now: @Sendable () -> Date
+    let storage: (any ProviderTokenStorage)?
+    let logger: Logger
     private let entries = Mutex<[EntryKey: Entry]>([:])
 
-    /// - Parameter now: the wall clock; inject one in tests to age tokens.
-    public init(now: @escaping @Sendable () -> Date = Date.init) {
+    /// - Parameters:
+    ///   - storage: where tokens are kept beyond the process and shared with other nodes;
+    ///     `nil` keeps them in memory only.
+    ///   - logger: told when the storage cannot be read or written (sends go on regardless).
+    ///   - now: the wall clock; inject one in tests to age tokens.
+    public init(
+        storage: (any ProviderTokenStorage)? = nil,
+        logger: Logger = Logger(label: "herald.apns"),
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.storage = storage
+        self.logger = logger
         self.now = now
     }
 
@@ -29,7 +47,7 @@ public final class APNsTokenCache: Sendable {
         let key = EntryKey(teamID: teamID, keyID: keyID)
         return entries.withLock { entries in
             if let entry = entries[key] { return entry }
-            let entry = Entry(teamID: teamID, keyID: keyID, now: now)
+            let entry = Entry(teamID: teamID, keyID: keyID, cache: self)
             entries[key] = entry
             return entry
         }
@@ -45,35 +63,103 @@ public final class APNsTokenCache: Sendable {
         let teamID: String
         let keyID: String
         let now: @Sendable () -> Date
+        private let storage: (any ProviderTokenStorage)?
+        private let logger: Logger
         private let state = Mutex(APNsTokenState())
+        /// The refresh in progress, which every sender that needs a token waits for.
+        private let refreshing = Mutex<Task<APNsProviderToken, any Error>?>(nil)
 
-        init(teamID: String, keyID: String, now: @escaping @Sendable () -> Date) {
+        init(teamID: String, keyID: String, cache: APNsTokenCache) {
             self.teamID = teamID
             self.keyID = keyID
-            self.now = now
+            self.now = cache.now
+            self.storage = cache.storage
+            self.logger = cache.logger
         }
 
-        /// The current token, signing a new one with `key` if there is none or it is older
-        /// than `lifetime`.
+        /// The name the token is stored under.
+        var storageName: String { "apns.provider-token.\(teamID).\(keyID)" }
+
+        /// The current token; when there is none, or it is older than `lifetime`, the one
+        /// stored by this or another process if it is still young enough, or else a new one
+        /// signed with `key` (and stored). `signed` is called when this process signed it.
         func token(
             key: P256.Signing.PrivateKey,
             lifetime: TimeInterval,
-            signed: () -> Void = {}
-        ) throws -> APNsProviderToken {
+            signed: @escaping @Sendable () -> Void = {}
+        ) async throws -> APNsProviderToken {
             let now = self.now()
-            return try state.withLock { state in
-                switch state.tokenNeeded(now: now, lifetime: lifetime) {
-                case .use(let token):
-                    return token
-                case .sign(let generation):
-                    // Signing under the lock: it happens once per lifetime, and concurrent
-                    // senders must wait for this token rather than mint their own.
-                    let token = try APNsProviderToken.sign(
-                        teamID: teamID, keyID: keyID, key: key, issuedAt: now, generation: generation)
-                    state.signed(token)
-                    signed()
-                    return token
+            if case .use(let token) = state.withLock({ $0.tokenNeeded(now: now, lifetime: lifetime) }) {
+                return token
+            }
+            let refresh = refreshing.withLock { refreshing in
+                if let refreshing { return refreshing }
+                let task = Task {
+                    defer { self.refreshing.withLock { $0 = nil } }
+                    return try await self.refresh(key: key, lifetime: lifetime, signed: signed)
                 }
+                refreshing = task
+                return task
+            }
+            return try await refresh.value
+        }
+
+        private func refresh(
+            key: P256.Signing.PrivateKey,
+            lifetime: TimeInterval,
+            signed: @Sendable () -> Void
+        ) async throws -> APNsProviderToken {
+            let now = self.now()
+            if case .use(let token) = state.withLock({ $0.tokenNeeded(now: now, lifetime: lifetime) }) {
+                return token
+            }
+            guard let storage else {
+                let token = try sign(key: key, at: now)
+                signed()
+                return token
+            }
+            let stored: String?
+            do {
+                stored = try await storage.storedToken(named: storageName)
+            } catch {
+                logger.warning(
+                    "Could not read the stored APNs provider token; signing one for this process",
+                    metadata: ["apns.key_id": "\(keyID)", "error": "\(error)"])
+                let token = try sign(key: key, at: now)
+                signed()
+                return token
+            }
+            if let stored, let found = StoredAPNsToken(stored),
+                let token = state.withLock({ $0.adoptStored(found, now: now, lifetime: lifetime) })
+            {
+                return token
+            }
+            let token = try sign(key: key, at: now)
+            let offered = StoredAPNsToken(token).encoded
+            do {
+                let winner = try await storage.replaceStoredToken(named: storageName, expected: stored, with: offered)
+                if winner != offered, let theirs = StoredAPNsToken(winner),
+                    let adopted = state.withLock({ $0.adoptStored(theirs, now: now, lifetime: lifetime) })
+                {
+                    // Another node signed first: everyone uses its token.
+                    return adopted
+                }
+            } catch {
+                logger.warning(
+                    "Could not store the APNs provider token; a restart will sign another",
+                    metadata: ["apns.key_id": "\(keyID)", "error": "\(error)"])
+            }
+            signed()
+            return token
+        }
+
+        /// Signs a token and makes it the current one.
+        private func sign(key: P256.Signing.PrivateKey, at now: Date) throws -> APNsProviderToken {
+            try state.withLock { state in
+                let token = try APNsProviderToken.sign(
+                    teamID: teamID, keyID: keyID, key: key, issuedAt: now, generation: state.nextGeneration)
+                state.signed(token)
+                return token
             }
         }
 
@@ -84,6 +170,44 @@ public final class APNsTokenCache: Sendable {
             let now = self.now()
             return state.withLock { $0.expiredProviderToken(token, now: now) }
         }
+
+        /// APNs answered `TooManyProviderTokenUpdates` for `token`: it accepted another token
+        /// of the key less than 20 minutes ago. Goes back to the token this one replaced while
+        /// that one is valid (and stores it again, so that a restart does not offer the refused
+        /// one); otherwise there is no token APNs takes now, and sends must pause.
+        func tooManyUpdates(_ token: APNsProviderToken) -> APNsTokenState.TooManyUpdatesAction {
+            let now = self.now()
+            let action = state.withLock { $0.tooManyUpdates(token, now: now) }
+            if case .reverted(let previous) = action, let storage {
+                let name = storageName
+                let refused = StoredAPNsToken(token).encoded
+                let restored = StoredAPNsToken(previous).encoded
+                Task { _ = try? await storage.replaceStoredToken(named: name, expected: refused, with: restored) }
+            }
+            return action
+        }
+    }
+}
+
+/// A provider token as ``ProviderTokenStorage`` keeps it: `{"iat":…,"jwt":"…"}`.
+struct StoredAPNsToken: Sendable, Hashable, Codable {
+    var iat: Int
+    var jwt: String
+
+    init(_ token: APNsProviderToken) {
+        self.iat = Int(token.issuedAt.timeIntervalSince1970.rounded(.down))
+        self.jwt = String(token.jwt)
+    }
+
+    init?(_ encoded: String) {
+        guard let decoded = try? JSONDecoder().decode(Self.self, from: Data(encoded.utf8)) else { return nil }
+        self = decoded
+    }
+
+    var encoded: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
     }
 }
 
@@ -130,20 +254,49 @@ struct APNsTokenState: Sendable {
         case sign(generation: Int)
     }
 
+    enum TooManyUpdatesAction: Equatable {
+        /// The token is no longer the current one (a newer or an older one is): send again.
+        case retry
+        /// Went back to the token that the refused one replaced: send again with it.
+        case reverted(APNsProviderToken)
+        /// No token APNs accepts now: pause sending.
+        case pause
+    }
+
     private(set) var current: APNsProviderToken?
+    /// The token `current` replaced, which APNs accepted, for as long as it is valid.
+    private(set) var previous: APNsProviderToken?
+    /// A token APNs reported expired: not taken from storage again.
+    private var refusedJWT: Substring?
     private var lastGeneration = 0
+
+    var nextGeneration: Int { lastGeneration + 1 }
 
     func tokenNeeded(now: Date, lifetime: TimeInterval) -> Action {
         if let current, now.timeIntervalSince(current.issuedAt) < lifetime {
             // A clock that steps backwards keeps the token: its age is negative.
             return .use(current)
         }
-        return .sign(generation: lastGeneration + 1)
+        return .sign(generation: nextGeneration)
     }
 
     mutating func signed(_ token: APNsProviderToken) {
+        if let current, current.jwt != token.jwt { previous = current }
         current = token
         lastGeneration = token.generation
+    }
+
+    /// Makes a stored token current if it is younger than `lifetime` and not one APNs
+    /// reported expired; returns it, or `nil` when a new token is needed.
+    mutating func adoptStored(_ stored: StoredAPNsToken, now: Date, lifetime: TimeInterval) -> APNsProviderToken? {
+        let issuedAt = Date(timeIntervalSince1970: TimeInterval(stored.iat))
+        guard now.timeIntervalSince(issuedAt) < lifetime, refusedJWT.map({ $0 != stored.jwt[...] }) ?? true else {
+            return nil
+        }
+        if let current, current.jwt == stored.jwt[...] { return current }
+        let token = APNsProviderToken(authorization: "bearer " + stored.jwt, issuedAt: issuedAt, generation: nextGeneration)
+        signed(token)
+        return token
     }
 
     /// Drops `token` if it is still the current one and old enough that Apple accepts a
@@ -154,6 +307,20 @@ struct APNsTokenState: Sendable {
             now.timeIntervalSince(current.issuedAt) >= APNsTokenCache.minimumRefreshInterval
         else { return false }
         self.current = nil
+        previous = nil
+        refusedJWT = token.jwt
         return true
+    }
+
+    /// APNs refused `token` as a token update that came too soon.
+    mutating func tooManyUpdates(_ token: APNsProviderToken, now: Date) -> TooManyUpdatesAction {
+        guard let current, current.generation == token.generation else { return .retry }
+        // A margin of 5 minutes, so that a token reverted to is not about to expire.
+        if let previous, now.timeIntervalSince(previous.issuedAt) < APNsTokenCache.validity - 5 * 60 {
+            self.current = previous
+            self.previous = nil
+            return .reverted(previous)
+        }
+        return .pause
     }
 }

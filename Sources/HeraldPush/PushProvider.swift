@@ -57,6 +57,10 @@ public struct PushResult: Sendable, Hashable {
         /// Try again later: throttling, 5xx, a dropped connection. `retryAfter` is the
         /// push service's `Retry-After` in seconds, if it sent one.
         case retryable(retryAfter: Double?)
+        /// The provider cannot send to any device for now (APNs refused its provider token
+        /// as an update that came too soon): not the device's fault and not an attempt. Try
+        /// again after `retryAfter` seconds; the outcome counts only if the wait is given up.
+        case providerPaused(retryAfter: Double)
         /// Will not succeed if repeated.
         case permanentFailure
     }

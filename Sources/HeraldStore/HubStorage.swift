@@ -50,6 +50,16 @@ public protocol HubStorage: Sendable {
     /// returns how many nodes are: those that reported within `window`, this one included.
     /// Nodes share what must hold for all of them together (the hub API's rate limit) by it.
     func reportAlive(node: String, window: Duration) async throws -> Int
+
+    /// A value that every process on this storage shares and that outlives them (a key every
+    /// node must use, a push provider's token): the one stored under `name`, or `nil`.
+    func sharedValue(named name: String) async throws -> String?
+
+    /// Stores `value` under `name` if what is stored there is still `expected` (`nil`:
+    /// nothing), under the storage's lock. Returns what is stored afterwards: `value`, or
+    /// what another process stored first. Values may be secrets: the storage keeps them
+    /// private to the service's user.
+    func replaceSharedValue(named name: String, expected: String?, with value: String) async throws -> String
 }
 
 extension HubStorage {

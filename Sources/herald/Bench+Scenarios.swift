@@ -148,7 +148,7 @@ extension Bench {
             guard let emulator = runtime.apnsEmulator else { return nil }
             let directory = runtime.configuration.dataDirectory
             let credentials = try EmulatorCredentials.loadOrCreate(directory: directory + "/emulator")
-            let authorization = try APNsTokenCache.shared.authorization(
+            let authorization = try await runtime.apnsTokens.authorization(
                 teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, privateKeyPEM: credentials.apnsPrivateKeyPEM
             )
             let payload = directory + "/payload.json"

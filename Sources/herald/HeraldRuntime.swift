@@ -38,6 +38,8 @@ struct HeraldRuntime {
     /// What the providers and hubs record, and `GET /metrics` serves; `nil` when started
     /// without (`herald bench` compares the two).
     let metrics: HeraldMetrics?
+    /// The APNs provider tokens of this process's providers, kept with the hubs.
+    let apnsTokens: APNsTokenCache
 
     var apnsEmulator: APNsEmulator? { emulators?.apns }
     var fcmEmulator: FCMEmulator? { emulators?.fcm }
@@ -85,7 +87,11 @@ struct HeraldRuntime {
         let vapidKey = try await vapidKeyPEM(configuration, storage: storage)
         let credentials = try configuration.serverCredentials(vapidKeyPEM: vapidKey)
         let metrics = recordsMetrics ? HeraldMetrics() : nil
-        let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger, metrics: metrics)
+        let storage = storage ?? DirectoryHubStorage(dataDirectory: dataDirectory)
+        // APNs provider tokens outlive the process and are shared by every node on the storage.
+        let apnsTokens = APNsTokenCache(storage: HubStorageProviderTokens(storage: storage), logger: logger)
+        let factory = PushProviderFactory(
+            settings: try configuration.pushServiceSettings(), logger: logger, metrics: metrics, apnsTokens: apnsTokens)
         var providers = try factory.providers(for: credentials)
         var lines = configuration.configuredPlatformLines(credentials)
         let unconfigured = Set(Platform.allCases.filter { !credentials.isConfigured($0) })
@@ -102,8 +108,9 @@ struct HeraldRuntime {
             options.recordsPayloads = recordsPayloads
             let started = try await BuiltInEmulators.start(unconfigured, options: options, vapidKeyPEM: vapidKey, logger: logger)
             do {
-                providers += try PushProviderFactory(settings: started.settings, logger: logger, metrics: metrics)
-                    .providers(for: started.credentials)
+                providers += try PushProviderFactory(
+                    settings: started.settings, logger: logger, metrics: metrics, apnsTokens: apnsTokens
+                ).providers(for: started.credentials)
             } catch {
                 await started.shutdown()
                 throw error
@@ -114,7 +121,7 @@ struct HeraldRuntime {
             for platform in unconfigured { lines[platform] = Self.notConfiguredLine(platform) }
         }
 
-        let catalog = HubCatalog(storage: storage ?? DirectoryHubStorage(dataDirectory: dataDirectory))
+        let catalog = HubCatalog(storage: storage)
         let appHubName = configuration.localAppHubName
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: factory,
@@ -152,7 +159,8 @@ struct HeraldRuntime {
             providers: providers,
             emulators: emulators,
             platformLines: Platform.allCases.compactMap { lines[$0] },
-            metrics: metrics
+            metrics: metrics,
+            apnsTokens: apnsTokens
         )
     }
 
@@ -198,7 +206,7 @@ struct HeraldRuntime {
         if let path = configuration.webPush.vapidKeyFile { return try loadOrCreateVAPIDKey(path) }
         guard let database = storage as? PostgresDatabase else { return try loadOrCreateVAPIDKey(localPath) }
         let local = FileManager.default.contents(atPath: localPath).flatMap { String(data: $0, encoding: .utf8) }
-        return try await database.sharedSetting(named: "webpush.vapid-private-key", proposal: local ?? P256.Signing.PrivateKey().pemRepresentation)
+        return try await database.replaceSharedValue(named: "webpush.vapid-private-key", expected: nil, with: local ?? P256.Signing.PrivateKey().pemRepresentation)
     }
 
     /// Checks that this node seals secure payloads with the key the other nodes on the database
@@ -208,7 +216,7 @@ struct HeraldRuntime {
         guard let database = storage as? PostgresDatabase else { return }
         let key = try SecurePayloadKey.loadOrCreate(path: secureKeyPath(configuration))
         let dataDirectory = configuration.dataDirectory
-        let shared = try await database.sharedSetting(named: "secure-payload-key.fingerprint", proposal: key.fingerprint)
+        let shared = try await database.replaceSharedValue(named: "secure-payload-key.fingerprint", expected: nil, with: key.fingerprint)
         guard shared == key.fingerprint else {
             throw ConfigurationError(
                 "this node's secure-payload key (\(dataDirectory)/keys/secure-payload.key, fingerprint \(key.fingerprint)) is not the one the other nodes on \(database.url) seal with (fingerprint \(shared)): copy keys/secure-payload.key from one of them into \(dataDirectory)/keys/ (mode 0600) and start again"

@@ -103,7 +103,7 @@ extension StoreCommand {
         /// keys already.
         func copyKeys(into database: PostgresDatabase) async throws {
             if let pem = FileManager.default.contents(atPath: from + "/keys/vapid-private.pem").flatMap({ String(data: $0, encoding: .utf8) }) {
-                let shared = try await database.sharedSetting(named: "webpush.vapid-private-key", proposal: pem)
+                let shared = try await database.replaceSharedValue(named: "webpush.vapid-private-key", expected: nil, with: pem)
                 print(
                     shared == pem
                         ? "VAPID key: the data directory's (web apps' subscriptions stay valid)"
@@ -112,7 +112,7 @@ extension StoreCommand {
             }
             if FileManager.default.fileExists(atPath: from + "/keys/secure-payload.key") {
                 let key = try SecurePayloadKey.loadOrCreate(path: from + "/keys/secure-payload.key")
-                let shared = try await database.sharedSetting(named: "secure-payload-key.fingerprint", proposal: key.fingerprint)
+                let shared = try await database.replaceSharedValue(named: "secure-payload-key.fingerprint", expected: nil, with: key.fingerprint)
                 print(
                     shared == key.fingerprint
                         ? "Secure-payload key: the data directory's (fingerprint \(key.fingerprint))"

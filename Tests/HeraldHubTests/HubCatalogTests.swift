@@ -19,6 +19,23 @@ struct HubCatalogTests {
     private static let full = SharedAccessRule.defaultFullRuleName
     private static let listen = SharedAccessRule.defaultListenRuleName
 
+    // MARK: Shared values
+
+    @Test func sharedValuesAreReplacedOnlyWhileTheyAreTheOnesExpectedAndStayPrivate() async throws {
+        try await withCatalog { _, dataDirectory in
+            let storage = DirectoryHubStorage(dataDirectory: dataDirectory)
+            #expect(try await storage.sharedValue(named: "a") == nil)
+            #expect(try await storage.replaceSharedValue(named: "a", expected: nil, with: "one") == "one")
+            #expect(try await storage.replaceSharedValue(named: "a", expected: nil, with: "other") == "one")
+            #expect(try await storage.replaceSharedValue(named: "a", expected: "stale", with: "two") == "one")
+            #expect(try await storage.replaceSharedValue(named: "a", expected: "one", with: "two") == "two")
+            // Another process on the same data directory sees it.
+            #expect(try await DirectoryHubStorage(dataDirectory: dataDirectory).sharedValue(named: "a") == "two")
+            let mode = try FileManager.default.attributesOfItem(atPath: storage.sharedValuesPath)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+
     // MARK: Create, list, delete
 
     @Test func createMakesTheDefaultRulesWithRandomKeys() async throws {

@@ -140,7 +140,7 @@ struct PostgresSharedSettingTests {
             for node in 0..<6 {
                 group.addTask {
                     try await PostgresTestDatabase.with(maximumConnections: 2) { database in
-                        try await database.sharedSetting(named: name, proposal: "value of node \(node)")
+                        try await database.replaceSharedValue(named: name, expected: nil, with: "value of node \(node)")
                     }
                 }
             }
@@ -148,8 +148,19 @@ struct PostgresSharedSettingTests {
         }
         #expect(Set(values).count == 1)
         let later = try await PostgresTestDatabase.with { database in
-            try await database.sharedSetting(named: name, proposal: "too late")
+            try await database.replaceSharedValue(named: name, expected: nil, with: "too late")
         }
         #expect(later == values[0])
+    }
+
+    @Test func aValueIsReplacedOnlyWhileItIsTheOneExpected() async throws {
+        let name = "test.setting." + UUID().uuidString
+        try await PostgresTestDatabase.with { (database) async throws -> Void in
+            #expect(try await database.sharedValue(named: name) == nil)
+            #expect(try await database.replaceSharedValue(named: name, expected: nil, with: "one") == "one")
+            #expect(try await database.replaceSharedValue(named: name, expected: "stale", with: "two") == "one")
+            #expect(try await database.replaceSharedValue(named: name, expected: "one", with: "two") == "two")
+            #expect(try await database.sharedValue(named: name) == "two")
+        }
     }
 }

@@ -240,7 +240,7 @@ func alert(_ text: String, headers: [(name: String, value: String)] = []) throws
             configuration.tokenLifetime = .seconds(60 * 60)
             try await harness.withProvider(configuration) { provider in
                 #expect(await provider.send(try alert("1"), to: PushTarget(handle: device)) == .delivered)
-                let first = try provider.tokenEntry.token(key: harness.key, lifetime: 3600)
+                let first = try await provider.tokenEntry.token(key: harness.key, lifetime: 3600)
 
                 // APNs' clock says the token is 61 minutes old; ours says 30 (still in its lifetime).
                 harness.emulatorClock.advance(minutes: 61)
@@ -264,7 +264,7 @@ func alert(_ text: String, headers: [(name: String, value: String)] = []) throws
                 #expect(expired >= 1)
 
                 #expect(await provider.send(notification, to: PushTarget(handle: device)) == .delivered)
-                let second = try provider.tokenEntry.token(key: harness.key, lifetime: 3600)
+                let second = try await provider.tokenEntry.token(key: harness.key, lifetime: 3600)
                 #expect(second.generation == first.generation + 1)
                 #expect(second.issuedAt == harness.clientClock.now)
                 #expect(harness.emulator.notifications(for: device).count == 2 + (10 - expired))

@@ -14,11 +14,20 @@ public struct PushProviderFactory: Sendable {
     public var logger: Logger
     /// Where the providers record their requests and token refreshes.
     public var metrics: HeraldMetrics?
+    /// Where APNs provider tokens are kept and shared: the server passes one backed by its
+    /// hub storage, so a restart or another node goes on with the token in use.
+    public var apnsTokens: APNsTokenCache
 
-    public init(settings: PushServiceSettings = PushServiceSettings(), logger: Logger, metrics: HeraldMetrics? = nil) {
+    public init(
+        settings: PushServiceSettings = PushServiceSettings(),
+        logger: Logger,
+        metrics: HeraldMetrics? = nil,
+        apnsTokens: APNsTokenCache = .shared
+    ) {
         self.settings = settings
         self.logger = logger
         self.metrics = metrics
+        self.apnsTokens = apnsTokens
     }
 
     /// One provider for each platform that `credentials` configure.
@@ -42,7 +51,7 @@ public struct PushProviderFactory: Sendable {
         if let endpoint = settings.apns.endpoint { apns.endpoint = endpoint }
         apns.trustRoots = settings.apns.trustRoots
         apns.connections = settings.apns.connections
-        return try APNsProvider(configuration: apns, logger: logger, metrics: metrics)
+        return try APNsProvider(configuration: apns, logger: logger, tokenCache: apnsTokens, metrics: metrics)
     }
 
     public func fcmProvider(_ credentials: HubCredentials.FCM) throws -> FCMProvider {

@@ -118,6 +118,43 @@ public final class DirectoryHubStorage: HubStorage {
         try await SQLiteStore.open(path: storePath(of: name), logger: logger)
     }
 
+    /// `<data-dir>/shared-values.json`: the values the processes on this data directory share.
+    public var sharedValuesPath: String { "\(dataDirectory)/shared-values.json" }
+
+    public func sharedValue(named name: String) async throws -> String? {
+        try withLock { try readSharedValues()[name] }
+    }
+
+    public func replaceSharedValue(named name: String, expected: String?, with value: String) async throws -> String {
+        try withLock { () throws(HeraldError) -> String in
+            var values = try readSharedValues()
+            guard values[name] == expected else { return values[name] ?? value }
+            values[name] = value
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            do {
+                let data = try encoder.encode(values)
+                try SecureFile.write(String(decoding: data, as: UTF8.self), to: sharedValuesPath, mode: 0o600)
+            } catch {
+                throw .init(code: .internalError, message: "cannot write \(sharedValuesPath)")
+            }
+            return value
+        }
+    }
+
+    /// The shared values, from their file (none when there is no file).
+    private func readSharedValues() throws(HeraldError) -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: sharedValuesPath) else {
+            guard FileManager.default.fileExists(atPath: sharedValuesPath) else { return [:] }
+            throw .init(code: .internalError, message: "cannot read \(sharedValuesPath)")
+        }
+        do {
+            return try JSONDecoder().decode([String: String].self, from: data)
+        } catch {
+            throw .init(code: .internalError, message: "\(sharedValuesPath) is damaged: delete it (a new APNs provider token is then signed)")
+        }
+    }
+
     // MARK: Files
 
     /// The names of the hub directories that hold a definition, sorted.
