@@ -36,6 +36,8 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="the node's port (default: a free one)")
     parser.add_argument("--database-url", help="a PostgreSQL server to keep the node's data on (default: SQLite)")
     parser.add_argument("--lease", type=int, default=60, help="HERALD_DELIVERY_LEASE of the node, in seconds")
+    parser.add_argument("--max-resume", type=float, help="fail unless delivery resumed within this many seconds of the restart")
+    parser.add_argument("--max-duplicates", type=int, help="fail if more devices than this were reached twice")
     arguments = parser.parse_args()
     if arguments.database_url:
         with own_database(arguments.database_url, "herald_crash") as database_url:
@@ -88,7 +90,15 @@ def run(arguments, database_url):
         print(f"  delivery resumed after:        {resumed:.1f} s from the restart")
         print(f"  broadcast finished after:      {done:.1f} s from the restart")
         node.stop("term")
-        return 0 if lost == 0 else 1
+        failed = []
+        if lost:
+            failed.append(f"{lost} devices lost")
+        if arguments.max_resume is not None and resumed > arguments.max_resume:
+            failed.append(f"delivery resumed after {resumed:.1f} s, more than {arguments.max_resume:g} s")
+        if arguments.max_duplicates is not None and duplicated > arguments.max_duplicates:
+            failed.append(f"{duplicated} devices reached twice, more than {arguments.max_duplicates}")
+        print("every guarantee held" if not failed else "FAILED: " + "; ".join(failed))
+        return 0 if not failed else 1
     finally:
         if node.process and node.process.poll() is None:
             node.process.kill()

@@ -27,6 +27,7 @@ public struct DeliveryWorker: Service {
     /// until cancelled.
     public func run() async throws {
         let hub = self.hub
+        await hub.resumeLeasesOfEarlierRuns()
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 if let announcements = hub.store.workAnnouncements() {

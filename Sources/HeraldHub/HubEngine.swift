@@ -36,6 +36,11 @@ public final class HubEngine: Sendable {
         /// The most partitions one notification is split into: the hub's registrations
         /// divided by this, when that is more than ``partitionSize``, sets the size.
         public var maxPartitions: Int = 64
+        /// This node's lasting name (kept in its data directory, so it outlives the process):
+        /// leases begin with it, so that a node restarted after a crash resumes the
+        /// notifications it held at once rather than when their leases run out. `nil`: a name
+        /// for this process only (a crash then costs the lease).
+        public var nodeName: String? = nil
 
         public init() {}
     }
@@ -48,12 +53,13 @@ public final class HubEngine: Sendable {
     let logger: Logger
     /// Where this hub's acceptances, outcomes, retries and expired channels are counted.
     let metrics: HeraldMetrics.HubMetrics?
-    /// Who holds the leases this engine's workers take: the host and process, so an operator
-    /// can tell which node delivers a notification, and a random part unique to this engine,
-    /// so that a worker that lost a lease (it ran out while the worker was stalled) changes
-    /// nothing.
-    public let leaseOwner = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
-        + UUID().uuidString.prefix(8).lowercased()
+    /// Who holds the leases this engine's workers take: the node's lasting name (or one for
+    /// this process), then the host and process, so an operator can tell which node delivers
+    /// a notification, and a random part unique to this engine, so that a worker that lost a
+    /// lease (it ran out while the worker was stalled) changes nothing.
+    public let leaseOwner: String
+    /// What every lease of this node begins with, whichever process of it took the lease.
+    let leaseOwnerPrefix: String?
     let signal = Signal()
     static let workerKey = "\u{0}worker"
 
@@ -69,6 +75,28 @@ public final class HubEngine: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.providerTable = Mutex(Self.byPlatform(providers))
+        let process = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
+            + UUID().uuidString.prefix(8).lowercased()
+        self.leaseOwnerPrefix = configuration.nodeName.map { "\($0)/" }
+        self.leaseOwner = (leaseOwnerPrefix ?? "") + process
+    }
+
+    /// Ends the leases an earlier run of this node held (it was killed, or stopped without
+    /// handing its work back), so that the workers here or on other nodes resume those
+    /// notifications now, from their saved cursors, instead of when the leases run out.
+    /// Nothing to do for an engine without a ``Configuration/nodeName``.
+    func resumeLeasesOfEarlierRuns() async {
+        guard let leaseOwnerPrefix else { return }
+        do {
+            let ended = try await store.endLeases(ownerPrefix: leaseOwnerPrefix, except: leaseOwner, now: Date())
+            guard ended > 0 else { return }
+            logger.info(
+                "Resuming the deliveries this node held when it stopped, without waiting for their leases",
+                metadata: ["herald.count": "\(ended)"])
+            signal.ring(Self.workerKey, remember: true)
+        } catch {
+            logger.warning("Could not take back this node's earlier leases; they are resumed when they run out", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The push provider of each platform that has one: read once per page of devices, so

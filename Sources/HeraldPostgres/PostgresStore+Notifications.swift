@@ -87,6 +87,26 @@ extension PostgresStore {
         try await updateLeased(id: id, owner: owner, statement)
     }
 
+    /// Ends the leases of an earlier run of this node (see the protocol), and announces the
+    /// work, so that an idle worker on any node resumes it at once.
+    public func endLeases(ownerPrefix: String, except owner: String, now: Date) async throws -> Int {
+        var statement = SQLStatement()
+        let nowMs = statement.bind(now.storeMilliseconds), prefix = statement.bind(ownerPrefix)
+        statement.sql = """
+            UPDATE herald.notifications SET lease_until = \(nowMs) \
+            WHERE hub = \(statement.bind(hub)) AND state = \(statement.bind(NotificationState.processing.rawValue)) \
+            AND left(lease_owner, length(\(prefix))) = \(prefix) AND lease_owner <> \(statement.bind(owner)) \
+            AND lease_until > \(nowMs) RETURNING id
+            """
+        let ended = try await query(statement).count
+        if ended > 0 {
+            var announce = SQLStatement()
+            announce.sql = "SELECT pg_notify('\(PostgresDatabase.workChannel)', \(announce.bind(hub)))"
+            try await query(announce)
+        }
+        return ended
+    }
+
     /// Records the final state and ends the lease, while `owner` holds it (see the protocol).
     public func finishNotification(id: String, owner: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
         var statement = SQLStatement()

@@ -82,6 +82,20 @@ extension SQLiteStore {
         try await updateLeased(id: id, owner: owner, set: "lease_until = ?", binds: [SQLiteData(until)])
     }
 
+    public func endLeases(ownerPrefix: String, except owner: String, now: Date) async throws -> Int {
+        let rows = try await write { connection in
+            try await connection.query(
+                """
+                UPDATE notifications SET lease_until = ?1
+                WHERE state = ?2 AND substr(lease_owner, 1, length(?3)) = ?3 AND lease_owner <> ?4 AND lease_until > ?1
+                RETURNING id
+                """,
+                [.integer(now.storeMilliseconds), .text(NotificationState.processing.rawValue), .text(ownerPrefix), .text(owner)]
+            )
+        }
+        return rows.count
+    }
+
     /// Records the final state and ends the lease, while `owner` holds it (see the protocol).
     public func finishNotification(id: String, owner: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws {
         let binds: [SQLiteData] = [.text(state.rawValue), .text(try StoredJSON.encode(counts)), SQLiteData(endedAt)]

@@ -250,6 +250,12 @@ public protocol NotificationStore: Sendable {
     /// does when the lease was lost.
     func renewLease(id: String, owner: String, until: Date) async throws
 
+    /// Ends, as of `now`, the leases of the notifications in progress whose owner starts with
+    /// `ownerPrefix` but is not `owner`: what an earlier run of the same node held when it was
+    /// killed, so that they are claimed at once instead of when their leases run out. Returns
+    /// how many leases were ended.
+    func endLeases(ownerPrefix: String, except owner: String, now: Date) async throws -> Int
+
     /// Records the final state, counts and `endedAt`, and ends the lease.
     func finishNotification(id: String, owner: String, state: NotificationState, counts: OutcomeCounts, endedAt: Date) async throws
 

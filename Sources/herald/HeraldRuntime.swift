@@ -40,6 +40,8 @@ struct HeraldRuntime {
     let metrics: HeraldMetrics?
     /// The APNs provider tokens of this process's providers, kept with the hubs.
     let apnsTokens: APNsTokenCache
+    /// This node's lasting name, held while the runtime runs.
+    let node: NodeIdentity
 
     var apnsEmulator: APNsEmulator? { emulators?.apns }
     var fcmEmulator: FCMEmulator? { emulators?.fcm }
@@ -123,9 +125,12 @@ struct HeraldRuntime {
 
         let catalog = HubCatalog(storage: storage)
         let appHubName = configuration.localAppHubName
+        let node = NodeIdentity.acquire(dataDirectory: dataDirectory, logger: logger)
+        var engineConfiguration = hubConfiguration ?? configuration.hubConfiguration
+        engineConfiguration.nodeName = node.name
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: factory,
-            hubConfiguration: hubConfiguration ?? configuration.hubConfiguration, metrics: metrics, logger: logger
+            hubConfiguration: engineConfiguration, metrics: metrics, logger: logger
         )
         let hub: HubEngine
         do {
@@ -138,6 +143,7 @@ struct HeraldRuntime {
             await registry.close()
             for provider in providers { try? await provider.shutdown() }
             await emulators?.shutdown()
+            node.release()
             throw error
         }
         // Releases before the bytes of rich content were in the store kept them in files.
@@ -160,7 +166,8 @@ struct HeraldRuntime {
             emulators: emulators,
             platformLines: Platform.allCases.compactMap { lines[$0] },
             metrics: metrics,
-            apnsTokens: apnsTokens
+            apnsTokens: apnsTokens,
+            node: node
         )
     }
 
@@ -253,5 +260,6 @@ struct HeraldRuntime {
         await registry.close()
         for provider in providers { try? await provider.shutdown() }
         await emulators?.shutdown()
+        node.release()
     }
 }

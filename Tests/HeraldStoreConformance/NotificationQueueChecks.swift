@@ -98,6 +98,27 @@ public enum NotificationQueueChecks {
             #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1") == nil)
         },
 
+        check("aRestartedNodeEndsOnlyTheLeasesOfItsEarlierRuns") { store, clock in
+            for id in ["n1", "n2", "n3"] {
+                try await store.enqueueNotification(NotificationQueueChecks.record(id, at: clock.now))
+                clock.advance(by: .milliseconds(1))
+            }
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(60), owner: "node-a/run-1:x"))
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(60), owner: "node-a/run-2:y"))
+            _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(60), owner: "node-b/run-1:z"))
+            clock.advance(by: .seconds(1))
+            // Run 2 of node a is the one starting: run 1's lease ends, its own and node b's stay.
+            #expect(try await store.endLeases(ownerPrefix: "node-a/", except: "node-a/run-2:y", now: clock.now) == 1)
+            clock.advance(by: .milliseconds(1))
+            let resumed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(60), owner: "node-a/run-2:y"))
+            #expect(resumed.id == "n1")
+            #expect(try await store.claimNotification(now: clock.now, lease: .seconds(60), owner: "node-a/run-2:y") == nil)
+            #expect(try await store.endLeases(ownerPrefix: "node-a/", except: "node-a/run-2:y", now: clock.now) == 0)
+            // A prefix is matched as text, not as a pattern.
+            #expect(try await store.endLeases(ownerPrefix: "node-_/", except: "", now: clock.now) == 0)
+            #expect(try await store.endLeases(ownerPrefix: "%", except: "", now: clock.now) == 0)
+        },
+
         check("aRenewedLeaseKeepsOtherWorkersAway") { store, clock in
             try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
             _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "busy"))
