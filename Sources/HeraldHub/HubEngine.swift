@@ -76,7 +76,7 @@ public final class HubEngine: Sendable {
         self.logger = logger
         self.providerTable = Mutex(Self.byPlatform(providers))
         let process = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
-            + UUID().uuidString.prefix(8).lowercased()
+            + UUID.random().uuidString.prefix(8).lowercased()
         self.leaseOwnerPrefix = configuration.nodeName.map { "\($0)/" }
         self.leaseOwner = (leaseOwnerPrefix ?? "") + process
     }
@@ -203,7 +203,7 @@ public final class HubEngine: Sendable {
         return record
     }
 
-    static func newNotificationID() -> String { UUID().uuidString.lowercased() }
+    static func newNotificationID() -> String { UUID.random().uuidString.lowercased() }
 
     static func initialState(scheduledAt: Date?, now: Date = Date()) -> NotificationState {
         if let scheduledAt, scheduledAt > now { .scheduled } else { .enqueued }

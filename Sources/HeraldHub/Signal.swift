@@ -6,7 +6,10 @@ import Synchronization
 /// (or one rung on another node) costs at most one timeout.
 final class Signal: Sendable {
     private struct State {
-        var waiters: [String: [UUID: CheckedContinuation<Void, Never>]] = [:]
+        var waiters: [String: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+        /// Numbers waits, so that each has an id of its own (a counter: no randomness, which
+        /// could fail, and no collision that would drop a waiter).
+        var lastID: UInt64 = 0
         /// Keys rung while nobody waited, for keys whose rings are remembered.
         var pending: Set<String> = []
     }
@@ -36,7 +39,10 @@ final class Signal: Sendable {
     }
 
     private func waitForRing(_ key: String) async {
-        let id = UUID()
+        let id = state.withLock { state in
+            state.lastID += 1
+            return state.lastID
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in

@@ -105,7 +105,7 @@ public final class Accounts: Sendable {
     private func decoy() async throws -> String {
         if let hash = decoyHash.withLock({ $0 }) { return hash }
         let cost = configuration.bcryptCost
-        let random = UUID().uuidString
+        let random = UUID.random().uuidString
         let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(random, cost: cost) }
         return decoyHash.withLock { stored in
             if let stored { return stored }

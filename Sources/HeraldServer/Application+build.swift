@@ -75,12 +75,15 @@ public func buildApplication(
     appStore: any AccountStore & ContentStore,
     configuration: ServerConfiguration,
     services: [any Service] = [],
+    connections: ConnectionLimiter? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
     let own: [any Service] = [hubs, ContentSweeper(store: appStore, configuration: configuration, logger: logger)]
+    let limiter = connections ?? ConnectionLimiter(limits: configuration.connectionLimits, logger: logger)
     return Application(
         router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration),
+        server: .guardedHTTP1(limiter, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: services + own,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
@@ -89,19 +92,22 @@ public func buildApplication(
 }
 
 /// The same APIs over TLS on `configuration.tlsPort`, as the hub SDKs require (they turn
-/// `sb://` into `https://`). Runs no services of its own: run it beside ``buildApplication``.
+/// `sb://` into `https://`). Runs no services of its own: run it beside ``buildApplication``,
+/// with the same `connections`, so that the connection limit counts both listeners.
 public func buildTLSApplication(
     hubs: HubRegistry,
     devices: any UserDevices,
     appStore: any AccountStore & ContentStore,
     configuration: ServerConfiguration,
     tls: TLSConfiguration,
+    connections: ConnectionLimiter? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) throws -> some ApplicationProtocol {
-    Application(
+    let limiter = connections ?? ConnectionLimiter(limits: configuration.connectionLimits, logger: logger)
+    return Application(
         router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, scheme: "https"),
-        server: try .tls(.http1(), tlsConfiguration: tls),
+        server: try .tls(.guardedHTTP1(limiter, logger: logger), tlsConfiguration: tls),
         configuration: .init(address: .hostname(configuration.host, port: configuration.tlsPort), serverName: "Herald"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.tlsPort) },
         logger: logger

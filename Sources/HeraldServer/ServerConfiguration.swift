@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var emulators: EmulatorDirectory?
     /// The port of the TLS listener (hub SDKs connect over `https`).
     public var tlsPort: Int = 8443
+    /// Connections at once, idle and body timeouts, over both listeners.
+    public var connectionLimits = ConnectionLimits()
     /// Requests per second one hub's API accepts (bursts of twice that); above it, 429.
     public var hubRequestsPerSecond: Int = 2000
     /// The bearer token `GET /metrics` asks for; `nil` serves the page to anyone who can

@@ -96,6 +96,10 @@ struct HeraldConfiguration: Sendable {
     var hubRequestsPerSecond = 2000
     /// The bearer token `GET /metrics` asks for; `nil`: no token.
     var metricsToken: String?
+    /// Connections open at once over both listeners; `nil`: from the file-descriptor limit.
+    var maximumConnections: Int?
+    var idleTimeoutSeconds = 60
+    var bodyTimeoutSeconds = 60
 
     var emulators = "auto"
     var emulatorAPNsPort = 0
@@ -159,6 +163,15 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_HUB_RATE_LIMIT", help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After (default 2000)") {
             $0.hubRequestsPerSecond = try int($1, "HERALD_HUB_RATE_LIMIT", 1...1_000_000)
+        },
+        .init(variable: "HERALD_HTTP_MAX_CONNECTIONS", help: "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)") {
+            $0.maximumConnections = try int($1, "HERALD_HTTP_MAX_CONNECTIONS", 1...1_000_000)
+        },
+        .init(variable: "HERALD_HTTP_IDLE_TIMEOUT", help: "seconds a connection may stay idle, or take to send a request's head, before it is closed (default 60)") {
+            $0.idleTimeoutSeconds = try int($1, "HERALD_HTTP_IDLE_TIMEOUT", 1...86_400)
+        },
+        .init(variable: "HERALD_HTTP_BODY_TIMEOUT", help: "seconds a request's body may take to arrive after its head (default 60)") {
+            $0.bodyTimeoutSeconds = try int($1, "HERALD_HTTP_BODY_TIMEOUT", 1...86_400)
         },
         .init(variable: "HERALD_METRICS_TOKEN", help: "bearer token GET /metrics asks for (Authorization: Bearer <token>); default none: the page is open to whoever reaches the port") {
             $0.metricsToken = $1.isEmpty ? nil : $1

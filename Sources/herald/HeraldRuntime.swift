@@ -201,6 +201,9 @@ struct HeraldRuntime {
         server.tlsPort = configuration.tlsPort
         server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
         server.metricsToken = configuration.metricsToken
+        server.connectionLimits.maximumConnections = configuration.maximumConnections ?? FileDescriptorLimit.defaultMaximumConnections
+        server.connectionLimits.idleTimeout = .seconds(configuration.idleTimeoutSeconds)
+        server.connectionLimits.bodyTimeout = .seconds(configuration.bodyTimeoutSeconds)
         return server
     }
 

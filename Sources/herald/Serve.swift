@@ -108,12 +108,15 @@ struct Serve: AsyncParsableCommand {
             print(text)
             fflush(nil)  // the banner shows before the first log line, also when stdout is a file
         }
+        // One limit over both listeners.
+        let connections = ConnectionLimiter(limits: server.connectionLimits, logger: logger)
         let app = buildApplication(
             hubs: runtime.registry,
             devices: devices,
             appStore: runtime.hub.store,
             configuration: server,
             services: runtime.services,
+            connections: connections,
             onServerRunning: { _ in listeners.bound(.http) },
             logger: logger
         )
@@ -126,6 +129,7 @@ struct Serve: AsyncParsableCommand {
                     appStore: runtime.hub.store,
                     configuration: server,
                     tls: tls.configuration,
+                    connections: connections,
                     onServerRunning: { _ in listeners.bound(.https) },
                     logger: logger
                 )

@@ -202,7 +202,7 @@ public final class DirectoryHubStorage: HubStorage {
         } catch {
             throw .init(code: .internalError, message: "cannot write hub \(name)'s definition \(path)")
         }
-        let revision = (try? FileStamp(path: path))?.revision ?? UUID().uuidString
+        let revision = (try? FileStamp(path: path))?.revision ?? UUID.random().uuidString
         return StoredHubDefinition(name: name, document: document, revision: revision)
     }
 

@@ -83,7 +83,7 @@ public final class HubRegistry: Service, Sendable {
     let gaugeState = Mutex(MetricGaugeState())
     /// This process's name among the nodes sharing the storage: host, pid and a random part.
     public let nodeID = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
-        + UUID().uuidString.prefix(8).lowercased()
+        + UUID.random().uuidString.prefix(8).lowercased()
     private let liveNodes = Atomic<Int>(1)
 
     /// How many nodes share the storage (this one included), as last reported: every node

@@ -22,7 +22,7 @@ struct HubErrorMiddleware: RouterMiddleware {
         context: AppRequestContext,
         next: (Request, AppRequestContext) async throws -> Response
     ) async throws -> Response {
-        let trackingID = UUID().uuidString.lowercased()
+        let trackingID = UUID.random().uuidString.lowercased()
         do {
             var response = try await next(request, context)
             response.headers[Self.trackingID] = trackingID
