@@ -45,9 +45,9 @@ extension HeraldClient {
         )
     }
 
-    /// Fetches the secure payload a notification announced (`IncomingNotification.secure(id:)`).
-    /// Only the user it was sent to may; anyone else, and an expired id, get a 404
-    /// ``HeraldClientError``.
+    /// Fetches the secure payload a notification announced (`IncomingNotification.secure(id:)`)
+    /// from `GET /api/notifications/{id}`. Only the user it was sent to may; anyone else, and
+    /// an expired id, get a 404 ``HeraldClientError``.
     public func fetchSecurePayload(id: String) async throws -> SecurePayload {
         let data = try await send("GET", "api/notifications/\(id)", json: nil)
         return try Self.decoder.decode(SecurePayload.self, from: data)
@@ -84,9 +84,11 @@ extension HeraldClient {
     }
 
     /// Downloads rich content a notification announced (`IncomingNotification.rich(id:type:message:url:)`)
-    /// with its media type. Only its uploader and the users it was sent to may.
+    /// with its media type, from `GET /api/notifications/{id}` like the payload of a secure
+    /// push. Only its uploader and the users it was sent to may; anyone else, and an expired
+    /// id, get a 404 ``HeraldClientError``.
     public func fetchRichContent(id: String) async throws -> (data: Data, type: String) {
-        let (data, response) = try await perform(makeRequest("GET", "api/rich/\(id)"))
+        let (data, response) = try await perform(makeRequest("GET", "api/notifications/\(id)"))
         return (data, response.value(forHTTPHeaderField: "Content-Type") ?? "application/octet-stream")
     }
 

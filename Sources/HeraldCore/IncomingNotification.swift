@@ -22,8 +22,10 @@ public enum IncomingNotification: Sendable, Hashable {
     case plain(title: String?, body: String?)
     /// A secure push: fetch the payload with `GET /api/notifications/{id}`.
     case secure(id: String)
-    /// A rich push: fetch the content with `GET /api/rich/{id}`. `message` is the text sent
-    /// with it (`richMessage`, or the text the notification shows); `url` is `richUrl`, if sent.
+    /// A rich push: fetch the content with `GET /api/notifications/{id}`. `type` is its media
+    /// type (`richContentType`, such as `image/png`; `richType`, such as `img`, when a sender
+    /// gave no media type); `message` is the text sent with it (`richMessage`, or the text the
+    /// notification shows); `url` is `richUrl`, if sent.
     case rich(id: String, type: String, message: String?, url: String?)
 
     /// Classifies an APNs `userInfo` dictionary (Herald's keys are beside `aps`), or the
@@ -107,7 +109,9 @@ public enum IncomingNotification: Sendable, Hashable {
             if let id = values[NotificationDataKey.secureID], !id.isEmpty {
                 return .secure(id: id)
             }
-            if let id = values[NotificationDataKey.richID], !id.isEmpty, let type = values[NotificationDataKey.richType] {
+            if let id = values[NotificationDataKey.richID], !id.isEmpty,
+                let type = values[NotificationDataKey.richContentType] ?? values[NotificationDataKey.richType]
+            {
                 return .rich(
                     id: id,
                     type: type,

@@ -8,11 +8,11 @@ public struct RichNotificationStyle: Sendable, Hashable, Codable, CustomStringCo
 
     private init(_ rawValue: String) { self.rawValue = rawValue }
 
-    /// A silent notification with `richId`, `richType` and `richMessage` on every platform:
-    /// the app fetches the content and shows it itself.
+    /// A silent notification with `richId`, `richType`, `richContentType` and `richMessage` on
+    /// every platform: the app fetches the content and shows it itself.
     public static let silent = RichNotificationStyle("silent")
-    /// A visible notification whose text is the message, with `richId`, `richType` and
-    /// `richUrl` as data. On APNs it is `mutable-content`, so that a notification service
+    /// A visible notification whose text is the message, with `richId`, `richType`,
+    /// `richContentType` and `richUrl` as data. On APNs it is `mutable-content`, so that a notification service
     /// extension downloads the content and attaches it before iOS shows it.
     public static let alert = RichNotificationStyle("alert")
 
@@ -42,52 +42,80 @@ public struct RichNotificationStyle: Sendable, Hashable, Codable, CustomStringCo
     }
 }
 
-/// The notification of rich push: the id, media type and a short message of content the
-/// device fetches from Herald, never the content itself.
+/// The notification of rich push: the id, kind and media type of content the device fetches
+/// from Herald, and a short message — never the content itself.
+///
+/// It carries what the rich-push tutorial's device code reads: `richId` (a decimal number, read
+/// with `intValue`), `richType` (`img` for a picture, which it fetches with
+/// `GET /api/notifications/{id}`) and `richMessage`; and `richContentType`, the media type,
+/// for apps that want it.
 ///
 /// ```swift
-/// let rich = RichNotification(id: id, type: "image/png", message: "New photo", url: url, style: .alert)
+/// let rich = RichNotification(id: "1364025482", contentType: "image/png", message: "New photo", url: url, style: .alert)
 /// let payload = try rich.payload(for: .apns)
 /// ```
 public struct RichNotification: Sendable, Hashable {
-    /// The content's id (`GET /api/rich/{id}`).
+    /// The content's id (`GET /api/notifications/{id}`).
     public var id: String
-    /// The content's media type, such as `image/png`.
-    public var type: String
+    /// The content's media type, such as `image/png`; sent as `richContentType`.
+    public var contentType: String
     /// The short text that goes with the content.
     public var message: String
     /// The absolute URL of the content; sent as `richUrl` in the alert style.
     public var url: String?
     public var style: RichNotificationStyle
 
-    public init(id: String, type: String, message: String, url: String? = nil, style: RichNotificationStyle = .silent) {
+    public init(id: String, contentType: String, message: String, url: String? = nil, style: RichNotificationStyle = .silent) {
         self.id = id
-        self.type = type
+        self.contentType = contentType
         self.message = message
         self.url = url
         self.style = style
     }
 
+    /// The kind of content, sent as `richType`: ``richType(forContentType:)`` of
+    /// ``contentType``.
+    public var richType: String { Self.richType(forContentType: contentType) }
+
+    /// The kind of content of a media type, as `richType` says it: `img` for images (the
+    /// tutorial's device code fetches and shows the content only then), `audio`, `video`,
+    /// `url` for `text/uri-list`, `text` for other text, `json`, and `file` for anything else.
+    public static func richType(forContentType contentType: String) -> String {
+        let type = contentType.lowercased()
+        if type.hasPrefix("image/") { return "img" }
+        if type.hasPrefix("audio/") { return "audio" }
+        if type.hasPrefix("video/") { return "video" }
+        if type == "text/uri-list" { return "url" }
+        if type.hasPrefix("text/") { return "text" }
+        if type == "application/json" || type.hasSuffix("+json") { return "json" }
+        return "file"
+    }
+
     /// Renders the notification for one platform.
     ///
-    /// - ``RichNotificationStyle/silent``: ``SilentNotification`` with `richId`, `richType` and
-    ///   `richMessage` (APNs background push, FCM data message, WNS raw, Web Push JSON).
+    /// - ``RichNotificationStyle/silent``: ``SilentNotification`` with `richId`, `richType`,
+    ///   `richContentType` and `richMessage` (APNs background push, FCM data message, WNS raw,
+    ///   Web Push JSON).
     /// - ``RichNotificationStyle/alert``: on APNs
-    ///   `{"aps":{"alert":{"body":message},"mutable-content":1},"richId","richType","richUrl"}`
+    ///   `{"aps":{"alert":{"body":message},"mutable-content":1},"richId","richType","richContentType","richUrl"}`
     ///   with `apns-push-type: alert`, `apns-priority: 10`; on the others a
     ///   ``NotificationContent`` with the message as its body and `richId`, `richType`,
-    ///   `richUrl` as data.
+    ///   `richContentType`, `richUrl` as data.
+    ///
+    /// Every value is a string, the id too: FCM data values can only be strings, and the
+    /// tutorial's backend sends the id as a string, which `intValue` reads.
     ///
     /// - Throws: `400` for an empty message (alert style); `413` when the payload is too large.
     public func payload(for platform: Platform) throws(HeraldError) -> PlatformPayload {
+        var data = [
+            NotificationDataKey.richID: id,
+            NotificationDataKey.richType: richType,
+            NotificationDataKey.richContentType: contentType,
+        ]
         guard style == .alert else {
-            return try SilentNotification(data: [
-                NotificationDataKey.richID: id,
-                NotificationDataKey.richType: type,
-                NotificationDataKey.richMessage: message,
-            ]).payload(for: platform)
+            data[NotificationDataKey.richMessage] = message
+            return try SilentNotification(data: data).payload(for: platform)
         }
-        var data = [NotificationDataKey.richID: id, NotificationDataKey.richType: type]
         if let url { data[NotificationDataKey.richURL] = url }
         guard platform == .apns else {
             return try NotificationContent(body: message, data: data).payload(for: platform)

@@ -1,7 +1,8 @@
-/// Rich content as `POST /api/rich` accepted it: `{"id": "…", "type": "image/png", "size": 1234}`.
+/// Rich content as `POST /api/rich` accepted it: `{"id": "1364025482", "type": "image/png", "size": 1234}`.
 /// The server encodes it; the client SDK decodes it.
 public struct RichUpload: Sendable, Hashable, Codable {
-    /// The content's id, for `POST /api/notifications/rich` and `GET /api/rich/{id}`.
+    /// The content's id, a decimal number, for `POST /api/notifications/rich` and
+    /// `GET /api/notifications/{id}`.
     public var id: String
     /// The media type it was uploaded with (without parameters).
     public var type: String

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```swift
 /// let payload = try SilentNotification.secure(id: id).payload(for: .apns)
-/// // {"aps":{"content-available":1},"secureId":"…"}, apns-push-type: background, apns-priority: 5
+/// // {"aps":{"content-available":1},"secureId":"1364025483"}, apns-push-type: background, apns-priority: 5
 /// ```
 public struct SilentNotification: Sendable, Hashable, Codable {
     /// Key–value data for the app; at least one key.
@@ -74,12 +74,17 @@ public struct SilentNotification: Sendable, Hashable, Codable {
 /// The data keys of Herald's secure and rich notifications, as apps read them (the iOS
 /// `userInfo`, the Android `RemoteMessage.data`, a WNS raw or Web Push JSON body).
 public enum NotificationDataKey {
-    /// The id of a secure payload: fetch it with `GET /api/notifications/{id}`.
+    /// The id of a secure payload, a decimal number in a string: fetch it with
+    /// `GET /api/notifications/{id}`.
     public static let secureID = "secureId"
-    /// The id of rich content: fetch it with `GET /api/rich/{id}`.
+    /// The id of rich content, a decimal number in a string: fetch it with
+    /// `GET /api/notifications/{id}`.
     public static let richID = "richId"
-    /// The media type of rich content, such as `image/png`.
+    /// The kind of rich content: `img` for a picture (see
+    /// ``RichNotification/richType(forContentType:)``).
     public static let richType = "richType"
+    /// The media type of rich content, such as `image/png`.
+    public static let richContentType = "richContentType"
     /// The short text sent with rich content.
     public static let richMessage = "richMessage"
     /// The absolute URL of rich content (alert-style rich notifications).

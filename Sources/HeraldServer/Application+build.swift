@@ -51,8 +51,11 @@ public func buildRouter(
     AccountsController(accounts: accounts).addRoutes(to: api)
     let authenticated = api.group().add(middleware: UserAuthenticator(accounts: accounts))
     AppBackendController(devices: devices, configuration: configuration).addRoutes(to: authenticated)
-    SecurePushController(store: appStore, devices: devices, configuration: configuration).addRoutes(to: authenticated)
-    RichPushController(store: appStore, devices: devices, configuration: configuration).addRoutes(to: authenticated)
+    let secure = SecurePushController(store: appStore, devices: devices, configuration: configuration)
+    let rich = RichPushController(store: appStore, devices: devices, configuration: configuration)
+    secure.addRoutes(to: authenticated)
+    rich.addRoutes(to: authenticated)
+    ContentController(secure: secure, rich: rich).addRoutes(to: authenticated)
     HubAPIController(
         registry: hubs,
         scheme: scheme,

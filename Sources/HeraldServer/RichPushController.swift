@@ -15,11 +15,14 @@ import Logging
 /// - `POST /api/notifications/rich?to_tag=<user>[&pns=…][&style=silent|alert]` with
 ///   `{"richId", "message"}` → the uploader (only) sends it; the recipient may then read it.
 ///   Answers like `POST /api/notifications`, plus `"richId"`. See ``RichNotification`` for
-///   the payloads.
-/// - `GET /api/rich/{id}` → the bytes, with their `Content-Type`, to the uploader and the
-///   users it was sent to; 404 to everyone else.
+///   the payloads: `richType` is `img` for a picture, as the tutorial's device code expects.
+/// - `GET /api/notifications/{id}` of a rich content's id (``ContentController``) → the bytes,
+///   with their `Content-Type`, to the uploader and the users it was sent to; 404 to everyone
+///   else. `GET /api/rich/{id}` is a deprecated alias of it, for apps built with an earlier
+///   SDK.
 ///
-/// Without ``ServerConfiguration/richPushEnabled`` these answer 503.
+/// Ids are ``ContentID``s of the rich kind. Without ``ServerConfiguration/richPushEnabled``
+/// these answer 503.
 public struct RichPushController: Sendable {
     let store: any ContentStore
     let devices: any UserDevices
@@ -33,7 +36,7 @@ public struct RichPushController: Sendable {
 
     public func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.post("rich", use: upload)
-        group.get("rich/{id}", use: fetch)
+        group.get("rich/{id}", use: fetchDeprecated)
         group.post("notifications/rich", use: send)
     }
 
@@ -65,18 +68,19 @@ public struct RichPushController: Sendable {
             throw HeraldError.payloadTooLarge("the content is larger than the \(limit) bytes this server accepts")
         }
         let bytes = try await Self.collect(request.body, limit: limit)
-        let id = ContentID.make()
         let size = bytes.count
         let now = configuration.now()
-        let content = RichContent(
-            id: id,
-            owner: user,
-            mediaType: mediaType,
-            size: size,
-            createdAt: now,
-            expiresAt: now.addingTimeInterval(configuration.richRetention.seconds)
-        )
-        try await store.saveRichContent(content, bytes: bytes)
+        let id = try await ContentID.save(.rich, random: configuration.contentIDRandom) { id in
+            let content = RichContent(
+                id: id,
+                owner: user,
+                mediaType: mediaType,
+                size: size,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(configuration.richRetention.seconds)
+            )
+            try await store.saveRichContent(content, bytes: bytes)
+        }
         context.logger.debug("Rich content stored", metadata: ["herald.rich.id": "\(id)", "herald.rich.size": "\(size)"])
         return try .json(RichUpload(id: id, type: mediaType, size: size), status: .created)
     }
@@ -103,16 +107,28 @@ public struct RichPushController: Sendable {
 
     // MARK: Fetch
 
-    @Sendable func fetch(request: Request, context: AppRequestContext) async throws -> Response {
+    /// `GET /api/rich/{id}`: what `GET /api/notifications/{id}` answers for rich content, kept
+    /// for apps built with an earlier SDK.
+    @Sendable func fetchDeprecated(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
         try checkEnabled()
         let id = try context.parameters.require("id")
-        guard ContentID.isWellFormed(id),
-            let content = try await store.readableRichContent(id: id, username: user, now: configuration.now())
-        else { throw Self.notFound }
+        guard ContentID.kinds(of: id).contains(.rich), let response = try await read(id: id, user: user, context: context) else {
+            throw ContentController.notFound
+        }
+        return response
+    }
+
+    /// The rich content `id` as `user` reads it; `nil` when `user` may not read it: not its
+    /// uploader nor a user it was sent to, unknown or expired.
+    func read(id: String, user: String, context: AppRequestContext) async throws -> Response? {
+        try checkEnabled()
+        guard let content = try await store.readableRichContent(id: id, username: user, now: configuration.now()) else {
+            return nil
+        }
         guard let bytes = try await store.richContentBytes(id: id) else {
             context.logger.warning("Rich content has no bytes", metadata: ["herald.rich.id": "\(id)"])
-            throw Self.notFound
+            return nil
         }
         return Response(
             status: .ok,
@@ -134,18 +150,18 @@ public struct RichPushController: Sendable {
         let target = try NotifyTarget(request: request, platforms: devices.platforms)
         let style = try request.uri.queryParameters.get("style").map { try RichNotificationStyle(parsing: $0) } ?? .silent
         let body = try await request.decodeJSONBody(context: context)
-        guard let richID = body.member("richId")?.stringValue, let message = body.member("message")?.stringValue else {
+        guard let richID = Self.richID(body.member("richId")), let message = body.member("message")?.stringValue else {
             throw HeraldError.badRequest(#"send {"richId": "<id from POST /api/rich>", "message": "…"}"#)
         }
         // Only the uploader may send it; to anyone else it does not exist.
-        guard ContentID.isWellFormed(richID),
+        guard ContentID.kinds(of: richID).contains(.rich),
             let content = try await store.richContent(id: richID, now: configuration.now()),
             content.owner == user
         else { throw Self.notFound }
 
         let rich = RichNotification(
             id: richID,
-            type: content.mediaType,
+            contentType: content.mediaType,
             message: message,
             url: style == .alert ? contentURL(id: richID, request: request) : nil,
             style: style
@@ -157,6 +173,17 @@ public struct RichPushController: Sendable {
             ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.richID, contentID: richID),
             status: status
         )
+    }
+
+    /// `richId` as a string, or as a JSON number (an integer), as a backend may send the id
+    /// it was given.
+    static func richID(_ value: JSONValue?) -> String? {
+        switch value {
+        case .string(let id): id
+        case .number(let number) where number >= 1 && number <= Double(Int32.max) && number.rounded() == number:
+            String(Int32(number))
+        default: nil
+        }
     }
 
     /// The absolute URL of the content: ``ServerConfiguration/publicURL`` if set, else built
@@ -172,7 +199,7 @@ public struct RichPushController: Sendable {
             base = "http://\(configuration.host):\(configuration.port)"
         }
         while base.hasSuffix("/") { base.removeLast() }
-        return base + "/api/rich/" + id
+        return base + "/api/notifications/" + id
     }
 
     /// A host name or address with an optional port, nothing else.

@@ -12,11 +12,12 @@ import Logging
 ///   ``ServerConfiguration/secureRetention``, then sends an id-only silent notification
 ///   (``SilentNotification/secure(id:)``) to every device of the user. Answers like
 ///   `POST /api/notifications`, plus `"secureId"`.
-/// - `GET /api/notifications/{id}` → `{"Id", "Payload", "Read"}` (``SecurePayload``) to the
-///   addressed user only, and marks it read. Anyone else, an unknown and an expired id all
-///   get the same 404.
+/// - `GET /api/notifications/{id}` of a secure payload's id (``ContentController``) →
+///   `{"Id", "Payload", "Read"}` (``SecurePayload``) to the addressed user only, and marks it
+///   read. Anyone else, an unknown and an expired id all get the same 404.
 ///
-/// Without a key, both answer 503. Payloads and keys are never logged.
+/// Ids are ``ContentID``s of the secure kind. Without a key, both answer 503. Payloads and
+/// keys are never logged.
 public struct SecurePushController: Sendable {
     let store: any ContentStore
     let devices: any UserDevices
@@ -30,7 +31,6 @@ public struct SecurePushController: Sendable {
 
     public func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.post("notifications/secure", use: send)
-        group.get("notifications/{id}", use: fetch)
     }
 
     private func key() throws -> SecurePayloadKey {
@@ -45,23 +45,24 @@ public struct SecurePushController: Sendable {
         let key = try key()
         let target = try NotifyTarget(request: request, platforms: devices.platforms)
         let payload = try await request.decodeJSONBody(context: context)
-        let id = ContentID.make()
-        let notifications = try target.platforms.map { try SilentNotification.secure(id: id).payload(for: $0) }
-
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let sealed = try key.seal(try encoder.encode(payload), id: id, recipient: target.recipient)
+        let plaintext = try encoder.encode(payload)
         let now = configuration.now()
-        try await store.saveSecureMessage(
-            SecureMessage(
-                id: id,
-                recipient: target.recipient,
-                sender: user,
-                sealed: sealed,
-                createdAt: now,
-                expiresAt: now.addingTimeInterval(configuration.secureRetention.seconds)
+        // Sealed under each id tried: the id is part of the associated data.
+        let id = try await ContentID.save(.secure, random: configuration.contentIDRandom) { id in
+            try await store.saveSecureMessage(
+                SecureMessage(
+                    id: id,
+                    recipient: target.recipient,
+                    sender: user,
+                    sealed: try key.seal(plaintext, id: id, recipient: target.recipient),
+                    createdAt: now,
+                    expiresAt: now.addingTimeInterval(configuration.secureRetention.seconds)
+                )
             )
-        )
+        }
+        let notifications = try target.platforms.map { try SilentNotification.secure(id: id).payload(for: $0) }
         let (outcome, status) = try await target.send(notifications, devices: devices, wait: configuration.notifyWait, logger: context.logger)
         return try .json(
             ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.secureID, contentID: id),
@@ -69,14 +70,13 @@ public struct SecurePushController: Sendable {
         )
     }
 
-    @Sendable func fetch(request: Request, context: AppRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+    /// The secure payload `id` as its addressee `user` reads it, and marks it read; `nil` when
+    /// `user` may not read it: someone else's, unknown or expired.
+    func read(id: String, user: String, context: AppRequestContext) async throws -> Response? {
         let key = try key()
-        let id = try context.parameters.require("id")
-        let notFound = HeraldError.notFound("no such notification")
-        guard ContentID.isWellFormed(id),
-            let message = try await store.readSecureMessage(id: id, recipient: user, now: configuration.now())
-        else { throw notFound }
+        guard let message = try await store.readSecureMessage(id: id, recipient: user, now: configuration.now()) else {
+            return nil
+        }
         let payload: JSONValue
         do {
             let plaintext = try key.unseal(message.sealed, id: message.id, recipient: message.recipient)

@@ -58,6 +58,12 @@ public struct ServerConfiguration: Sendable {
     public var contentSweepInterval: Duration = .seconds(600)
     /// The clock that dates and expires secure payloads and rich content; injectable for tests.
     public var now: @Sendable () -> Date = { Date() }
+    /// Where the random bits of new secure and rich ids come from: the system's CSPRNG.
+    /// Injectable for tests (of what happens when an id is taken).
+    public var contentIDRandom: @Sendable () -> UInt64 = {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }
 
     /// Images, sounds, video, text, links and JSON.
     public static let defaultRichMediaTypes: Set<String> = [

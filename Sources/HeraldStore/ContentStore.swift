@@ -3,7 +3,9 @@ public import Foundation
 /// A secure-push payload as the store keeps it: sealed by the server before it reaches the
 /// store, so the store (its file, its backups) never holds the plaintext.
 public struct SecureMessage: Sendable, Hashable {
-    /// A random, unguessable id; the only thing that travels through the push service.
+    /// A random id, unique among secure messages; the only thing that travels through the push
+    /// service. The server makes decimal numbers below 2³¹ (odd ones for secure messages, so
+    /// that no rich content has the same id); the store treats it as text.
     public var id: String
     /// The only user who may read it (lowercased user name).
     public var recipient: String
@@ -44,7 +46,8 @@ public struct SecureMessage: Sendable, Hashable {
 /// are kept beside it (``ContentStore/richContentBytes(id:)``), so that every node sharing
 /// the store serves them.
 public struct RichContent: Sendable, Hashable {
-    /// A random, unguessable id.
+    /// A random id, unique among rich content. The server makes even decimal numbers below 2³¹
+    /// (see ``SecureMessage/id``); the store treats it as text.
     public var id: String
     /// The user who uploaded it: the only one who may send it, and always allowed to read it.
     public var owner: String

@@ -235,8 +235,11 @@ struct Demo: AsyncParsableCommand {
             let shown = device.platform == .wns ? String(decoding: Data(base64Encoded: payload) ?? Data(), as: UTF8.self) : payload
             line("\(device.name)  received \(shown)")
         }
-        let fetched = try await devices[0].client.fetchSecurePayload(id: secure.secureID)
-        line("carol's iPhone fetches it (GET /api/notifications/\(secure.secureID)): \(String(decoding: try JSONEncoder().encode(fetched.payload), as: UTF8.self)), read before: \(fetched.read)")
+        // As the secure-push tutorial's iOS code reads it: [[userInfo objectForKey:@"secureId"] intValue].
+        let secureID = Self.tutorialIntValue(of: NotificationDataKey.secureID, in: devices[0].inbox().last?.payload)
+        let fetched = try await devices[0].client.fetchSecurePayload(id: String(secureID))
+        line("carol's iPhone reads secureId with intValue (\(secureID)) and fetches GET /api/notifications/\(secureID):")
+        line("  Payload \(String(decoding: try JSONEncoder().encode(fetched.payload), as: UTF8.self)), read before: \(fetched.read)")
         do {
             _ = try await dave.fetchSecurePayload(id: secure.secureID)
             line("dave could read it: that would be a bug")
@@ -244,17 +247,29 @@ struct Demo: AsyncParsableCommand {
             line("dave asks for the same id: HTTP \(error.status) — only the addressee can read it")
         }
 
-        step("Rich push: dave shares a picture; the devices get its id, type and a short message, and fetch it")
+        step("Rich push: dave shares a picture; the devices get its id, type (img) and a short message, and fetch it")
         let picture = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 0x2A, count: 4096)
         let upload = try await dave.uploadRich(picture, type: "image/png")
         line("uploaded \(upload.id) (\(upload.type), \(upload.size) bytes)")
         let rich = try await dave.sendRich(to: "carol", richID: upload.id, message: "Our new office!")
         line("rich notification: \(rich.notification.success) of \(rich.notification.targets) devices notified")
-        let content = try await devices[1].client.fetchRichContent(id: upload.id)
-        line("carol's browser fetches GET /api/rich/\(upload.id): \(content.type), \(content.data.count) bytes")
+        line("carol's iPhone   received \(devices[0].inbox().last?.payload ?? "")")
+        // As the rich-push tutorial's iOS code does: richId with intValue, and a fetch only when richType is img.
+        let richID = Self.tutorialIntValue(of: NotificationDataKey.richID, in: devices[0].inbox().last?.payload)
+        let content = try await devices[0].client.fetchRichContent(id: String(richID))
+        line("carol's iPhone reads richId with intValue (\(richID)), richType img: GET /api/notifications/\(richID) → \(content.type), \(content.data.count) bytes")
         let alert = try await dave.sendRich(to: "carol", richID: upload.id, message: "Our new office!", style: .alert, platform: .apns)
         line("the alert variant for an iOS notification service extension (\(alert.notification.state)):")
         line("  \(devices[0].inbox().last?.payload ?? "")")
         print("\nDone. Run `herald serve` to keep a hub running, and `herald device` to simulate devices against it.")
+    }
+
+    /// `[[userInfo objectForKey:key] intValue]` on an APNs payload, as the tutorials' iOS code
+    /// reads an id; 0 when there is none.
+    static func tutorialIntValue(of key: String, in payload: String?) -> Int32 {
+        guard let payload, case .string(let value)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))[key] else {
+            return 0
+        }
+        return NSString(string: value).intValue
     }
 }

@@ -16,6 +16,13 @@ struct IncomingNotificationTests {
             #"{"aps":{"alert":{"body":"New photo"},"mutable-content":1},"richId":"r1","richType":"image/png","richUrl":"https://h/api/rich/r1"}"#,
             .rich(id: "r1", type: "image/png", message: "New photo", url: "https://h/api/rich/r1")
         ),
+        // What Herald sends: the kind the tutorial reads, and the media type
+        (
+            #"{"aps":{"content-available":1},"richContentType":"image/png","richId":"12","richMessage":"hi","richType":"img"}"#,
+            .rich(id: "12", type: "image/png", message: "hi", url: nil)
+        ),
+        // A sender that gives only the kind
+        (#"{"richId":"12","richMessage":"hi","richType":"img"}"#, .rich(id: "12", type: "img", message: "hi", url: nil)),
         (#"{"aps":{"alert":"From bob: hi"}}"#, .plain(title: nil, body: "From bob: hi")),
         (#"{"aps":{"alert":{"title":"T","body":"B"},"badge":1}}"#, .plain(title: "T", body: "B")),
         (#"{"aps":{"content-available":1}}"#, .plain(title: nil, body: nil)),
@@ -89,10 +96,10 @@ struct IncomingNotificationTests {
     func heraldsOwnPayloadsRoundTrip(platform: Platform) throws {
         let secure = try SilentNotification.secure(id: "s1").payload(for: platform)
         #expect(try IncomingNotification(json: secure.body) == .secure(id: "s1"))
-        let rich = try RichNotification(id: "r1", type: "image/png", message: "m").payload(for: platform)
+        let rich = try RichNotification(id: "r1", contentType: "image/png", message: "m").payload(for: platform)
         #expect(try IncomingNotification(json: rich.body) == .rich(id: "r1", type: "image/png", message: "m", url: nil))
         guard platform != .wns else { return }  // a WNS toast is XML: the app gets its launch arguments
-        let alert = try RichNotification(id: "r1", type: "image/png", message: "m", url: "u", style: .alert).payload(for: platform)
+        let alert = try RichNotification(id: "r1", contentType: "image/png", message: "m", url: "u", style: .alert).payload(for: platform)
         #expect(try IncomingNotification(json: alert.body) == .rich(id: "r1", type: "image/png", message: "m", url: "u"))
     }
 }

@@ -72,47 +72,56 @@ struct SilentNotificationTests {
     // MARK: Rich push
 
     @Test func richSilentCarriesIdTypeAndMessageEverywhere() throws {
-        let rich = RichNotification(id: "r1", type: "image/png", message: "New photo", url: "https://h/api/rich/r1")
+        let rich = RichNotification(id: "12", contentType: "image/png", message: "New photo", url: "https://h/api/notifications/12")
         #expect(
             text(try rich.payload(for: .apns))
-                == #"{"aps":{"content-available":1},"richId":"r1","richMessage":"New photo","richType":"image/png"}"#
+                == #"{"aps":{"content-available":1},"richContentType":"image/png","richId":"12","richMessage":"New photo","richType":"img"}"#
         )
         #expect(try rich.payload(for: .apns).headers.contains(.init(name: "apns-push-type", value: "background")))
         #expect(
             text(try rich.payload(for: .fcm))
-                == #"{"android":{"priority":"high"},"data":{"richId":"r1","richMessage":"New photo","richType":"image/png"}}"#
+                == #"{"android":{"priority":"high"},"data":{"richContentType":"image/png","richId":"12","richMessage":"New photo","richType":"img"}}"#
         )
-        #expect(text(try rich.payload(for: .wns)) == #"{"richId":"r1","richMessage":"New photo","richType":"image/png"}"#)
-        #expect(text(try rich.payload(for: .webpush)) == #"{"richId":"r1","richMessage":"New photo","richType":"image/png"}"#)
+        #expect(text(try rich.payload(for: .wns)) == #"{"richContentType":"image/png","richId":"12","richMessage":"New photo","richType":"img"}"#)
+        #expect(text(try rich.payload(for: .webpush)) == #"{"richContentType":"image/png","richId":"12","richMessage":"New photo","richType":"img"}"#)
     }
 
     @Test func richAlertOnAPNsIsMutableContentWithTheURL() throws {
-        let rich = RichNotification(id: "r1", type: "image/png", message: "New photo", url: "https://h/api/rich/r1", style: .alert)
+        let rich = RichNotification(id: "12", contentType: "image/png", message: "New photo", url: "https://h/api/notifications/12", style: .alert)
         let payload = try rich.payload(for: .apns)
         #expect(
             text(payload)
-                == #"{"aps":{"alert":{"body":"New photo"},"mutable-content":1},"richId":"r1","richType":"image/png","richUrl":"https://h/api/rich/r1"}"#
+                == #"{"aps":{"alert":{"body":"New photo"},"mutable-content":1},"richContentType":"image/png","richId":"12","richType":"img","richUrl":"https://h/api/notifications/12"}"#
         )
         #expect(payload.headers == [.init(name: "apns-push-type", value: "alert"), .init(name: "apns-priority", value: "10")])
     }
 
     @Test func richAlertElsewhereIsANormalNotificationWithTheSameDataKeys() throws {
-        let rich = RichNotification(id: "r1", type: "image/png", message: "New photo", url: "https://h/api/rich/r1", style: .alert)
+        let rich = RichNotification(id: "12", contentType: "image/png", message: "New photo", url: "https://h/api/notifications/12", style: .alert)
         #expect(
             text(try rich.payload(for: .fcm))
-                == #"{"data":{"richId":"r1","richType":"image/png","richUrl":"https://h/api/rich/r1"},"notification":{"body":"New photo"}}"#
+                == #"{"data":{"richContentType":"image/png","richId":"12","richType":"img","richUrl":"https://h/api/notifications/12"},"notification":{"body":"New photo"}}"#
         )
         #expect(try rich.payload(for: .wns).headers.contains(.init(name: "X-WNS-Type", value: "wns/toast")))
         #expect(text(try rich.payload(for: .wns)).contains("New photo"))
         #expect(
             text(try rich.payload(for: .webpush))
-                == #"{"body":"New photo","data":{"richId":"r1","richType":"image/png","richUrl":"https://h/api/rich/r1"}}"#
+                == #"{"body":"New photo","data":{"richContentType":"image/png","richId":"12","richType":"img","richUrl":"https://h/api/notifications/12"}}"#
         )
+    }
+
+    @Test(arguments: [
+        ("image/png", "img"), ("image/jpeg", "img"), ("IMAGE/WEBP", "img"), ("audio/mpeg", "audio"), ("video/mp4", "video"),
+        ("text/uri-list", "url"), ("text/plain", "text"), ("application/json", "json"), ("application/pdf", "file"),
+    ])
+    func richTypeIsImgForEveryImage(contentType: String, richType: String) {
+        #expect(RichNotification.richType(forContentType: contentType) == richType)
+        #expect(RichNotification(id: "2", contentType: contentType, message: "m").richType == richType)
     }
 
     @Test func richAlertNeedsAMessage() {
         #expect(throws: HeraldError.self) {
-            try RichNotification(id: "r1", type: "image/png", message: "", style: .alert).payload(for: .apns)
+            try RichNotification(id: "12", contentType: "image/png", message: "", style: .alert).payload(for: .apns)
         }
     }
 

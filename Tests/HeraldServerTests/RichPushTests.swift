@@ -42,7 +42,7 @@ import HeraldSQLite
                 let upload = try await Self.upload(client, alice, type: "Image/PNG; foo=bar")
                 #expect(upload.type == "image/png")
                 #expect(upload.size == Self.image.count)
-                #expect(upload.id.count == 22)
+                #expect(Int32(upload.id).map { (2...Int32.max).contains($0) && $0 % 2 == 0 && String($0) == upload.id } == true)
                 #expect(try await Self.stored(in: herald) == [upload.id])
                 #expect(try await herald.store.richContentBytes(id: upload.id) == Data(Self.image))
                 let row = try #require(try await herald.store.richContent(id: upload.id, now: herald.clock.now))
@@ -127,7 +127,7 @@ import HeraldSQLite
                 let upload = try await Self.upload(client, alice)
 
                 // Before it is sent, bob may not read it.
-                try await client.execute(uri: "/api/rich/\(upload.id)", method: .get, headers: bob) { response in
+                try await client.execute(uri: "/api/notifications/\(upload.id)", method: .get, headers: bob) { response in
                     #expect(response.status == .notFound)
                 }
                 try await client.execute(
@@ -142,12 +142,13 @@ import HeraldSQLite
                 let received = try #require(herald.fcm.notifications(for: bobPhone).first)
                 let message = try JSONDecoder().decode(JSONValue.self, from: Data(received.payload.utf8))
                 #expect(message["data"] == .object([
-                    ("richId", .string(upload.id)), ("richMessage", .string("Look at this")), ("richType", .string("image/png")),
+                    ("richContentType", .string("image/png")), ("richId", .string(upload.id)), ("richMessage", .string("Look at this")),
+                    ("richType", .string("img")),
                 ]))
                 #expect(message["notification"] == nil)
 
                 for reader in [bob, alice] {
-                    try await client.execute(uri: "/api/rich/\(upload.id)", method: .get, headers: reader) { response in
+                    try await client.execute(uri: "/api/notifications/\(upload.id)", method: .get, headers: reader) { response in
                         #expect(response.status == .ok)
                         #expect(response.headers[.contentType] == "image/png")
                         #expect(response.headers[.contentLength] == "\(Self.image.count)")
@@ -157,17 +158,17 @@ import HeraldSQLite
                 }
                 var bodies: Set<String> = []
                 for (headers, id) in [(carol, upload.id), (carol, "AAAAAAAAAAAAAAAAAAAAAA"), (bob, "%2E%2E%2Fherald.sqlite")] {
-                    try await client.execute(uri: "/api/rich/\(id)", method: .get, headers: headers) { response in
+                    try await client.execute(uri: "/api/notifications/\(id)", method: .get, headers: headers) { response in
                         #expect(response.status == .notFound, "\(id)")
                         bodies.insert(response.body.string)
                     }
                 }
                 #expect(bodies.count == 1)
-                try await client.execute(uri: "/api/rich/../herald.sqlite", method: .get, headers: bob) { response in
+                try await client.execute(uri: "/api/notifications/../herald.sqlite", method: .get, headers: bob) { response in
                     #expect(response.status == .notFound)
                     #expect(!response.body.string.contains("SQLite"))
                 }
-                try await client.execute(uri: "/api/rich/\(upload.id)", method: .get) { response in
+                try await client.execute(uri: "/api/notifications/\(upload.id)", method: .get) { response in
                     #expect(response.status == .unauthorized)
                 }
             }
@@ -192,7 +193,7 @@ import HeraldSQLite
                     }
                 }
                 // Mallory did not become a reader, and nothing was sent.
-                try await client.execute(uri: "/api/rich/\(upload.id)", method: .get, headers: mallory) { response in
+                try await client.execute(uri: "/api/notifications/\(upload.id)", method: .get, headers: mallory) { response in
                     #expect(response.status == .notFound)
                 }
                 #expect(herald.apns.notifications(for: token).isEmpty)
@@ -217,14 +218,15 @@ import HeraldSQLite
                 ) { response in
                     #expect(response.status == .ok)
                 }
-                let url = "https://push.example.com/api/rich/\(upload.id)"
+                let url = "https://push.example.com/api/notifications/\(upload.id)"
                 let apns = try #require(herald.apns.notifications(for: iPhone).first)
                 #expect(apns.headers["apns-push-type"] == "alert")
                 let payload = try JSONDecoder().decode(JSONValue.self, from: Data(apns.payload.utf8))
                 #expect(payload["aps"]?["mutable-content"] == .number(1))
                 #expect(payload["aps"]?["alert"]?["body"] == .string("Party tonight"))
                 #expect(payload["richUrl"] == .string(url))
-                #expect(payload["richType"] == .string("text/uri-list"))
+                #expect(payload["richType"] == .string("url"))
+                #expect(payload["richContentType"] == .string("text/uri-list"))
                 #expect(payload["richId"] == .string(upload.id))
 
                 let fcm = try #require(herald.fcm.notifications(for: android).first)
@@ -250,7 +252,7 @@ import HeraldSQLite
                 }
                 let apns = try #require(herald.apns.notifications(for: iPhone).first)
                 let payload = try JSONDecoder().decode(JSONValue.self, from: Data(apns.payload.utf8))
-                #expect(payload["richUrl"] == .string("http://localhost/api/rich/\(upload.id)"))
+                #expect(payload["richUrl"] == .string("http://localhost/api/notifications/\(upload.id)"))
             }
         }
     }
@@ -282,7 +284,7 @@ import HeraldSQLite
                 herald.clock.advance(by: .seconds(3600))
                 let fresh = try await Self.upload(client, alice)
                 herald.clock.advance(by: herald.server.richRetention - .seconds(1800))
-                try await client.execute(uri: "/api/rich/\(old.id)", method: .get, headers: alice) { response in
+                try await client.execute(uri: "/api/notifications/\(old.id)", method: .get, headers: alice) { response in
                     #expect(response.status == .notFound)
                 }
                 try await client.execute(
@@ -294,7 +296,7 @@ import HeraldSQLite
                 let sweeper = ContentSweeper(store: herald.store, configuration: herald.server, logger: Logger(label: "test"))
                 #expect(try await sweeper.sweep().richContent == 1)
                 #expect(try await Self.stored(in: herald) == [fresh.id])
-                try await client.execute(uri: "/api/rich/\(fresh.id)", method: .get, headers: alice) { response in
+                try await client.execute(uri: "/api/notifications/\(fresh.id)", method: .get, headers: alice) { response in
                     #expect(response.status == .ok)
                 }
             }
@@ -310,7 +312,7 @@ import HeraldSQLite
                     #expect(response.status == .serviceUnavailable)
                     #expect(response.body.string.contains("rich push is not enabled"))
                 }
-                try await client.execute(uri: "/api/rich/AAAAAAAAAAAAAAAAAAAAAA", method: .get, headers: alice) { response in
+                try await client.execute(uri: "/api/notifications/2", method: .get, headers: alice) { response in
                     #expect(response.status == .serviceUnavailable)
                 }
             }

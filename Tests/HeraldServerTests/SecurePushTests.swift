@@ -49,7 +49,7 @@ import HeraldSQLite
 
                 let answer = try await Self.sendSecure(client, from: bob, to: "alice")
                 let id = try Self.secureID(answer)
-                #expect(id.count == 22)
+                #expect(Int32(id).map { (1...Int32.max).contains($0) && String($0) == id } == true, "\(id)")
                 #expect(answer["state"] == .string("Completed"))
                 #expect(answer["success"] == .number(2))
 
@@ -97,7 +97,7 @@ import HeraldSQLite
                 var bodies: Set<String> = []
                 let attempts: [(HTTPFields, String)] = [
                     (mallory, id), (bob, id), (mallory, "AAAAAAAAAAAAAAAAAAAAAA"), (alice, "AAAAAAAAAAAAAAAAAAAAAA"),
-                    (alice, "not-an-id"), (alice, id + "x"), (alice, id.lowercased() == id ? id.uppercased() : id.lowercased()),
+                    (alice, "not-an-id"), (alice, id + "x"), (alice, "0" + id), (alice, " " + id), (alice, String(Int32(id)! &+ 2)),
                 ]
                 for (headers, target) in attempts {
                     try await client.execute(uri: "/api/notifications/\(target)", method: .get, headers: headers) { response in

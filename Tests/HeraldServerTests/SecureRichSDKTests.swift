@@ -65,7 +65,7 @@ import FoundationNetworking
                     return
                 }
                 #expect(richID == upload.id && type == "image/jpeg" && text == "Our new kitchen")
-                #expect(url == base.absoluteString + "/api/rich/\(upload.id)")
+                #expect(url == base.absoluteString + "/api/notifications/\(upload.id)")
                 let content = try await bob.fetchRichContent(id: richID)
                 #expect(content.data == picture)
                 #expect(content.type == "image/jpeg")
