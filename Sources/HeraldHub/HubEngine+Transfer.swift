@@ -35,7 +35,8 @@ extension HubEngine {
     public static func importLines(_ data: Data) -> [Substring] {
         var text = String(decoding: data, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // "\r\n" is one Character: split at it as at a lone line feed.
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         if lines.last?.isEmpty == true { lines.removeLast() }
         return lines.map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
     }

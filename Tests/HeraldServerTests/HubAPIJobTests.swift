@@ -43,11 +43,20 @@ import Testing
         throw TestFailure("job \(id) never finished")
     }
 
+    /// `OutputProperties` as the JavaScript SDK reads them: `d3p1:KeyValueOfstringstring`
+    /// pairs of `d3p1:Key` and `d3p1:Value`.
+    static func outputProperties(_ job: WireXML) -> [String: String] {
+        var properties: [String: String] = [:]
+        for pair in job.child("OutputProperties")?.children("d3p1:KeyValueOfstringstring") ?? [] {
+            if let key = pair.value("d3p1:Key") { properties[key] = pair.value("d3p1:Value") ?? "" }
+        }
+        return properties
+    }
+
     /// A job's file, `Output.txt` or `Failed.txt`, through the URL its entry names.
     static func file(_ server: HubTestServer, of job: WireXML, _ property: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         let container = try #require(job.value("OutputContainerUri"), sourceLocation: sourceLocation)
-        let pairs = job.child("OutputProperties")?.children ?? []
-        let path = try #require(pairs.first { $0.value("Key") == property }?.value("Value"), "no \(property)", sourceLocation: sourceLocation)
+        let path = try #require(Self.outputProperties(job)[property], "no \(property)", sourceLocation: sourceLocation)
         let response = try await server.wire(.GET, "\(container)/\(path)")
         try #require(response.status == 200, "GET \(path): \(response.status) \(response.text)", sourceLocation: sourceLocation)
         return response.text
@@ -113,7 +122,7 @@ import Testing
             let job = try await Self.runJob(server, "ImportCreateRegistrations", importFile: location)
             #expect(job.value("Status") == "Completed")
             #expect(job.value("ImportFileUri") == location)
-            let properties = Dictionary(uniqueKeysWithValues: (job.child("OutputProperties")?.children ?? []).map { ($0.value("Key") ?? "", $0.value("Value") ?? "") })
+            let properties = Self.outputProperties(job)
             #expect(properties["Succeeded"] == "2" && properties["Failed"] == "2", "\(properties)")
             let failures = try await Self.file(server, of: job, "FailedFilePath").split(separator: "\n")
             #expect(failures.count == 2)

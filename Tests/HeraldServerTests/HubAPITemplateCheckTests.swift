@@ -52,7 +52,7 @@ import Testing
             for (template, path) in [
                 (#"{"body":"{\"aps\":{\"alert\":\"$(a\"}}"}"#, #"templates["t"].body: "#),
                 (#"{"body":"{\"aps\":{}}","headers":{"apns-collapse-id":"$(id"}}"#, #"templates["t"].headers.apns-collapse-id: "#),
-                (#"{"body":"{\"aps\":{}}","expiry":"#(when"}"#, #"templates["t"].expiry: "#),
+                (##"{"body":"{\"aps\":{}}","expiry":"#(when"}"##, #"templates["t"].expiry: "#),
             ] {
                 let detail = expectHubError(try await put(template), 400)
                 #expect(detail.contains(path), "\(detail)")
