@@ -30,8 +30,9 @@ extension Installation {
     /// other than letters, digits and `- _ @ # . : =` or more than ``maxUserIDLength``; a tag
     /// breaks ``Tag``'s rules or is a system tag (`$…`, which the hub adds itself); a
     /// push variable's name is not 1–120 letters, digits or `_`; a template's name is empty,
-    /// longer than ``maxTemplateNameLength`` or `$body`, its body is empty or a header is
-    /// malformed; or one of the registrations the installation expands into
+    /// longer than ``maxTemplateNameLength`` or `$body`, its body is empty or does not parse
+    /// (``NotificationTemplate``), a header is malformed, or an expression in a header value or
+    /// the expiry does not parse; or one of the registrations the installation expands into
     /// (``registrations()``) would carry more than ``Tag/maxPerRegistration`` tags, counting the
     /// implicit `$InstallationId` and `$UserId` tags.
     public func validated() throws(HeraldError) -> Installation {
@@ -148,6 +149,19 @@ extension Installation {
             }
             guard !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) else {
                 throw .badRequest("\(path).headers.\(header): a header value must not contain line breaks")
+            }
+            // A value with an expression that cannot render is refused now, not at send time.
+            do {
+                try NotificationTemplate.validateText(value)
+            } catch {
+                throw .badRequest("\(path).headers.\(header): \(error.message)")
+            }
+        }
+        if let expiry = template.expiry {
+            do {
+                try NotificationTemplate.validateText(expiry)
+            } catch {
+                throw .badRequest("\(path).expiry: \(error.message)")
             }
         }
         var result = template

@@ -128,7 +128,51 @@ extension NotificationTemplate {
     }
 
     /// `text`, cut to 60 characters for a message.
-    private static func shortened(_ text: String) -> String {
+    fileprivate static func shortened(_ text: String) -> String {
         text.count > 60 ? text.prefix(60) + "…" : text
+    }
+}
+
+extension NotificationTemplate {
+    /// Checks that a header value or an APNs expiry renders: that every expression in it
+    /// parses, as ``renderText(_:properties:)`` will need at send time.
+    ///
+    /// - Throws: `badRequest` naming the expression and what is wrong with it.
+    public static func validateText(_ text: String) throws(HeraldError) {
+        do {
+            _ = try parseValue(text)
+        } catch {
+            throw HeraldError.badRequest(error.message("at character \(error.characterOffset + 1) of \"\(shortened(text))\""))
+        }
+    }
+}
+
+extension RegistrationTemplate {
+    /// Checks that the template renders, so that a template that cannot is refused when it is
+    /// registered rather than failing every send: the body is a JSON or XML document whose
+    /// expressions parse, and so are those of the header values and the expiry.
+    ///
+    /// - Throws: `badRequest` whose message starts with the part at fault, in the hub API's
+    ///   names (`BodyTemplate: …`, `ApnsHeaders/apns-collapse-id: …`, `Expiry: …`).
+    public func validate() throws(HeraldError) {
+        do {
+            _ = try NotificationTemplate(body: body)
+        } catch {
+            throw .badRequest("BodyTemplate: \(error.message)")
+        }
+        for header in headers {
+            do {
+                try NotificationTemplate.validateText(header.value)
+            } catch {
+                throw .badRequest("the header \(header.name): \(error.message)")
+            }
+        }
+        if let expiry {
+            do {
+                try NotificationTemplate.validateText(expiry)
+            } catch {
+                throw .badRequest("Expiry: \(error.message)")
+            }
+        }
     }
 }

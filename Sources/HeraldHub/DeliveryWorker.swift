@@ -3,7 +3,7 @@ public import ServiceLifecycle
 import Logging
 
 /// Delivers accepted notifications: claims them from the store one at a time per lane and
-/// hands them to the ``HubEngine``. Several nodes sharing one store each run a worker; the store's
+/// hands them to the ``HubEngine``; one more lane runs the hub's export and import jobs. Several nodes sharing one store each run a worker; the store's
 /// leases make sure each notification has one owner at a time.
 ///
 /// An idle lane waits until a notification is enqueued on this node or announced by the
@@ -39,13 +39,35 @@ public struct DeliveryWorker: Service {
                     for _ in 0..<self.lanes {
                         lanes.addTask { await lane() }
                     }
+                    lanes.addTask { await jobLane() }
                 }
                 group.cancelAll()
             }
         } onGracefulShutdown: {
             hub.interruptDelivery()
+            hub.wakeJobWorker()
         }
     }
+
+    /// Runs the hub's export and import jobs one at a time: those submitted on this node at
+    /// once, those submitted elsewhere (or left by a worker that died) within
+    /// ``jobPollInterval``.
+    private func jobLane() async {
+        while !Task.isCancelled, !hub.isStopped, !hub.isInterrupted {
+            do {
+                if try await hub.runNextJob() { continue }
+            } catch is CancellationError {
+                return
+            } catch {
+                hub.logger.error("A job failed to run; it will be resumed", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+            await hub.waitForJobs(timeout: Self.jobPollInterval)
+        }
+    }
+
+    /// How often an idle job lane looks for jobs submitted on other nodes.
+    static let jobPollInterval: Duration = .seconds(2)
 
     private func lane() async {
         while !Task.isCancelled, !hub.isStopped, !hub.isInterrupted {

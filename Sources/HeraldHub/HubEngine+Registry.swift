@@ -20,7 +20,11 @@ extension HubEngine {
     }
 
     /// Creates a registration under a new id (the registration's own id is ignored).
+    ///
+    /// - Throws: `badRequest` for a template that cannot render (``RegistrationTemplate/validate()``),
+    ///   and then nothing is written.
     public func createRegistration(_ registration: Registration) async throws -> Registration {
+        try registration.template?.validate()
         var registration = registration
         registration.id = RegistrationID.make()
         return try await store.upsertRegistration(registration, when: .none)
@@ -32,8 +36,11 @@ extension HubEngine {
     /// - Parameters:
     ///   - ifVersion: the version the stored registration must have (`412` otherwise).
     ///   - mustExist: an update only (`404` for a registration that does not exist).
+    /// - Throws: `badRequest` for a template that cannot render (``RegistrationTemplate/validate()``),
+    ///   and then nothing is written.
     public func saveRegistration(_ registration: Registration, ifVersion: Int? = nil, mustExist: Bool = false) async throws -> Registration {
-        try await store.upsertRegistration(
+        try registration.template?.validate()
+        return try await store.upsertRegistration(
             registration,
             when: RegistrationCondition(ifVersion: ifVersion, mustExist: mustExist, mustBeIssued: true)
         )
@@ -63,8 +70,10 @@ extension HubEngine {
     // MARK: Installations
 
     /// Creates or replaces an installation and the registrations it expands into.
+    /// The installation is checked as a PUT checks it (``Installation/validated()``: its
+    /// templates must render), and nothing is written when it is not.
     public func saveInstallation(_ installation: Installation) async throws -> Installation {
-        try await store.upsertInstallation(installation, ifVersion: nil)
+        try await store.upsertInstallation(try installation.validated(), ifVersion: nil)
     }
 
     public func installation(id: String) async throws -> Installation? {

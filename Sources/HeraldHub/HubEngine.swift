@@ -122,6 +122,7 @@ public final class HubEngine: Sendable {
     public func stop() {
         stopped.store(true, ordering: .relaxed)
         signal.ring(Self.workerKey, remember: true)
+        signal.ring(Self.jobKey, remember: true)
     }
 
     /// Wakes idle delivery workers: work was announced by another node.

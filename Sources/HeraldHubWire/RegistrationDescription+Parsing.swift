@@ -145,12 +145,6 @@ extension RegistrationDescription {
         else {
             throw .badRequest("\(typeName) needs a BodyTemplate element with the template's body")
         }
-        // A body that cannot be rendered is refused now, not at send time.
-        do {
-            _ = try NotificationTemplate(body: bodyElement.trimmedText)
-        } catch {
-            throw .badRequest("BodyTemplate: \(error.message)")
-        }
         let name = description.nonEmptyValue("TemplateName")
         if let name, name.count > maxTemplateNameLength {
             throw .badRequest(
@@ -163,13 +157,17 @@ extension RegistrationDescription {
         case .windows: headers = try self.headers(in: description, list: "WnsHeaders", item: "WnsHeader")
         case .fcmV1, .gcm, .fcm, .browser: headers = []
         }
-        return RegistrationTemplate(
+        let template = RegistrationTemplate(
             name: name,
             body: bodyElement.trimmedText,
             headers: headers,
             expiry: kind == .apple ? description.nonEmptyValue("Expiry") : nil,
             priority: kind == .apple ? description.nonEmptyValue("Priority") : nil
         )
+        // A template that cannot be rendered (its body, or an expression in a header value or
+        // the expiry) is refused now, not at send time.
+        try template.validate()
+        return template
     }
 
     /// `<WnsHeaders><WnsHeader><Header>X-WNS-Type</Header><Value>wns/toast</Value></WnsHeader></WnsHeaders>`.

@@ -39,7 +39,7 @@ extension RegistrationDescription {
     /// A response (`response: true`) always carries `ETag`, `ExpirationTime` and
     /// `RegistrationId`, and an APNs template its `Expiry` (`i:nil` when unset) and
     /// `ApnsHeaders`, as the service does; a request carries only what is set.
-    static func writeDescription(_ r: Registration, response: Bool, into xml: inout WireXMLWriter) {
+    static func writeDescription(_ r: Registration, response: Bool, into xml: inout WireXMLWriter, bodyAsText: Bool = false) {
         let kind = Kind(r)
         xml.start(elementName(r), attributes: HubWireNamespace.descriptionAttributes)
         if response {
@@ -63,7 +63,7 @@ extension RegistrationDescription {
         case .fcmV1, .gcm, .fcm, .windows:
             xml.element(kind.handleElement, r.handle)
         }
-        if let template = r.template { writeTemplate(template, kind: kind, response: response, into: &xml) }
+        if let template = r.template { writeTemplate(template, kind: kind, response: response, bodyAsText: bodyAsText, into: &xml) }
         xml.end()
     }
 
@@ -74,9 +74,14 @@ extension RegistrationDescription {
         _ template: RegistrationTemplate,
         kind: Kind,
         response: Bool,
+        bodyAsText: Bool = false,
         into xml: inout WireXMLWriter
     ) {
-        xml.cdataElement("BodyTemplate", template.body)
+        if bodyAsText {
+            xml.element("BodyTemplate", template.body)
+        } else {
+            xml.cdataElement("BodyTemplate", template.body)
+        }
         switch kind {
         case .apple:
             if let expiry = template.expiry {

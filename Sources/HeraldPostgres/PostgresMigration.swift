@@ -314,6 +314,47 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 7,
+            name: "export and import jobs",
+            statements: [
+                // A job and its two files (its output and the lines it could not apply), which
+                // grow page by page as it runs; the lease is held as a notification's is.
+                """
+                CREATE TABLE herald.jobs (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    kind text NOT NULL,
+                    state text NOT NULL,
+                    processed bigint NOT NULL DEFAULT 0,
+                    total bigint,
+                    succeeded bigint NOT NULL DEFAULT 0,
+                    failed bigint NOT NULL DEFAULT 0,
+                    cursor text COLLATE "C",
+                    input_file text COLLATE "C",
+                    failure text,
+                    created_at bigint NOT NULL,
+                    updated_at bigint NOT NULL,
+                    lease_owner text,
+                    lease_until bigint,
+                    output text NOT NULL DEFAULT '',
+                    failures text NOT NULL DEFAULT '',
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                "CREATE INDEX jobs_state ON herald.jobs (hub, state, created_at)",
+                // Files uploaded for jobs: the inputs of imports.
+                """
+                CREATE TABLE herald.job_files (
+                    hub text COLLATE "C" NOT NULL,
+                    name text COLLATE "C" NOT NULL,
+                    bytes bytea NOT NULL,
+                    created_at bigint NOT NULL,
+                    PRIMARY KEY (hub, name)
+                )
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

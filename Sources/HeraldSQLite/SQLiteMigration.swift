@@ -262,6 +262,43 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 7,
+            name: "export and import jobs",
+            statements: [
+                // A job and its two files (its output and the lines it could not apply), which
+                // grow page by page as it runs; the lease is held as a notification's is.
+                """
+                CREATE TABLE jobs (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    processed INTEGER NOT NULL DEFAULT 0,
+                    total INTEGER,
+                    succeeded INTEGER NOT NULL DEFAULT 0,
+                    failed INTEGER NOT NULL DEFAULT 0,
+                    cursor TEXT,
+                    input_file TEXT,
+                    failure TEXT,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    lease_owner TEXT,
+                    lease_until INTEGER,
+                    output TEXT NOT NULL DEFAULT '',
+                    failures TEXT NOT NULL DEFAULT ''
+                )
+                """,
+                "CREATE INDEX jobs_state ON jobs (state, created_at)",
+                // Files uploaded for jobs: the inputs of imports.
+                """
+                CREATE TABLE job_files (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    bytes BLOB NOT NULL,
+                    created_at INTEGER NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -1,14 +1,14 @@
 public import Foundation
 public import HeraldCore
 
-/// Where Herald keeps its state: registrations, accounts, sessions, notifications, and the
-/// secure and rich content devices fetch.
+/// Where Herald keeps its state: registrations, accounts, sessions, notifications, the
+/// secure and rich content devices fetch, and export and import jobs.
 ///
 /// The contract every store implementation meets, and that the conformance suite
 /// (HeraldStoreConformance) checks: `SQLiteStore` (HeraldSQLite, the embedded default, one
 /// file per hub in the data directory) passes it. Every method is a single transaction;
 /// nothing is cached in memory that a restart would lose.
-public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore, NotificationStore, ContentStore {
+public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore, NotificationStore, ContentStore, JobStore {
     /// Returns once the store answers a read (for readiness checks); throws if it cannot.
     func ping() async throws
 

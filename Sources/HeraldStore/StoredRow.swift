@@ -169,3 +169,34 @@ extension SecureMessage {
         )
     }
 }
+
+extension HubJob {
+    /// A job from the columns of the `jobs` table (its files aside).
+    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+        guard let kind = HubJob.Kind(rawValue: try row.string("kind")) else {
+            throw row.corrupt("a stored job has an unknown kind")
+        }
+        guard let state = HubJob.State(rawValue: try row.string("state")) else {
+            throw row.corrupt("a stored job has an unknown state")
+        }
+        self.init(
+            id: try row.string("id"),
+            kind: kind,
+            state: state,
+            processed: try row.int("processed"),
+            total: try row.optionalInt("total"),
+            succeeded: try row.int("succeeded"),
+            failed: try row.int("failed"),
+            cursor: try row.optionalString("cursor"),
+            inputFile: try row.optionalString("input_file"),
+            failure: try row.optionalString("failure"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+    }
+
+    /// The columns ``init(stored:)`` reads, in the order stores list them.
+    package static let storedColumns = """
+        id, kind, state, processed, total, succeeded, failed, cursor, input_file, failure, created_at, updated_at
+        """
+}

@@ -10,7 +10,7 @@ import HeraldPostgres
 struct HubCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
-        abstract: "Create, list and delete hubs; show and rotate their keys; set their push credentials.",
+        abstract: "Create, list and delete hubs; show and rotate their keys; set their push credentials; export and import registrations.",
         discussion: """
             A data directory holds any number of hubs, each in <data-dir>/hubs/<name>/ with its own keys, push credentials and store; with --database-url (HERALD_DATABASE_URL) the hubs are kept in that PostgreSQL database instead, shared by every node on it. Clients of the cloud hub's SDKs reach a hub with one of its connection strings (`herald hub keys NAME`). Changes take effect at once in every running `herald serve` on the same data directory or database.
 
@@ -18,7 +18,7 @@ struct HubCommand: ParsableCommand {
             """,
         subcommands: [
             Create.self, List.self, Delete.self, Keys.self, Rotate.self,
-            SetCredentials.self, Credentials.self, AddRule.self, RemoveRule.self, ReserveTags.self,
+            SetCredentials.self, Credentials.self, AddRule.self, RemoveRule.self, ReserveTags.self, Export.self, Import.self,
         ]
     )
 }

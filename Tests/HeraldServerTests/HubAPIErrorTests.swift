@@ -63,11 +63,11 @@ import Testing
         try oneOfFour.admit("other", nodes: 4)
     }
 
-    /// Feedback containers and import/export jobs are not offered: a clear 404 in the hub's
-    /// format, after the same authorization as any Manage operation.
+    /// Feedback containers are not offered: a clear 404 in the hub's format, after the same
+    /// authorization as any Manage operation.
     @Test func whatIsNotOfferedSaysSo() async throws {
         try await HubTestServer.withServer { server in
-            for (method, path) in [(WireMethod.GET, "feedbackcontainer"), (.POST, "jobs"), (.GET, "jobs"), (.GET, "jobs/1")] {
+            for (method, path) in [(WireMethod.GET, "feedbackcontainer")] {
                 let detail = expectHubError(try await server.wire(method, "/\(Self.hub)/\(path)?\(Self.version)"), 404)
                 #expect(detail.contains("GET /{hub}/messages/{id}"))
                 expectHubError(try await server.wire(method, "/\(Self.hub)/\(path)?\(Self.version)", auth: .listen), 403)

@@ -20,5 +20,6 @@ public enum StoreConformance {
         + NotificationQueueChecks.all
         + AccountChecks.all
         + ContentChecks.all
+        + JobChecks.all
         + StoreLifecycleChecks.all
 }

@@ -13,6 +13,7 @@ extension HubAPIController {
     @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .send)
         let format = try HubFormat(parsing: request.header("ServiceBusNotification-Format"))
+        try Self.checkContentType(request.headers[.contentType], format: format, wnsType: request.header("X-WNS-Type"))
         let body = try await request.bodyData(limit: Self.maxBodyBytes)
         let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
 
@@ -87,6 +88,7 @@ extension HubAPIController {
             )
         }
         let format = try HubFormat(parsing: request.header("ServiceBusNotification-Format"))
+        try Self.checkContentType(request.headers[.contentType], format: format, wnsType: request.header("X-WNS-Type"))
         guard let timeText = request.header("ServiceBusNotification-ScheduleTime") else {
             throw HeraldError.badRequest("ServiceBusNotification-ScheduleTime is required (UTC, yyyy-MM-ddTHH:mm:ss)")
         }
@@ -275,6 +277,33 @@ extension HubAPIController {
                 return try directTarget(platform: platform, handle: endpoint, auth: keys["auth"] as? String, p256dh: keys["p256dh"] as? String)
             }
             throw HeraldError.badRequest("each device of a batch is a handle string (or a browser subscription object)")
+        }
+    }
+
+    /// Refuses (400) a body whose declared type the format does not take: JSON formats
+    /// (`apple`, `fcmv1`, `gcm`, `browser`, `template`) take `application/json` (or `text/json`,
+    /// `application/*+json`, `text/plain`); `windows` toast, tile and badge take XML
+    /// (`application/xml`, `text/xml`, `application/*+xml`); WNS raw (`X-WNS-Type: wns/raw`) takes
+    /// any bytes, `application/octet-stream` as the SDKs send it. A request without a
+    /// `Content-Type` is read as the format says.
+    static func checkContentType(_ contentType: String?, format: HubFormat, wnsType: String?) throws {
+        guard let contentType, let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+            !mediaType.isEmpty
+        else { return }
+        switch format {
+        case .native(.wns, _):
+            if wnsType?.trimmingCharacters(in: .whitespaces).lowercased() == "wns/raw" { return }
+            guard mediaType == "application/xml" || mediaType == "text/xml" || mediaType.hasSuffix("+xml") else {
+                throw HeraldError.badRequest(
+                    "ServiceBusNotification-Format windows (X-WNS-Type \(wnsType ?? "wns/toast")) takes an XML body with Content-Type application/xml; this request's Content-Type is \(mediaType) (a raw notification says X-WNS-Type: wns/raw and application/octet-stream)"
+                )
+            }
+        default:
+            guard mediaType == "application/json" || mediaType == "text/json" || mediaType.hasSuffix("+json") || mediaType == "text/plain" else {
+                throw HeraldError.badRequest(
+                    "ServiceBusNotification-Format \(format.name) takes a JSON body with Content-Type application/json; this request's Content-Type is \(mediaType)"
+                )
+            }
         }
     }
 

@@ -13,7 +13,7 @@ import Logging
 /// Every route authorizes a shared access signature (`Authorization: SharedAccessSignature
 /// sr=…&sig=…&se=…&skn=…`) against the hub's rules, with the right the operation needs:
 /// Listen for one device's registrations and installations, Send for notifications, Manage
-/// for listings. Errors come back as the hub's XML error document.
+/// for listings and export and import jobs. Errors come back as the hub's XML error document.
 public struct HubAPIController: Sendable {
     let registry: HubRegistry
     /// `https` on the TLS listener, `http` on the plain one: the scheme of the URLs this
@@ -59,18 +59,22 @@ public struct HubAPIController: Sendable {
         hub.post("schedulednotifications", use: schedule)
         hub.delete("schedulednotifications/{id}", use: cancelScheduled)
 
+        hub.post("jobs", use: submitJob)
+        hub.get("jobs", use: listJobs)
+        hub.get("jobs/{id}", use: getJob)
+        hub.put("jobs/files/{name}", use: uploadJobFile)
+        hub.get("jobs/files/{name}", use: downloadJobFile)
+        hub.get("jobs/{id}/{file}", use: downloadJobOutput)
+
         // What the cloud hub offers on its higher tiers and Herald answers otherwise.
         hub.get("feedbackcontainer", use: notOffered)
-        hub.get("jobs", use: notOffered)
-        hub.post("jobs", use: notOffered)
-        hub.get("jobs/{id}", use: notOffered)
     }
 
-    /// PNS feedback containers and import/export jobs: a clear 404 saying what to use instead.
+    /// PNS feedback containers: a clear 404 saying what to use instead.
     @Sendable func notOffered(request: Request, context: AppRequestContext) async throws -> Response {
         _ = try await authorize(request, context: context, right: .manage)
         throw HeraldError.notFound(
-            "Herald offers no feedback containers or import/export jobs: each notification's outcome is at GET /{hub}/messages/{id}, dead channels are removed as the push service reports them, and registrations and installations can be listed page by page"
+            "Herald offers no feedback containers: each notification's outcome is at GET /{hub}/messages/{id}, and dead channels are removed as the push service reports them"
         )
     }
 
