@@ -53,15 +53,7 @@ public struct DeliveryWorker: Service {
     /// once, those submitted elsewhere (or left by a worker that died) within
     /// ``jobPollInterval``.
     private func jobLane() async {
-        while !Task.isCancelled, !hub.isStopped, !hub.isInterrupted {
-            do {
-                if try await hub.runNextJob() { continue }
-            } catch is CancellationError {
-                return
-            } catch {
-                hub.logger.error("A job failed to run; it will be resumed", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-            }
+        await loop(failure: "A job failed to run; it will be resumed", next: { try await hub.runNextJob() }) {
             await hub.waitForJobs(timeout: Self.jobPollInterval)
         }
     }
@@ -70,16 +62,24 @@ public struct DeliveryWorker: Service {
     static let jobPollInterval: Duration = .seconds(2)
 
     private func lane() async {
+        await loop(failure: "Delivery failed; the notification will be retried", next: { try await hub.deliverNext() }) {
+            await hub.waitForWork()
+        }
+    }
+
+    /// Does `next` until it finds nothing to do, then waits with `idle`, until shutdown; a
+    /// failure is logged and tried again a second later.
+    private func loop(failure: Logger.Message, next: () async throws -> Bool, idle: () async -> Void) async {
         while !Task.isCancelled, !hub.isStopped, !hub.isInterrupted {
             do {
-                if try await hub.deliverNext() { continue }
+                if try await next() { continue }
             } catch is CancellationError {
                 return
             } catch {
-                hub.logger.error("Delivery failed; the notification will be retried", metadata: ["error": "\(error)"])
+                hub.logger.error(failure, metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
             }
-            await hub.waitForWork()
+            await idle()
         }
     }
 }

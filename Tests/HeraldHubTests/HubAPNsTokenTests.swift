@@ -57,6 +57,15 @@ struct HubAPNsTokenTests {
             return try APNsProvider(configuration: client, logger: hubTestLogger, tokenCache: cache)
         }
 
+        /// Another process with the same key, and no shared storage, has APNs accept a token of
+        /// its own (a send to `handle`): the next new token is refused as an update too soon.
+        func acceptTokenElsewhere(sendingTo handle: String) async throws {
+            let elsewhere = try provider(keepsTokens: false)
+            let result = await elsewhere.send(PushNotification(body: .bytes(.init(string: #"{"aps":{}}"#))), to: PushTarget(handle: handle))
+            try await elsewhere.shutdown()
+            #expect(result == .delivered)
+        }
+
         func register(_ count: Int, tag: String) async throws -> [String] {
             let handles = (0..<count).map { _ in emulator.registerDevice(topic: HubAPNsTokenTests.topic) }
             try await store.insertRegistrations(
@@ -116,9 +125,7 @@ struct HubAPNsTokenTests {
         let harness = try await Harness(minimumTokenInterval: 2)
         defer { Task { await harness.close() } }
         let handles = try await harness.register(300, tag: "all")
-        let elsewhere = try harness.provider(keepsTokens: false)
-        #expect(await elsewhere.send(PushNotification(body: .bytes(.init(string: #"{"aps":{}}"#))), to: PushTarget(handle: handles[0])) == .delivered)
-        try await elsewhere.shutdown()
+        try await harness.acceptTokenElsewhere(sendingTo: handles[0])
 
         let provider = try harness.provider(keepsTokens: false, pause: .milliseconds(300))
         let record = try await harness.broadcast("all", via: provider)
@@ -133,9 +140,7 @@ struct HubAPNsTokenTests {
         let harness = try await Harness(minimumTokenInterval: 20 * 60)
         defer { Task { await harness.close() } }
         let handles = try await harness.register(10, tag: "all")
-        let elsewhere = try harness.provider(keepsTokens: false)
-        #expect(await elsewhere.send(PushNotification(body: .bytes(.init(string: #"{"aps":{}}"#))), to: PushTarget(handle: handles[0])) == .delivered)
-        try await elsewhere.shutdown()
+        try await harness.acceptTokenElsewhere(sendingTo: handles[0])
 
         let provider = try harness.provider(keepsTokens: false, pause: .milliseconds(200))
         let record = try await harness.broadcast("all", via: provider) { $0.abandonAfter = .seconds(1) }
@@ -149,9 +154,7 @@ struct HubAPNsTokenTests {
         let harness = try await Harness(minimumTokenInterval: 20 * 60)
         defer { Task { await harness.close() } }
         let handles = try await harness.register(10, tag: "all")
-        let elsewhere = try harness.provider(keepsTokens: false)
-        #expect(await elsewhere.send(PushNotification(body: .bytes(.init(string: #"{"aps":{}}"#))), to: PushTarget(handle: handles[0])) == .delivered)
-        try await elsewhere.shutdown()
+        try await harness.acceptTokenElsewhere(sendingTo: handles[0])
 
         let provider = try harness.provider(keepsTokens: false, pause: .seconds(60))
         let hub = HubEngine(store: harness.store, providers: [provider], logger: hubTestLogger)
