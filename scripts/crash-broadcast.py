@@ -72,6 +72,7 @@ def run(arguments, database_url):
 
         restarted = time.monotonic()
         node.start()
+        up = time.monotonic() - restarted
         resumed = wait_for("delivery to resume", lambda: emulator.stats()["accepted"] > at_stop["accepted"] and time.monotonic(),
                            timeout=300, interval=0.05) - restarted
 
@@ -87,6 +88,7 @@ def run(arguments, database_url):
         print(f"  devices lost:                  {lost}")
         print(f"  devices reached twice or more: {duplicated} ({stats['accepted'] - stats['devices']} extra sends)")
         print(f"  node stopped in:               {stopped_in:.2f} s")
+        print(f"  restarted node answered after: {up:.1f} s")
         print(f"  delivery resumed after:        {resumed:.1f} s from the restart")
         print(f"  broadcast finished after:      {done:.1f} s from the restart")
         node.stop("term")
