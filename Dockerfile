@@ -18,15 +18,18 @@ COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
-# The Swift runtime and Foundation linked in: the image below needs no Swift.
+# The Swift runtime and Foundation linked in: the image below needs no Swift. Foundation's
+# networking and XML link libcurl and libxml2 (the Swift image has their -dev packages).
+# Stripped: 99 MB instead of 207.
 RUN swift build -c release --static-swift-stdlib --product herald \
- && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/herald" /out/herald
+ && install -D -s -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/herald" /out/herald
 
 FROM ${RUNTIME_IMAGE}
+# libcurl4, libxml2: what the binary links beyond glibc and libstdc++ (`ldd`);
 # ca-certificates: the push services' roots; tzdata: time zones; curl: the health check.
 # hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates tzdata curl \
+ && apt-get install -y --no-install-recommends libcurl4 libxml2 ca-certificates tzdata curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /var/lib/herald --shell /usr/sbin/nologin herald \
  && install -d -o herald -g herald -m 0700 /var/lib/herald
