@@ -300,7 +300,8 @@ let package = Package(
             name: "HeraldCommandTests",
             dependencies: [
                 "HeraldTestSupport",
-                // Not imported: the tests run the `herald` binary, which this makes sure is built.
+                // The tests run the `herald` binary, which this makes sure is built; the
+                // progress reporter's tests import it (`@testable`).
                 "herald",
             ],
             swiftSettings: swiftSettings

@@ -84,20 +84,23 @@ extension Bench {
                 let id = try await sendBroadcast(http, base: base, signature: signature)
                 let peaks = PeakSampler(pids: nodes.map(\.pid))
                 var state = "Enqueued"
-                var lastReport = ContinuousClock.now
+                // The devices reached, from the emulator's count, once a second.
+                let progress = ProgressReporter(title: "  reached", total: devices)
+                defer { progress.finish() }
+                var polls = 0
                 while ["Enqueued", "Processing"].contains(state) {
                     try await Task.sleep(for: .milliseconds(200))
                     peaks.sample()
                     state = try await notificationState(http, base: base, id: id, signature: signature)
-                    if ContinuousClock.now - lastReport > .seconds(10) {
-                        lastReport = ContinuousClock.now
-                        say(String(format: "  %.0f s: %@", (ContinuousClock.now - started).seconds, state))
-                    }
+                    polls += 1
+                    if polls % 5 == 0 { progress.update(done: try await reachedDevices(http, settings: settings)) }
                     if ContinuousClock.now - started > .seconds(3600) { throw ValidationError("the broadcast did not finish within an hour") }
                 }
                 let seconds = (ContinuousClock.now - started).seconds
                 peaks.sample()
                 let reached = try await reachedDevices(http, settings: settings)
+                progress.update(done: reached)
+                progress.finish()
                 try await http.shutdown()
                 say(String(format: "  %@ in %.1f s, %@ devices reached", state, seconds, reached.formatted()))
                 return ClusterRun(nodes: count, devices: devices, state: state, seconds: seconds, reached: reached, peakMegabytes: peaks.peaks)

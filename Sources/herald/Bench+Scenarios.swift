@@ -46,7 +46,9 @@ extension Bench {
             let content = NotificationContent(body: "Benchmark")
             let record = try await runtime.hub.enqueue(tagExpression: "bench", payloads: [try content.payload(for: .apns)])
             let start = ContinuousClock.now
-            while try await runtime.hub.deliverNext() {}
+            try await withDeliveryProgress(runtime.apnsEmulator, total: devices) {
+                while try await runtime.hub.deliverNext() {}
+            }
             let elapsed = (ContinuousClock.now - start).seconds
             let finished = try await runtime.hub.store.notification(id: record.id)
             let success = finished?.counts.total(.success) ?? 0
@@ -132,7 +134,9 @@ extension Bench {
                 return peak
             }
             let start = ContinuousClock.now
-            while try await runtime.hub.deliverNext() {}
+            try await withDeliveryProgress(runtime.apnsEmulator, total: devices) {
+                while try await runtime.hub.deliverNext() {}
+            }
             let elapsed = (ContinuousClock.now - start).seconds
             sampler.cancel()
             let peak = max(await sampler.value, residentMegabytes().peak)
@@ -265,20 +269,25 @@ extension Bench {
         ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
     }
 
-    /// Runs `request` for every item of `work`, `connections` at a time, each lane in order;
-    /// returns requests per second.
+    /// Runs `request` for every item of `work`, `connections` at a time, each lane in order,
+    /// with its progress on standard error; returns requests per second.
     static func timedRequests<Item: Sendable>(
         _ work: [Item],
         connections: Int,
         _ request: @escaping @Sendable (Item) async throws -> Void
     ) async throws -> Double {
+        let progress = ProgressReporter(title: "  requests", total: work.count)
+        defer { progress.finish() }
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { lanes in
             let chunk = (work.count + connections - 1) / connections
             for lane in 0..<connections {
                 let slice = Array(work.dropFirst(lane * chunk).prefix(chunk))
                 lanes.addTask {
-                    for item in slice { try await request(item) }
+                    for item in slice {
+                        try await request(item)
+                        progress.advance()
+                    }
                 }
             }
             try await lanes.waitForAll()
@@ -286,11 +295,32 @@ extension Bench {
         return Double(work.count) / (ContinuousClock.now - start).seconds
     }
 
-    /// Inserts `count` APNs registrations in batches; returns the seconds it took.
+    /// Runs `body` (deliveries to the APNs emulator) with its progress on standard error: the
+    /// devices the emulator accepted, read every 0.2 s.
+    static func withDeliveryProgress(_ emulator: APNsEmulator?, total: Int, _ body: () async throws -> Void) async throws {
+        let progress = ProgressReporter(title: "  delivered", total: total)
+        let watcher = Task {
+            while !Task.isCancelled {
+                progress.update(done: emulator?.acceptedCount ?? 0)
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer {
+            watcher.cancel()
+            progress.update(done: emulator?.acceptedCount ?? 0)
+            progress.finish()
+        }
+        try await body()
+    }
+
+    /// Inserts `count` APNs registrations in batches, with their progress on standard error;
+    /// returns the seconds it took.
     static func seedRegistrations(_ store: any HeraldStore, count: Int, tags: [String]) async throws -> Double {
         let start = ContinuousClock.now
         let batch = 10_000
         var next = 0
+        let progress = ProgressReporter(title: "  seeded", total: count)
+        defer { progress.finish() }
         while next < count {
             let end = min(count, next + batch)
             let registrations = (next..<end).map { i in
@@ -298,7 +328,7 @@ extension Bench {
             }
             try await store.insertRegistrations(registrations)
             next = end
-            if count >= 200_000, next % 200_000 == 0 { say("  \(next.formatted()) / \(count.formatted())") }
+            progress.update(done: next)
         }
         return (ContinuousClock.now - start).seconds
     }

@@ -9,8 +9,12 @@ struct Herald: AsyncParsableCommand {
             Start with `herald serve` (or `herald demo` to watch the whole flow once). With no push
             credentials configured, Herald starts built-in APNs and FCM emulators and says so.
             """,
+        version: Herald.version,
         subcommands: [Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, StoreCommand.self, Bench.self]
     )
+
+    /// What `herald --version` prints.
+    static let version = "0.1.0"
 }
 
 /// Options every command that opens a data directory shares.

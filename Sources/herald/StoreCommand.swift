@@ -163,7 +163,8 @@ extension StoreCommand {
             }
         }
 
-        /// Copies one table a batch at a time, printing progress every two seconds on long ones.
+        /// Copies one table a batch at a time, with its progress on standard error (a bar on a
+        /// terminal, a line every two seconds otherwise).
         func copyTable(
             _ table: StoreCopy.Table,
             of hub: String,
@@ -175,18 +176,18 @@ extension StoreCommand {
             guard total > 0 else { return (0, 0) }
             var read = 0, copied = 0
             var after: [StoreCopy.Value]?
-            var lastReport = ContinuousClock.now
+            let progress = ProgressReporter(title: "hub \(hub): \(table.name.replacingOccurrences(of: "_", with: " "))", total: total)
+            // Also when the copy fails, so that the error starts a line of its own.
+            defer { progress.finish() }
             while true {
                 let rows = try await store.copyRows(of: table, after: after, limit: table.batchSize)
                 guard let last = rows.last else { break }
                 copied += try await database.insertCopiedRows(rows, into: table, hub: hub)
                 read += rows.count
                 after = table.key.map { key in last[table.columnNames.firstIndex(of: key)!] }
-                if ContinuousClock.now - lastReport > .seconds(2) {
-                    lastReport = .now
-                    print("\(label): \(read.formatted()) of \(total.formatted()) (\(read * 100 / max(total, 1))%)")
-                }
+                progress.update(done: read)
             }
+            progress.finish()
             let inDatabase = try await database.rowCount(of: table, hub: hub)
             print("\(label): \(read.formatted()) row\(read == 1 ? "" : "s"), \(copied.formatted()) copied, \((read - copied).formatted()) already there; \(inDatabase.formatted()) in the database")
             return (copied, read - copied)
