@@ -6,12 +6,6 @@ import HeraldHubWire
 import HeraldStore
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension HubCommand {
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -48,7 +42,7 @@ extension HubCommand {
                 }
                 defer { if path != nil { try? output.close() } }
                 let total = try await hub.registrationCount()
-                var progress = TransferProgress(verb: "exported", unit: "registrations", total: total)
+                let progress = ProgressReporter(title: "registrations exported", total: total)
                 var cursor: String?
                 var written = 0
                 while true {
@@ -107,7 +101,7 @@ extension HubCommand {
             let file = self.file
             let failed = try await HubCommand.withHub(name, configuration) { hub, definition in
                 let lines = HubEngine.importLines(data)
-                var progress = TransferProgress(verb: "read", unit: "lines", total: lines.count)
+                let progress = ProgressReporter(title: "lines imported", total: lines.count)
                 var actions: [String: Int] = [:]
                 var failed = 0
                 for (index, line) in lines.enumerated() {
@@ -116,8 +110,7 @@ extension HubCommand {
                             actions[outcome.action ?? "done", default: 0] += 1
                         } else {
                             failed += 1
-                            progress.clear()
-                            HubCommand.printErr("\(file): \(outcome.report)")
+                            progress.note("\(file): \(outcome.report)")
                         }
                     }
                     progress.update(done: index + 1)
@@ -156,58 +149,5 @@ extension HubCommand {
 
     static func printErr(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
-}
-
-/// Progress on standard error: a bar redrawn in place on a terminal, a line every two seconds
-/// otherwise (a log, a pipe).
-struct TransferProgress {
-    let verb: String
-    let unit: String
-    let total: Int
-    let isTerminal = isatty(STDERR_FILENO) == 1
-    private var lastReport = ContinuousClock.now
-    private var drawn = false
-    private var done = 0
-
-    init(verb: String, unit: String, total: Int) {
-        self.verb = verb
-        self.unit = unit
-        self.total = total
-    }
-
-    mutating func update(done: Int) {
-        self.done = done
-        let now = ContinuousClock.now
-        let interval: Duration = isTerminal ? .milliseconds(100) : .seconds(2)
-        guard now - lastReport >= interval else { return }
-        lastReport = now
-        report()
-    }
-
-    /// Clears the bar, so that a message can take its line.
-    mutating func clear() {
-        guard isTerminal, drawn else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
-        drawn = false
-    }
-
-    mutating func finish() {
-        if isTerminal { clear() }
-    }
-
-    private mutating func report() {
-        let fraction = total > 0 ? min(1, Double(done) / Double(total)) : 1
-        let percent = Int((fraction * 100).rounded(.down))
-        let counts = "\(done.formatted()) of \(total.formatted()) \(unit) \(verb)"
-        if isTerminal {
-            let width = 30
-            let filled = Int((fraction * Double(width)).rounded(.down))
-            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            FileHandle.standardError.write(Data("\r\u{1B}[K[\(bar)] \(percent)% \(counts)".utf8))
-            drawn = true
-        } else {
-            HubCommand.printErr("\(percent)%: \(counts)")
-        }
     }
 }

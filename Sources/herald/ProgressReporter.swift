@@ -115,6 +115,20 @@ final class ProgressReporter: Sendable {
         }
     }
 
+    /// Writes `message` on a line of its own (a per-item error, say): on a terminal the bar
+    /// gives way to it and is drawn again at the next change.
+    func note(_ message: String) {
+        state.withLock { state in
+            switch output.style {
+            case .terminal:
+                output.write("\r\u{1B}[K" + message + "\n")
+                state.lastWritten = nil
+            case .lines:
+                output.write(message + "\n")
+            }
+        }
+    }
+
     private func change(_ update: (inout Int) -> Void) {
         let time = now()
         state.withLock { state in

@@ -104,6 +104,26 @@ import Testing
         }
     }
 
+    /// A note (an import's failed line) takes a line of its own; the bar comes back after it.
+    @Test func aNoteTakesTheBarsLineAndTheBarComesBack() {
+        let recorder = Recorder()
+        let progress = recorder.reporter(title: "lines imported", total: 10, style: .terminal(width: 80))
+        recorder.set(1)
+        progress.update(done: 2)
+        progress.note("file: line 3: bad")
+        recorder.set(1.01)
+        progress.update(done: 3)
+        let writes = recorder.writes
+        #expect(writes.count == 3)
+        #expect(writes[1] == "\r\u{1B}[Kfile: line 3: bad\n")
+        #expect(writes[2].hasPrefix("\rlines imported ["))
+
+        let lines = Recorder()
+        let logged = lines.reporter(title: "lines imported", total: 10, style: .lines(every: .seconds(2)))
+        logged.note("file: line 3: bad")
+        #expect(lines.writes == ["file: line 3: bad\n"])
+    }
+
     /// A narrow terminal cuts the line rather than wrap it.
     @Test func aNarrowTerminalCutsTheLine() {
         let recorder = Recorder()
