@@ -248,6 +248,13 @@ public final class APNsProvider: PushProvider {
     /// HTTP/2 connections to APNs open now.
     public var openConnections: Int? { client.openConnections }
 
+    /// Set while the provider is paused because APNs refuses the key's token update.
+    public var problem: String? {
+        guard let until = pause.withLock({ $0.until }) else { return nil }
+        let left = max(0, (until - .now).seconds)
+        return "APNs refuses the provider token of key \(configuration.keyID) as an update too soon after another (TooManyProviderTokenUpdates): sends wait, the next try in \(Int(left.rounded(.up))) s"
+    }
+
     public func shutdown() async throws {
         await client.shutdown()
     }

@@ -103,11 +103,17 @@ public protocol PushProvider: Service {
     /// How many connections to the push service are open now, for metrics; `nil` when the
     /// provider cannot tell (the default).
     var openConnections: Int? { get }
+
+    /// What keeps the provider from sending now, in a sentence, for `/ready`; `nil` when
+    /// nothing does (the default).
+    var problem: String? { get }
 }
 
 extension PushProvider {
     /// `nil`: FCM, WNS and Web Push send through AsyncHTTPClient, whose pool does not say.
     public var openConnections: Int? { nil }
+
+    public var problem: String? { nil }
 
     /// Waits for graceful shutdown (or cancellation), then closes the connections.
     public func run() async throws {

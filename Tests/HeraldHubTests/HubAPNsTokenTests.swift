@@ -130,6 +130,7 @@ struct HubAPNsTokenTests {
         let provider = try harness.provider(keepsTokens: false, pause: .milliseconds(300))
         let record = try await harness.broadcast("all", via: provider)
         try await provider.shutdown()
+        #expect(provider.problem == nil, "the pause ended when APNs took the token")
         #expect(record.state == .completed)
         #expect(record.counts.count(.success, .apns) == 300)
         #expect(record.counts.total == 300)
@@ -163,6 +164,8 @@ struct HubAPNsTokenTests {
         let accepted = try await hub.enqueue(tagExpression: "all", payloads: [payload])
         let delivering = Task { try await hub.deliverNext() }
         try await Task.sleep(for: .milliseconds(500))
+        let problem = try #require(provider.problem, "/ready names the paused provider")
+        #expect(problem.contains("TooManyProviderTokenUpdates"))
         hub.interruptDelivery()
         let started = ContinuousClock.now
         _ = try? await delivering.value

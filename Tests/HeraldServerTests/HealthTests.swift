@@ -24,6 +24,7 @@ import Testing
                     #expect(readiness.problems.isEmpty)
                     #expect(readiness.hubs == [TestHerald.appHubName: "ok"])
                     #expect(readiness.platforms == [.apns, .fcm, .wns, .webpush])
+                    #expect(readiness.providers == ["apns": "ok", "fcm": "ok", "wns": "ok", "webpush": "ok"])
                 }
             }
         }

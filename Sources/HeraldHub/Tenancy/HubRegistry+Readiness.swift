@@ -1,5 +1,6 @@
 import Foundation
 public import HeraldCore
+import HeraldPush
 import HeraldStore
 
 /// Whether this server can do its work: every open hub's store answers, and hubs have a push
@@ -13,6 +14,10 @@ public struct Readiness: Sendable, Codable, Hashable {
     public var hubs: [String: String]
     /// The platforms the server can deliver to.
     public var platforms: [Platform]
+    /// Each configured platform's provider: `ok`, or what keeps it from sending now (an APNs
+    /// provider paused because APNs refuses its token update). A hub's own provider is named
+    /// `<hub>/<platform>`.
+    public var providers: [String: String]
 
     public var isReady: Bool { problems.isEmpty }
 }
@@ -55,11 +60,29 @@ extension HubRegistry {
         if platforms.isEmpty {
             problems.append("no push provider is configured: set a platform's credentials, or leave HERALD_EMULATORS=auto")
         }
+        // A provider shared by every hub is named by its platform; a hub's own, by both.
+        var providers: [String: String] = [:]
+        var shared: [Platform: ObjectIdentifier] = [:]
+        for (_, hub) in open {
+            for (platform, provider) in hub.providers where shared[platform] == nil {
+                shared[platform] = ObjectIdentifier(provider as AnyObject)
+            }
+        }
+        for (name, hub) in open {
+            for (platform, provider) in hub.providers {
+                let key = shared[platform] == ObjectIdentifier(provider as AnyObject) ? platform.rawValue : "\(name)/\(platform.rawValue)"
+                providers[key] = provider.problem ?? "ok"
+            }
+        }
+        if !providers.isEmpty, !providers.values.contains("ok") {
+            problems.append("no push provider can send now: " + providers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; "))
+        }
         return Readiness(
             status: problems.isEmpty ? "ready" : "unready",
             problems: problems,
             hubs: hubs,
-            platforms: Platform.allCases.filter(platforms.contains)
+            platforms: Platform.allCases.filter(platforms.contains),
+            providers: providers
         )
     }
 }
