@@ -1,3 +1,4 @@
+public import Foundation
 public import HeraldCore
 public import NIOCore
 public import ServiceLifecycle
@@ -103,11 +104,18 @@ public protocol PushProvider: Service {
     /// How many connections to the push service are open now, for metrics; `nil` when the
     /// provider cannot tell (the default).
     var openConnections: Int? { get }
+
+    /// When the credential the provider signs in with expires (an APNs client certificate's
+    /// notAfter), for metrics; `nil` when it does not expire by itself (the default).
+    var credentialExpiry: Date? { get }
 }
 
 extension PushProvider {
     /// `nil`: FCM, WNS and Web Push send through AsyncHTTPClient, whose pool does not say.
     public var openConnections: Int? { nil }
+
+    /// `nil`: keys and secrets have no expiry of their own.
+    public var credentialExpiry: Date? { nil }
 
     /// Waits for graceful shutdown (or cancellation), then closes the connections.
     public func run() async throws {
