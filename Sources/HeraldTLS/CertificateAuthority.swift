@@ -217,8 +217,9 @@ public struct CertificateAuthority: Sendable {
             },
             issuerPrivateKey: Certificate.PrivateKey(privateKey)
         )
-        let certificatePEM = try leaf.serializeAsPEM().pemString
-        let keyPEM = leafKey.pemRepresentation
+        // Each ends with a newline, so that the two can be joined into one file.
+        let certificatePEM = try leaf.serializeAsPEM().pemString + "\n"
+        let keyPEM = leafKey.pemRepresentation + (leafKey.pemRepresentation.hasSuffix("\n") ? "" : "\n")
         return IssuedClientCertificate(
             certificatePEM: certificatePEM,
             privateKeyPEM: keyPEM,

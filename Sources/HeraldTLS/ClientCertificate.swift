@@ -59,17 +59,18 @@ public struct ClientCertificate: Sendable, CustomStringConvertible {
     /// - Throws: ``HeraldTLSError`` (``HeraldTLSError/Code/invalidPEM`` or
     ///   ``HeraldTLSError/Code/keyMismatch``); messages never quote the key.
     public init(certificatePEM: String, privateKeyPEM: String?) throws {
+        // Certificates and a key may share the text; each is parsed on its own.
+        let blocks = Self.splitPEM(certificatePEM)
         let chain: [NIOSSLCertificate]
         do {
-            chain = try NIOSSLCertificate.fromPEMBytes(Array(certificatePEM.utf8))
+            chain = blocks.certificates.isEmpty ? [] : try NIOSSLCertificate.fromPEMBytes(Array(blocks.certificates.utf8))
         } catch {
             throw HeraldTLSError(code: .invalidPEM, message: "the certificate is not PEM (-----BEGIN CERTIFICATE-----)")
         }
         guard let first = chain.first else {
-            throw HeraldTLSError(code: .invalidPEM, message: "the PEM text holds no certificate")
+            throw HeraldTLSError(code: .invalidPEM, message: "the PEM text holds no certificate (-----BEGIN CERTIFICATE-----)")
         }
-        let keyText = privateKeyPEM ?? certificatePEM
-        guard keyText.contains("PRIVATE KEY-----") else {
+        guard let keyText = privateKeyPEM ?? blocks.privateKey, keyText.contains("PRIVATE KEY-----") else {
             throw HeraldTLSError(code: .invalidPEM, message: "no PEM private key was given for the certificate")
         }
         let key: NIOSSLPrivateKey
@@ -141,6 +142,8 @@ public struct ClientCertificate: Sendable, CustomStringConvertible {
         var certificates = ""
         var key: String?
         var block: [Substring] = []
+        // A block glued to the one before it ("-----END …----------BEGIN …") starts a line.
+        let text = text.replacingOccurrences(of: "----------", with: "-----\n-----")
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if trimmed.hasPrefix("-----BEGIN ") { block = [] }

@@ -187,7 +187,9 @@ extension HubCommand {
                 guard let keyPEM = key ?? split.privateKey else {
                     throw HubCommandError("--apns-cert-file: \(apnsCertFile) holds no private key; give it with --apns-cert-key-file")
                 }
-                return HubCredentials.APNs(certificatePEM: split.certificates, keyPEM: keyPEM, topic: "", environment: "production")
+                return try Self.opened(
+                    HubCredentials.APNs(certificatePEM: split.certificates, keyPEM: keyPEM, topic: "", environment: "production"),
+                    file: apnsCertFile)
             }
             guard apnsCertKeyFile == nil else {
                 throw HubCommandError(
@@ -197,7 +199,19 @@ extension HubCommand {
             if password == "-" {
                 password = readLine(strippingNewline: true) ?? ""
             }
-            return HubCredentials.APNs(certificatePKCS12: Array(data), password: password, topic: "", environment: "production")
+            return try Self.opened(
+                HubCredentials.APNs(certificatePKCS12: Array(data), password: password, topic: "", environment: "production"),
+                file: apnsCertFile)
+        }
+
+        /// `credentials`, once its certificate opened with its password or key.
+        static func opened(_ credentials: HubCredentials.APNs, file: String) throws -> HubCredentials.APNs {
+            do {
+                _ = try credentials.clientCertificate()
+            } catch {
+                throw HubCommandError("--apns-cert-file \(file): \(error.message)")
+            }
+            return credentials
         }
 
         func clearedPlatforms() throws -> [Platform] {
