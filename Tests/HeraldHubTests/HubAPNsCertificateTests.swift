@@ -176,7 +176,7 @@ struct HubAPNsCertificateTests {
         let logger = Logger(label: "test") { _ in RecordingLogHandler(records: records) }
         let factory = PushProviderFactory(logger: logger)
         let authority = try Self.authority.get()
-        let soon = try authority.issueAPNsClientCertificate(topic: Self.topic, notValidAfter: Date().addingTimeInterval(10 * 86400))
+        let soon = try authority.issueAPNsClientCertificate(topic: Self.topic, notValidAfter: Date().addingTimeInterval(10 * 86400 + 3600))
         let later = try authority.issueAPNsClientCertificate(topic: Self.topic)
         for issued in [later, soon] {
             let provider = try factory.apnsProvider(.init(certificatePEM: issued.certificatePEM, keyPEM: issued.privateKeyPEM, topic: Self.topic))
@@ -185,7 +185,7 @@ struct HubAPNsCertificateTests {
         let warnings = records.all.filter { $0.level == .warning }
         #expect(warnings.count == 1, "\(warnings)")
         #expect(warnings.first?.message == "the APNs client certificate expires within 30 days")
-        #expect(warnings.first?.metadata["apns.certificate.days_left"] == "9", "\(warnings)")
+        #expect(warnings.first?.metadata["apns.certificate.days_left"] == "10", "\(warnings)")
         #expect(warnings.first?.metadata["apns.certificate.not_after"] == ClientCertificate.format(soon.certificate.notValidAfter))
         #expect(!records.all.contains { "\($0)".contains("PRIVATE KEY") })
     }
