@@ -5,8 +5,8 @@ public import Logging
 public import NIOCore
 public import ServiceLifecycle
 
-/// A local APNs: HTTP/2 over TLS, provider-token (ES256 JWT) authentication, and the status codes
-/// and reasons APNs answers with. It records what each virtual device received and can be told
+/// A local APNs: HTTP/2 over TLS, provider-token (ES256 JWT) and client-certificate
+/// authentication, and the status codes and reasons APNs answers with. It records what each virtual device received and can be told
 /// to fail.
 ///
 /// Start it with ``start(configuration:logger:)``; run it in a `ServiceGroup` (``run()`` returns
@@ -32,6 +32,17 @@ public final class APNsEmulator: Service, Sendable {
         public var port = 0
         public var identity: TLSIdentity
         public var signingKeys: [SigningKey]
+        /// The CA whose client certificates authenticate requests without a provider token
+        /// (certificate authentication); `nil` asks for no client certificate.
+        ///
+        /// TLS clients are asked for a certificate but need not present one (token clients do
+        /// not). An expired (or not yet valid) certificate fails the TLS handshake, as APNs
+        /// fails it. A request without an `authorization` header needs a certificate of this
+        /// CA on its connection, else 403 `MissingProviderToken`; its `apns-topic` must be the
+        /// certificate's subject `UID` (or that with APNs' `.voip`, `.complication`, …
+        /// suffixes), else 400 `TopicDisallowed`. A request with a provider token is checked
+        /// as a token request, whatever certificate its connection presented.
+        public var clientCertificateAuthority: CertificateAuthority? = nil
         /// Allowed `apns-topic` values (with APNs' `.voip`, `.complication`, … suffixes); empty = any.
         public var topics: Set<String> = []
         /// `true`: any well-formed token is a device (benchmarks). `false`: only tokens from
@@ -137,4 +148,6 @@ enum EmulatorURL {
     }
 }
 
-extension APNsEmulator.Configuration: EmulatorServerSettings {}
+extension APNsEmulator.Configuration: EmulatorServerSettings {
+    var requestsClientCertificates: Bool { clientCertificateAuthority != nil }
+}

@@ -1,7 +1,9 @@
 import Crypto
 import Foundation
+import HeraldTLS
 import Logging
 import NIOCore
+import NIOSSL
 import Synchronization
 
 /// The APNs emulator's request handling: `POST /3/device/<token>` checked the way APNs checks it,
@@ -19,6 +21,9 @@ final class APNsResponder: EmulatorResponder {
     struct ConnectionState {
         var authorization: String?
         var token: VerifiedToken?
+        /// The topic of the connection's client certificate, when it was issued by
+        /// ``APNsEmulator/Configuration/clientCertificateAuthority`` and was valid at the handshake.
+        var certificateTopic: String?
     }
 
     private struct ProviderTokens {
@@ -73,6 +78,17 @@ final class APNsResponder: EmulatorResponder {
 
     func makeConnectionState() -> ConnectionState { ConnectionState() }
 
+    func makeConnectionState(clientCertificate: NIOSSLCertificate?) -> ConnectionState {
+        var state = ConnectionState()
+        if let clientCertificate, let authority = configuration.clientCertificateAuthority,
+            let verified = ClientCertificate.verified(clientCertificate, issuedBy: authority, now: configuration.now())
+        {
+            // A certificate without a UID names no app: it authorizes no topic.
+            state.certificateTopic = verified.topic ?? ""
+        }
+        return state
+    }
+
     // MARK: - Requests
 
     func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
@@ -90,30 +106,17 @@ final class APNsResponder: EmulatorResponder {
             return error(405, .methodNotAllowed, request: request)
         }
 
-        // Provider token.
-        guard let authorization = request.headers.first("authorization") else {
-            return error(403, .missingProviderToken, request: request)
-        }
+        // Provider token, or else the connection's client certificate.
         let now = configuration.now()
-        let token: VerifiedToken
-        if let cached = state.token, state.authorization == authorization {
-            token = cached
-        } else {
-            switch verifyProviderToken(authorization, now: now) {
-            case .success(let verified):
-                token = verified
-                state.authorization = authorization
-                state.token = verified
-            case .failure(let failure):
+        var certificateTopic: String?
+        if let authorization = request.headers.first("authorization") {
+            if let failure = checkProviderToken(authorization, state: &state, now: now) {
                 return error(failure.status, failure.reason, request: request)
             }
-        }
-        let age = now.timeIntervalSince1970 - Double(token.issuedAt)
-        if age > configuration.providerTokenLifetime {
-            return error(403, .expiredProviderToken, request: request)
-        }
-        if age < -60 {
-            return error(403, .invalidProviderToken, request: request)
+        } else if let topic = state.certificateTopic {
+            certificateTopic = topic
+        } else {
+            return error(403, .missingProviderToken, request: request)
         }
 
         // Device token.
@@ -143,6 +146,9 @@ final class APNsResponder: EmulatorResponder {
             return error(400, .missingTopic, request: request)
         }
         if !configuration.topics.isEmpty, !Self.topic(topic, isAllowedIn: configuration.topics) {
+            return error(400, .topicDisallowed, request: request)
+        }
+        if let certificateTopic, !Self.topic(topic, belongsTo: certificateTopic) {
             return error(400, .topicDisallowed, request: request)
         }
         if let deviceTopic, !Self.topic(topic, belongsTo: deviceTopic) {
@@ -210,6 +216,32 @@ final class APNsResponder: EmulatorResponder {
     }
 
     // MARK: - Provider tokens
+
+    /// Checks the request's provider token, reusing the connection's last verification when
+    /// the header is the same; `nil` when the token is accepted.
+    private func checkProviderToken(_ authorization: String, state: inout ConnectionState, now: Date) -> TokenFailure? {
+        let token: VerifiedToken
+        if let cached = state.token, state.authorization == authorization {
+            token = cached
+        } else {
+            switch verifyProviderToken(authorization, now: now) {
+            case .success(let verified):
+                token = verified
+                state.authorization = authorization
+                state.token = verified
+            case .failure(let failure):
+                return failure
+            }
+        }
+        let age = now.timeIntervalSince1970 - Double(token.issuedAt)
+        if age > configuration.providerTokenLifetime {
+            return TokenFailure(status: 403, reason: .expiredProviderToken)
+        }
+        if age < -60 {
+            return TokenFailure(status: 403, reason: .invalidProviderToken)
+        }
+        return nil
+    }
 
     private struct TokenFailure: Error {
         var status: Int

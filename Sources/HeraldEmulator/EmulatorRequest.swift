@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
+import NIOSSL
 
 /// One HTTP request as the emulators see it, whichever HTTP version carried it.
 struct EmulatorRequest {
@@ -79,6 +80,13 @@ protocol EmulatorResponder: Sendable {
     associatedtype ConnectionState
 
     func makeConnectionState() -> ConnectionState
+    /// The state of a connection whose TLS client presented `clientCertificate` (the leaf;
+    /// `nil` for none). The default ignores the certificate.
+    func makeConnectionState(clientCertificate: NIOSSLCertificate?) -> ConnectionState
     func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
         -> EmulatorResponse
+}
+
+extension EmulatorResponder {
+    func makeConnectionState(clientCertificate: NIOSSLCertificate?) -> ConnectionState { makeConnectionState() }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldTLS
 import Logging
 import NIOCore
@@ -24,6 +25,12 @@ final class EmulatorServer: Sendable {
         /// How long connections get to finish their requests on shutdown before they are closed.
         var shutdownGracePeriod: TimeAmount = .seconds(5)
         var eventLoopGroup: (any EventLoopGroup)?
+        /// Whether TLS clients are asked for a certificate (optional: clients without one are
+        /// served too). A presented certificate outside its validity period at `now` fails the
+        /// handshake, as APNs fails it for an expired certificate; which CA issued it is the
+        /// responder's to check.
+        var requestsClientCertificates = false
+        var now: @Sendable () -> Date = Date.init
     }
 
     private struct Lifecycle {
@@ -54,7 +61,11 @@ final class EmulatorServer: Sendable {
         responder: Responder,
         logger: Logger
     ) async throws -> EmulatorServer {
-        let sslContext = try NIOSSLContext(configuration: configuration.identity.makeServerConfiguration())
+        var tls = configuration.identity.makeServerConfiguration()
+        let requestsClientCertificates = configuration.requestsClientCertificates
+        if requestsClientCertificates { tls.certificateVerification = .optionalVerification }
+        let sslContext = try NIOSSLContext(configuration: tls)
+        let now = configuration.now
         let tracker = ConnectionTracker()
         var settings = HTTP2Settings()
         settings.append(HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams))
@@ -79,14 +90,31 @@ final class EmulatorServer: Sendable {
                     return channel.close()
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    let handler: NIOSSLServerHandler
+                    if requestsClientCertificates {
+                        handler = NIOSSLServerHandler(context: sslContext) { chain, promise in
+                            // Only the validity period here; the responder checks the issuer.
+                            let valid = chain.first.flatMap(ClientCertificate.validity(of:))?.contains(now()) ?? false
+                            promise.succeed(valid ? .certificateVerified : .failed)
+                        }
+                    } else {
+                        handler = NIOSSLServerHandler(context: sslContext)
+                    }
+                    try channel.pipeline.syncOperations.addHandler(handler)
                 }.flatMap {
+                    // Asked once the handshake is done (the protocol is chosen after it).
+                    let clientCertificate: @Sendable (any Channel) -> NIOSSLCertificate? = { channel in
+                        guard requestsClientCertificates else { return nil }
+                        return try? channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self).peerCertificate
+                    }
                     let http2: HTTPVersionSniffer.Configurator = { channel in
                         channel.eventLoop.makeCompletedFuture {
                             let sync = channel.pipeline.syncOperations
                             try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration))
                             try sync.addHandler(
-                                HTTP2EmulatorHandler(responder: responder, maxBodySize: maxBodySize, streamWindow: streamWindow)
+                                HTTP2EmulatorHandler(
+                                    responder: responder, maxBodySize: maxBodySize, streamWindow: streamWindow,
+                                    clientCertificate: clientCertificate(channel))
                             )
                         }
                     }
@@ -94,7 +122,9 @@ final class EmulatorServer: Sendable {
                         channel.eventLoop.makeCompletedFuture {
                             let sync = channel.pipeline.syncOperations
                             try sync.configureHTTPServerPipeline(withErrorHandling: true)
-                            try sync.addHandler(HTTP1EmulatorHandler(responder: responder, maxBodySize: maxBodySize))
+                            try sync.addHandler(
+                                HTTP1EmulatorHandler(
+                                    responder: responder, maxBodySize: maxBodySize, clientCertificate: clientCertificate(channel)))
                         }
                     }
                     // ALPN decides; without it (a client with prior knowledge, as real APNs
@@ -219,16 +249,24 @@ protocol EmulatorServerSettings {
     var identity: TLSIdentity { get }
     var maxConcurrentStreams: Int { get }
     var eventLoopGroup: (any EventLoopGroup)? { get }
+    /// Whether TLS clients are asked for a certificate (``EmulatorServer/Configuration/requestsClientCertificates``).
+    var requestsClientCertificates: Bool { get }
+    var now: @Sendable () -> Date { get }
 }
 
 extension EmulatorServerSettings {
+    /// Only the APNs emulator asks for client certificates.
+    var requestsClientCertificates: Bool { false }
+
     var serverConfiguration: EmulatorServer.Configuration {
         EmulatorServer.Configuration(
             host: host,
             port: port,
             identity: identity,
             maxConcurrentStreams: maxConcurrentStreams,
-            eventLoopGroup: eventLoopGroup
+            eventLoopGroup: eventLoopGroup,
+            requestsClientCertificates: requestsClientCertificates,
+            now: now
         )
     }
 }

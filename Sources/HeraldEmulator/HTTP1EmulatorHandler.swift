@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Serves requests on an HTTP/1.1 connection (for curl and other plain clients), after NIO's
 /// `HTTPServerPipelineHandler`, which orders pipelined requests and handles quiescing.
@@ -14,10 +15,10 @@ final class HTTP1EmulatorHandler<Responder: EmulatorResponder>: ChannelInboundHa
     private var body: ByteBuffer?
     private var tooLarge = false
 
-    init(responder: Responder, maxBodySize: Int) {
+    init(responder: Responder, maxBodySize: Int, clientCertificate: NIOSSLCertificate? = nil) {
         self.responder = responder
         self.maxBodySize = maxBodySize
-        self.state = responder.makeConnectionState()
+        self.state = responder.makeConnectionState(clientCertificate: clientCertificate)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
+import NIOSSL
 
 /// Serves requests on an HTTP/2 connection, frame by frame.
 ///
@@ -36,11 +37,11 @@ final class HTTP2EmulatorHandler<Responder: EmulatorResponder>: ChannelInboundHa
     private var closing = false
     private static var quiescePing: HTTP2PingData { HTTP2PingData(withInteger: 0x6865_7261_6c64) }
 
-    init(responder: Responder, maxBodySize: Int, streamWindow: Int) {
+    init(responder: Responder, maxBodySize: Int, streamWindow: Int, clientCertificate: NIOSSLCertificate? = nil) {
         self.responder = responder
         self.maxBodySize = maxBodySize
         self.streamWindow = streamWindow
-        self.state = responder.makeConnectionState()
+        self.state = responder.makeConnectionState(clientCertificate: clientCertificate)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

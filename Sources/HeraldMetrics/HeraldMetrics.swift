@@ -1,3 +1,4 @@
+public import Foundation
 public import HeraldCore
 public import Prometheus
 import Synchronization
@@ -116,6 +117,10 @@ public final class HeraldMetrics: Sendable {
         name: "herald_push_connections", kind: .gauge, labels: ["platform"],
         help: "Connections open to a push service, at scrape time; for the providers that can tell (APNs, over Herald's own HTTP/2 client)."
     )
+    public static let credentialExpiry = Family(
+        name: "herald_push_credential_expiry_timestamp_seconds", kind: .gauge, labels: ["platform", "hub"],
+        help: "When a push credential expires (an APNs client certificate's notAfter), Unix seconds, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
+    )
     public static let scrapeErrors = Family(
         name: "herald_metrics_store_errors_total", kind: .counter, labels: ["hub"],
         help: "Scrapes whose figures from a hub's store could not be read (its gauges keep their last values)."
@@ -125,8 +130,12 @@ public final class HeraldMetrics: Sendable {
     public static let families: [Family] = [
         httpRequests, httpRequestDuration, notificationsAccepted, deliveries, channelsExpired, pushRetries,
         pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,
-        registrations, pushConnections, scrapeErrors,
+        registrations, pushConnections, credentialExpiry, scrapeErrors,
     ]
+
+    /// The `hub` label of the server's own credentials in ``credentialExpiry``: no hub name
+    /// can be `*`.
+    public static let serverCredentialsHub = "*"
 
     /// 1 ms to 10 s: Herald's own answers.
     static let httpBuckets: [Duration] = [
@@ -237,6 +246,17 @@ public final class HeraldMetrics: Sendable {
         }
     }
 
+    /// Sets when a credential of `hub` (``serverCredentialsHub`` for the server's own) on
+    /// `platform` expires, or removes the gauge when `expiry` is `nil` (no expiring credential).
+    public func setCredentialExpiry(platform: Platform, hub: String, expiry: Date?) {
+        let gauge = gauge(Self.credentialExpiry, [platform.rawValue, hub])
+        if let expiry {
+            gauge.set(expiry.timeIntervalSince1970.rounded())
+        } else {
+            registry.unregisterGauge(gauge)
+        }
+    }
+
     /// A scrape could not read a hub's store.
     public func storeError(hub: String) {
         counter(Self.scrapeErrors, [hub]).increment()
@@ -250,6 +270,7 @@ public final class HeraldMetrics: Sendable {
         }
         for platform in Platform.allCases {
             registry.unregisterGauge(gauge(Self.registrations, [hub, platform.rawValue]))
+            registry.unregisterGauge(gauge(Self.credentialExpiry, [platform.rawValue, hub]))
         }
     }
 }

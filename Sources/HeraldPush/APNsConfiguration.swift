@@ -1,8 +1,11 @@
 public import HeraldCore
+public import HeraldTLS
 import Foundation
 public import NIOSSL
 
-/// How ``APNsProvider`` reaches Apple Push Notification service and signs in to it.
+/// How ``APNsProvider`` reaches Apple Push Notification service and signs in to it: with a
+/// token-signing key (``teamID``, ``keyID``, ``privateKeyPEM``: token authentication) or with a
+/// TLS client certificate (``clientCertificate``: certificate authentication), never both.
 public struct APNsConfiguration: Sendable {
     /// Apple's two push environments. A device token belongs to one of them.
     public enum Environment: String, Sendable, Hashable, CaseIterable {
@@ -21,12 +24,15 @@ public struct APNsConfiguration: Sendable {
     /// Base URL that requests go to: the environment's by default; set it to reach a proxy
     /// or an emulator.
     public var endpoint: String
-    /// The team that owns the key (the JWT `iss`).
+    /// The team that owns the key (the JWT `iss`); empty with certificate authentication.
     public var teamID: String
-    /// The key's id (the JWT `kid`).
+    /// The key's id (the JWT `kid`); empty with certificate authentication.
     public var keyID: String
-    /// Contents of the `.p8` file: a PEM P-256 private key.
+    /// Contents of the `.p8` file: a PEM P-256 private key; empty with certificate authentication.
     public var privateKeyPEM: String
+    /// The APNs certificate and its key, presented on every connection instead of provider
+    /// tokens (no `authorization` header is sent); `nil` for token authentication.
+    public var clientCertificate: ClientCertificate?
     /// Default `apns-topic` (usually the app's bundle id), used when a notification has none.
     public var topic: String
     /// Certificates to trust for the TLS connection; `nil` uses the system roots.
@@ -63,13 +69,35 @@ public struct APNsConfiguration: Sendable {
         self.topic = topic
     }
 
+    /// Certificate authentication: `certificate` is presented on every TLS connection and no
+    /// provider token is sent. `topic` defaults to the certificate's subject `UID` (where Apple
+    /// puts the app's bundle id); the provider refuses a configuration with neither.
+    public init(environment: Environment = .production, clientCertificate: ClientCertificate, topic: String? = nil) {
+        self.endpoint = environment.endpoint
+        self.teamID = ""
+        self.keyID = ""
+        self.privateKeyPEM = ""
+        self.clientCertificate = clientCertificate
+        self.topic = topic ?? clientCertificate.topic ?? ""
+    }
+
     /// The range that ``tokenLifetime`` must lie in.
     public static let tokenLifetimeRange: ClosedRange<Duration> = .seconds(20 * 60) ... .seconds(60 * 60)
 
     /// Checks the values that do not need a network: lifetime, connections, timeout, endpoint.
     func validate() throws(PushProviderError) {
-        guard !teamID.isEmpty, !keyID.isEmpty else {
-            throw .invalidConfiguration("APNs team id and key id are required")
+        if clientCertificate != nil {
+            guard teamID.isEmpty, keyID.isEmpty, privateKeyPEM.isEmpty else {
+                throw .invalidConfiguration(
+                    "APNs takes either a client certificate or a token-signing key (team id, key id, .p8), not both")
+            }
+            guard !topic.isEmpty else {
+                throw .invalidConfiguration("APNs needs a topic: the certificate's subject has no UID to take it from")
+            }
+        } else {
+            guard !teamID.isEmpty, !keyID.isEmpty else {
+                throw .invalidConfiguration("APNs team id and key id are required")
+            }
         }
         guard Self.tokenLifetimeRange.contains(tokenLifetime) else {
             throw .invalidConfiguration("APNs token lifetime must be between 20 and 60 minutes")
@@ -96,7 +124,8 @@ extension APNsConfiguration: SecretRedacting {
         Mirror(
             self,
             children: [
-                "endpoint": endpoint, "teamID": teamID, "keyID": keyID, "privateKeyPEM": Self.redacted, "topic": topic,
+                "endpoint": endpoint, "teamID": teamID, "keyID": keyID, "privateKeyPEM": Self.redacted,
+                "clientCertificate": clientCertificate.map { "\($0) (private key redacted)" } as Any, "topic": topic,
                 "connections": connections, "timeout": timeout, "connectTimeout": connectTimeout,
                 "tokenLifetime": tokenLifetime, "tokenUpdatePause": tokenUpdatePause,
             ])

@@ -1,16 +1,20 @@
 import Crypto
-import Foundation
+public import Foundation
 public import HeraldCore
 public import HeraldMetrics
+import HeraldTLS
 public import Logging
 import NIOCore
 import NIOHPACK
 import Synchronization
 
-/// Sends notifications through Apple Push Notification service (HTTP/2, token auth).
+/// Sends notifications through Apple Push Notification service (HTTP/2; token or certificate
+/// authentication).
 ///
 /// Requests are `POST {endpoint}/3/device/{token}` with an ES256 provider token shared by
-/// every provider of the same team and key (``APNsTokenCache``), spread round-robin over
+/// every provider of the same team and key (``APNsTokenCache``) or, with certificate
+/// authentication, no `authorization` header and the client certificate presented on every
+/// TLS connection; they are spread round-robin over
 /// ``APNsConfiguration/connections`` HTTP/2 connections (``HTTP2Client``: frames written per
 /// burst and flushed once, no child channel per stream). The notification's body bytes are
 /// sent as they are and every `apns-*` header is passed through; `apns-topic` defaults to
@@ -22,9 +26,11 @@ public final class APNsProvider: PushProvider {
     public let configuration: APNsConfiguration
 
     private let logger: Logger
-    private let signingKey: P256.Signing.PrivateKey
-    /// The provider-token slot of this provider's team and key (shared through the cache).
-    let tokenEntry: APNsTokenCache.Entry
+    /// The token-signing key; `nil` with certificate authentication.
+    private let signingKey: P256.Signing.PrivateKey?
+    /// The provider-token slot of this provider's team and key (shared through the cache);
+    /// `nil` with certificate authentication.
+    let tokenEntry: APNsTokenCache.Entry?
     private let tokenLifetime: TimeInterval
     private let client: HTTP2Client
     private let devicePathPrefix: String
@@ -46,16 +52,21 @@ public final class APNsProvider: PushProvider {
         metrics: HeraldMetrics? = nil
     ) throws {
         try configuration.validate()
-        do {
-            self.signingKey = try P256.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
-        } catch {
-            throw PushProviderError.invalidPrivateKey(
-                "the APNs key \(configuration.keyID) is not a PEM P-256 private key (.p8 contents)")
+        if configuration.clientCertificate != nil {
+            self.signingKey = nil
+            self.tokenEntry = nil
+        } else {
+            do {
+                self.signingKey = try P256.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
+            } catch {
+                throw PushProviderError.invalidPrivateKey(
+                    "the APNs key \(configuration.keyID) is not a PEM P-256 private key (.p8 contents)")
+            }
+            self.tokenEntry = tokenCache.entry(teamID: configuration.teamID, keyID: configuration.keyID)
         }
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
-        self.tokenEntry = tokenCache.entry(teamID: configuration.teamID, keyID: configuration.keyID)
         self.tokenLifetime = Double(configuration.tokenLifetime.components.seconds)
         self.timeout = TimeAmount(configuration.timeout)
         self.pause = Mutex(APNsPause())
@@ -65,6 +76,7 @@ public final class APNsProvider: PushProvider {
         var clientConfiguration = HTTP2Client.Configuration(host: endpoint.host, port: endpoint.port)
         clientConfiguration.usesTLS = endpoint.isTLS
         clientConfiguration.trustRoots = configuration.trustRoots
+        clientConfiguration.clientIdentity = configuration.clientCertificate?.identity
         clientConfiguration.connections = configuration.connections
         clientConfiguration.connectTimeout = .connectionSetup(configuration.connectTimeout, within: configuration.timeout)
         do {
@@ -111,17 +123,19 @@ public final class APNsProvider: PushProvider {
                 reason: APNsReason.tooManyProviderTokenUpdates.rawValue)
         }
 
-        let providerToken: APNsProviderToken
-        do {
-            let metrics = self.metrics
-            providerToken = try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime) {
-                metrics?.tokenRefresh(platform: .apns, succeeded: true)
+        var providerToken: APNsProviderToken?
+        if let tokenEntry, let signingKey {
+            do {
+                let metrics = self.metrics
+                providerToken = try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime) {
+                    metrics?.tokenRefresh(platform: .apns, succeeded: true)
+                }
+            } catch {
+                pause.withLock { $0.answered() }
+                metrics?.tokenRefresh(platform: .apns, succeeded: false)
+                logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
+                return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
             }
-        } catch {
-            pause.withLock { $0.answered() }
-            metrics?.tokenRefresh(platform: .apns, succeeded: false)
-            logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
-            return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
         }
 
         let response: HTTP2Client.Response
@@ -129,7 +143,7 @@ public final class APNsProvider: PushProvider {
         do {
             response = try await client.send(
                 path: devicePathPrefix + target.handle,
-                headers: headers(for: notification, authorization: providerToken.authorization),
+                headers: headers(for: notification, authorization: providerToken?.authorization),
                 body: body,
                 deadline: .now() + timeout
             )
@@ -152,7 +166,7 @@ public final class APNsProvider: PushProvider {
 
     private func failure(
         _ response: HTTP2Client.Response,
-        providerToken: APNsProviderToken,
+        providerToken: APNsProviderToken?,
         handle: String
     ) -> PushResult {
         struct ErrorBody: Decodable { var reason: String? }
@@ -164,20 +178,29 @@ public final class APNsProvider: PushProvider {
         {
             reason = APNsReason(raw)
         }
-        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: tokenEntry.now()) }
-        if status == 429, reason == .tooManyProviderTokenUpdates {
-            return tooManyUpdates(providerToken, retryAfter: retryAfter)
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: tokenEntry?.now() ?? Date()) }
+        if status == 429, reason == .tooManyProviderTokenUpdates, let tokenEntry, let providerToken {
+            return tooManyUpdates(providerToken, entry: tokenEntry, retryAfter: retryAfter)
         }
         pause.withLock { $0.answered() }
-        if status == 403, reason == .expiredProviderToken {
+        if status == 403, reason == .expiredProviderToken, let tokenEntry, let providerToken {
             let refreshed = tokenEntry.expired(providerToken)
             logger.debug("APNs provider token expired", metadata: ["apns.refreshed": "\(refreshed)"])
         }
         let result = Self.classify(status: status, reason: reason, retryAfter: retryAfter)
         if status == 403, reason != .expiredProviderToken {
-            logger.warning(
-                "APNs refused the provider token",
-                metadata: ["apns.key_id": "\(configuration.keyID)", "apns.reason": "\(reason?.rawValue ?? "")"])
+            if let certificate = configuration.clientCertificate {
+                logger.warning(
+                    "APNs refused the client certificate",
+                    metadata: [
+                        "apns.certificate": "\(certificate)", "apns.topic": "\(configuration.topic)",
+                        "apns.reason": "\(reason?.rawValue ?? "")",
+                    ])
+            } else {
+                logger.warning(
+                    "APNs refused the provider token",
+                    metadata: ["apns.key_id": "\(configuration.keyID)", "apns.reason": "\(reason?.rawValue ?? "")"])
+            }
         } else {
             logger.debug(
                 "APNs send not delivered",
@@ -193,7 +216,7 @@ public final class APNsProvider: PushProvider {
     /// ago: a problem of the provider, not of the device. Goes back to the token still valid if
     /// there is one (and the send is repeated at once); otherwise every send pauses for
     /// ``APNsConfiguration/tokenUpdatePause``, after which one send tries again.
-    private func tooManyUpdates(_ token: APNsProviderToken, retryAfter: Double?) -> PushResult {
+    private func tooManyUpdates(_ token: APNsProviderToken, entry tokenEntry: APNsTokenCache.Entry, retryAfter: Double?) -> PushResult {
         let reason = APNsReason.tooManyProviderTokenUpdates.rawValue
         switch tokenEntry.tooManyUpdates(token) {
         case .retry, .reverted:
@@ -214,12 +237,12 @@ public final class APNsProvider: PushProvider {
         }
     }
 
-    /// Request headers: authorization, topic, push type and every `apns-*` header of the
-    /// notification, names lowercased as HTTP/2 requires.
-    private func headers(for notification: PushNotification, authorization: String) -> HPACKHeaders {
+    /// Request headers: authorization (token authentication only), topic, push type and every
+    /// `apns-*` header of the notification, names lowercased as HTTP/2 requires.
+    private func headers(for notification: PushNotification, authorization: String?) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(notification.headers.count + 3)
-        headers.add(name: "authorization", value: authorization)
+        if let authorization { headers.add(name: "authorization", value: authorization) }
         var hasTopic = false
         var hasPushType = false
         for header in notification.headers where header.name.hasCaseInsensitivePrefix("apns-") {
@@ -254,6 +277,9 @@ public final class APNsProvider: PushProvider {
         let left = max(0, (until - .now).seconds)
         return "APNs refuses the provider token of key \(configuration.keyID) as an update too soon after another (TooManyProviderTokenUpdates): sends wait, the next try in \(Int(left.rounded(.up))) s"
     }
+
+    /// When the client certificate expires; `nil` with token authentication.
+    public var credentialExpiry: Date? { configuration.clientCertificate?.notValidAfter }
 
     public func shutdown() async throws {
         await client.shutdown()

@@ -1,3 +1,4 @@
+import HeraldTLS
 import NIOCore
 import NIOHPACK
 import NIOPosix
@@ -37,6 +38,9 @@ final class HTTP2Client: Sendable {
         var usesTLS = true
         /// Certificates to trust; `nil` uses the system roots.
         var trustRoots: [NIOSSLCertificate]? = nil
+        /// The certificate chain and key presented to the server (TLS client authentication);
+        /// `nil` presents none.
+        var clientIdentity: TLSIdentity? = nil
         /// Number of connections that requests are spread over, round-robin.
         var connections: Int = 1
         /// Time allowed to set a connection up: TCP connect, and again TLS plus the server's SETTINGS.
@@ -109,6 +113,10 @@ final class HTTP2Client: Sendable {
         if configuration.usesTLS {
             var tls = TLSConfiguration.makeClientConfiguration()
             if let trustRoots = configuration.trustRoots { tls.trustRoots = .certificates(trustRoots) }
+            if let identity = configuration.clientIdentity {
+                tls.certificateChain = identity.certificateChain.map { .certificate($0) }
+                tls.privateKey = .privateKey(identity.privateKey)
+            }
             tls.applicationProtocols = ["h2"]
             let context = try NIOSSLContext(configuration: tls)
             // SNI carries host names only; for an IP address NIOSSL verifies the certificate

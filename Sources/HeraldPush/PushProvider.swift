@@ -1,3 +1,4 @@
+public import Foundation
 public import HeraldCore
 public import NIOCore
 public import ServiceLifecycle
@@ -107,6 +108,10 @@ public protocol PushProvider: Service {
     /// What keeps the provider from sending now, in a sentence, for `/ready`; `nil` when
     /// nothing does (the default).
     var problem: String? { get }
+
+    /// When the credential the provider signs in with expires (an APNs client certificate's
+    /// notAfter), for metrics; `nil` when it does not expire by itself (the default).
+    var credentialExpiry: Date? { get }
 }
 
 extension PushProvider {
@@ -114,6 +119,9 @@ extension PushProvider {
     public var openConnections: Int? { nil }
 
     public var problem: String? { nil }
+
+    /// `nil`: keys and secrets have no expiry of their own.
+    public var credentialExpiry: Date? { nil }
 
     /// Waits for graceful shutdown (or cancellation), then closes the connections.
     public func run() async throws {

@@ -1,7 +1,7 @@
-public import Hummingbird
+import Hummingbird
 import HummingbirdCore
 public import Logging
-public import NIOCore
+import NIOCore
 import NIOHTTPTypes
 import Synchronization
 

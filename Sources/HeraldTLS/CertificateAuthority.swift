@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 public import NIOSSL
 import SwiftASN1
 import X509
@@ -112,6 +112,11 @@ public struct CertificateAuthority: Sendable {
         return try CertificateAuthority(certificate: certificate, privateKey: key, path: path)
     }
 
+    /// The CA's subject: the issuer of every certificate it signs.
+    var subject: DistinguishedName { certificate.subject }
+    /// The CA's public key, which verifies the certificates it signs.
+    var publicKey: Certificate.PublicKey { certificate.publicKey }
+
     /// The CA certificate, for `TLSConfiguration.trustRoots = .certificates([…])`.
     public var sslCertificate: NIOSSLCertificate {
         get throws {
@@ -172,6 +177,56 @@ public struct CertificateAuthority: Sendable {
         return TLSIdentity(certificateChain: [sslLeaf], privateKey: sslKey)
     }
 
+    /// A TLS client certificate in the shape of Apple's APNs certificates, signed by this CA:
+    /// the subject's `UID` is `topic` (the app's bundle id) and its common name
+    /// "Apple Push Services: <topic>"; extended key usage client authentication; valid from an
+    /// hour before `now` until `notValidAfter` (a year from `now` by default).
+    ///
+    /// Returns the certificate with its key, PEM (PKCS#8 key) and as a ``ClientCertificate``;
+    /// ``IssuedClientCertificate/pkcs12(password:)`` makes the `.p12` form.
+    public func issueAPNsClientCertificate(
+        topic: String,
+        now: Date = Date(),
+        notValidAfter: Date? = nil
+    ) throws -> IssuedClientCertificate {
+        let leafKey = P256.Signing.PrivateKey()
+        let leafPublicKey = Certificate.PublicKey(leafKey.publicKey)
+        let subject = DistinguishedName([
+            RelativeDistinguishedName(.init(type: ClientCertificate.userIDAttribute, utf8String: topic)),
+            RelativeDistinguishedName(.init(type: ASN1ObjectIdentifier.RDNAttributeType.commonName, utf8String: "Apple Push Services: \(topic)")),
+            RelativeDistinguishedName(.init(type: ASN1ObjectIdentifier.RDNAttributeType.organizationName, utf8String: "Herald")),
+        ])
+        let authorityKeyID = try certificate.extensions.subjectKeyIdentifier?.keyIdentifier
+        let leaf = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: leafPublicKey,
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: notValidAfter ?? now.addingTimeInterval(365 * 86400),
+            issuer: certificate.subject,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.clientAuth])
+                SubjectKeyIdentifier(hash: leafPublicKey)
+                if let authorityKeyID {
+                    AuthorityKeyIdentifier(keyIdentifier: authorityKeyID)
+                }
+            },
+            issuerPrivateKey: Certificate.PrivateKey(privateKey)
+        )
+        // Each ends with a newline, so that the two can be joined into one file.
+        let certificatePEM = try leaf.serializeAsPEM().pemString + "\n"
+        let keyPEM = leafKey.pemRepresentation + (leafKey.pemRepresentation.hasSuffix("\n") ? "" : "\n")
+        return IssuedClientCertificate(
+            certificatePEM: certificatePEM,
+            privateKeyPEM: keyPEM,
+            certificate: try ClientCertificate(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
+        )
+    }
+
     private func derBytes(of certificate: Certificate) throws -> [UInt8] {
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
@@ -202,5 +257,22 @@ public struct CertificateAuthority: Sendable {
                         || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "*") || byte == UInt8(ascii: "_")
                 }
         }
+    }
+}
+
+/// A client certificate a ``CertificateAuthority`` issued, in the forms clients load.
+public struct IssuedClientCertificate: Sendable {
+    /// The certificate, PEM.
+    public let certificatePEM: String
+    /// Its private key, PKCS#8 PEM.
+    public let privateKeyPEM: String
+    public let certificate: ClientCertificate
+
+    /// The certificate and its key as a PKCS#12 archive (a `.p12` file) protected by `password`.
+    public func pkcs12(password: String) throws -> [UInt8] {
+        let bundle = NIOSSLPKCS12Bundle(
+            certificateChain: certificate.identity.certificateChain,
+            privateKey: certificate.identity.privateKey)
+        return try bundle.serialize(passphrase: Array(password.utf8))
     }
 }

@@ -7,7 +7,7 @@ public import HeraldCore
 public struct HeraldTLSError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case fileSystem, invalidPEM, keyMismatch, invalidHost
+            case fileSystem, invalidPEM, invalidPKCS12, keyMismatch, invalidHost
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -16,6 +16,8 @@ public struct HeraldTLSError: CodedError {
         public static let fileSystem = Code(.fileSystem)
         /// A PEM file holds no usable certificate or key.
         public static let invalidPEM = Code(.invalidPEM)
+        /// Bytes that are not a PKCS#12 (`.p12`) archive, or a wrong password for it.
+        public static let invalidPKCS12 = Code(.invalidPKCS12)
         /// A certificate and a key on disk do not belong together, or only one of them exists.
         public static let keyMismatch = Code(.keyMismatch)
         /// A host name or IP address that cannot go into a certificate.

@@ -13,6 +13,11 @@ import Darwin
 package enum SecureFile {
     /// Writes `contents` to `path` with permissions `mode` (0600 for keys), replacing any file there.
     package static func write(_ contents: String, to path: String, mode: Int = 0o600) throws {
+        try write(bytes: Array(contents.utf8), to: path, mode: mode)
+    }
+
+    /// Writes `bytes` to `path` with permissions `mode`, replacing any file there.
+    package static func write(bytes: [UInt8], to path: String, mode: Int = 0o600) throws {
         let mode = mode_t(mode)
         let temporary = path + ".tmp-\(UInt32.random(in: 0 ... .max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
@@ -20,7 +25,6 @@ package enum SecureFile {
             throw HeraldTLSError(code: .fileSystem, message: "cannot create \(temporary): errno \(errno)")
         }
         var ok = fchmod(fd, mode) == 0
-        let bytes = Array(contents.utf8)
         var written = 0
         while ok && written < bytes.count {
             let n = bytes.withUnsafeBytes { raw in

@@ -24,6 +24,9 @@ struct BuiltInEmulators {
     var lines: [Platform: String] = [:]
     /// The credentials' files (the APNs key, the FCM service account) are kept here.
     var keys: EmulatorCredentials?
+    /// The APNs emulator's client certificate for its topic (PEM and .p12 files), which it
+    /// accepts instead of a provider token.
+    var apnsCertificate: EmulatorAPNsCertificate?
 
     /// The emulators, as services: each closes its listener at graceful shutdown.
     var services: [any Service] {
@@ -75,6 +78,9 @@ struct BuiltInEmulators {
             settings.host = options.host
             settings.port = options.apnsPort
             settings.topics = [options.topic]
+            settings.clientCertificateAuthority = authority
+            emulators.apnsCertificate = try EmulatorCredentials.apnsClientCertificate(
+                directory: directory, authority: authority, topic: options.topic)
             settings.openDeviceRegistry = options.openDeviceRegistry
             settings.recordsPayloads = options.recordsPayloads
             settings.inboxLimit = options.inboxLimit

@@ -86,7 +86,8 @@ struct Emulate: AsyncParsableCommand {
             settings = try Self.settings(for: emulators, directory: directory, host: host)
             let file = (directory as NSString).appendingPathComponent("herald.env")
             // The file holds the emulators' WNS client secret: owner-only, like their keys.
-            try SecureFile.write(settings.map { "\($0.0)=\($0.1)" }.joined(separator: "\n") + "\n", to: file, mode: 0o600)
+            let lines = settings.map { "\($0.0)=\($0.1)" } + Self.certificateLines(for: emulators)
+            try SecureFile.write(lines.joined(separator: "\n") + "\n", to: file, mode: 0o600)
             print("Herald's push-service emulators are running.")
             for line in Platform.allCases.compactMap({ emulators.lines[$0] }) {
                 // The lines `serve` prints, without its reason for starting them.
@@ -94,6 +95,7 @@ struct Emulate: AsyncParsableCommand {
             }
             print("\nPoint a node at them with these settings (also in \(file)):\n")
             for (name, value) in settings { print("\(name)=\(value)") }
+            for line in Self.certificateLines(for: emulators) { print(line) }
             print("\nStop with Ctrl-C; the devices and their counts live as long as this process.")
             fflush(nil)
         } catch {
@@ -104,6 +106,25 @@ struct Emulate: AsyncParsableCommand {
             configuration: .init(services: emulators.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         )
         try await group.run()
+    }
+
+    /// Comment lines naming the APNs emulator's client certificate and the settings that
+    /// sign in with it instead of the token-signing key.
+    static func certificateLines(for emulators: BuiltInEmulators) -> [String] {
+        guard let certificate = emulators.apnsCertificate else { return [] }
+        func absolute(_ path: String) -> String {
+            path.hasPrefix("/") ? path : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
+        }
+        return [
+            "",
+            "# APNs certificate authentication: the emulator also accepts its client certificate for",
+            "# \(certificate.certificate.topic ?? "its topic") (valid until \(ClientCertificate.format(certificate.certificate.notValidAfter))). To sign in with it",
+            "# instead of the token-signing key, leave out HERALD_APNS_KEY_FILE, _KEY_ID and _TEAM_ID and set",
+            "# HERALD_APNS_CERT_FILE=\(absolute(certificate.pemPath))",
+            "# or the .p12 form:",
+            "# HERALD_APNS_CERT_FILE=\(absolute(certificate.pkcs12Path))",
+            "# HERALD_APNS_CERT_PASSWORD=\(certificate.pkcs12Password)",
+        ]
     }
 
     /// The `HERALD_*` settings that make `herald serve` deliver to `emulators` for every

@@ -28,7 +28,9 @@ extension HeraldConfiguration {
     /// `HERALD_WEBPUSH_SUBJECT` is set.
     func serverCredentials(vapidKeyPEM: String) throws -> HubCredentials {
         var credentials = HubCredentials()
-        if apns.isConfigured {
+        if apns.usesCertificate {
+            credentials.apns = try apnsCertificateCredentials()
+        } else if apns.isConfigured {
             guard let keyFile = apns.keyFile, let keyID = apns.keyID, let teamID = apns.teamID else {
                 throw ConfigurationError("APNs needs HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID and HERALD_APNS_TEAM_ID together")
             }
@@ -57,11 +59,63 @@ extension HeraldConfiguration {
         return credentials
     }
 
+    /// The server's APNs certificate credentials, from `HERALD_APNS_CERT_FILE` (a `.p12` or
+    /// PEM, told apart by its contents) and its password or key file; the topic defaults to
+    /// the certificate's subject UID.
+    private func apnsCertificateCredentials() throws -> HubCredentials.APNs {
+        guard !apns.usesToken else {
+            throw ConfigurationError(
+                "APNs takes either HERALD_APNS_CERT_FILE (certificate authentication) or HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID and HERALD_APNS_TEAM_ID (token authentication), not both")
+        }
+        guard let certFile = apns.certFile else {
+            throw ConfigurationError("HERALD_APNS_CERT_PASSWORD and HERALD_APNS_CERT_KEY_FILE need HERALD_APNS_CERT_FILE: the APNs certificate")
+        }
+        guard let data = FileManager.default.contents(atPath: certFile) else {
+            throw ConfigurationError("cannot read HERALD_APNS_CERT_FILE \(certFile)")
+        }
+        var credentials: HubCredentials.APNs
+        if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN ") {
+            guard apns.certPassword == nil else {
+                throw ConfigurationError(
+                    "HERALD_APNS_CERT_PASSWORD goes with a .p12 HERALD_APNS_CERT_FILE; \(certFile) is PEM (its key: HERALD_APNS_CERT_KEY_FILE, or in the same file)")
+            }
+            let key = try apns.certKeyFile.map { try Self.readText($0, setting: "HERALD_APNS_CERT_KEY_FILE") }
+            let split = ClientCertificate.splitPEM(text)
+            guard let keyPEM = key ?? split.privateKey else {
+                throw ConfigurationError("HERALD_APNS_CERT_FILE \(certFile) holds no private key; give it with HERALD_APNS_CERT_KEY_FILE")
+            }
+            credentials = HubCredentials.APNs(
+                certificatePEM: split.certificates, keyPEM: keyPEM, topic: "", environment: apns.environment)
+        } else {
+            guard apns.certKeyFile == nil else {
+                throw ConfigurationError(
+                    "HERALD_APNS_CERT_KEY_FILE goes with a PEM HERALD_APNS_CERT_FILE; \(certFile) is a .p12, which holds its key (give HERALD_APNS_CERT_PASSWORD)")
+            }
+            credentials = HubCredentials.APNs(
+                certificatePKCS12: Array(data), password: apns.certPassword ?? "", topic: "", environment: apns.environment)
+        }
+        let certificate: ClientCertificate?
+        do {
+            certificate = try credentials.clientCertificate()
+        } catch {
+            throw ConfigurationError("HERALD_APNS_CERT_FILE \(certFile): \(error.message)")
+        }
+        guard let topic = apns.topic ?? certificate?.topic else {
+            throw ConfigurationError("APNs needs HERALD_APNS_TOPIC: the certificate's subject has no UID (bundle id) to take it from")
+        }
+        credentials.topic = topic
+        return credentials
+    }
+
     /// One line per configured platform saying where it delivers, for the start-up banner.
     func configuredPlatformLines(_ credentials: HubCredentials) -> [Platform: String] {
         var lines: [Platform: String] = [:]
         if let apns = credentials.apns {
-            lines[.apns] = "apns    \(self.apns.endpoint ?? "\(apns.environment) APNs") (key \(apns.keyID), team \(apns.teamID))"
+            let signIn =
+                apns.usesCertificate
+                ? "certificate, topic \(apns.topic), expires \(apns.certificateExpiry.map(ClientCertificate.format) ?? "?")"
+                : "key \(apns.keyID ?? "?"), team \(apns.teamID ?? "?")"
+            lines[.apns] = "apns    \(self.apns.endpoint ?? "\(apns.environment) APNs") (\(signIn))"
         }
         if let fcm = credentials.fcm {
             lines[.fcm] = "fcm     \(self.fcm.endpoint ?? FCMConfiguration.defaultEndpoint) (project \(fcm.projectID ?? "?"))"

@@ -48,7 +48,16 @@ struct HeraldConfiguration: Sendable {
         var endpoint: String?
         var caFile: String?
         var connections = 4
-        var isConfigured: Bool { keyFile != nil || keyID != nil || teamID != nil }
+        /// Certificate authentication: a `.p12` file or a PEM certificate (with its key in the
+        /// same file, or in ``certKeyFile``).
+        var certFile: String?
+        /// The password of a `.p12` ``certFile``.
+        var certPassword: String?
+        /// The PEM private key of a PEM ``certFile``.
+        var certKeyFile: String?
+        var usesToken: Bool { keyFile != nil || keyID != nil || teamID != nil }
+        var usesCertificate: Bool { certFile != nil || certPassword != nil || certKeyFile != nil }
+        var isConfigured: Bool { usesToken || usesCertificate }
     }
     var apns = APNs()
 
@@ -183,7 +192,10 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_APNS_KEY_FILE", help: "APNs token-auth key (.p8 file)") { $0.apns.keyFile = $1 },
         .init(variable: "HERALD_APNS_KEY_ID", help: "APNs key id (10 characters)") { $0.apns.keyID = $1 },
         .init(variable: "HERALD_APNS_TEAM_ID", help: "Apple developer team id") { $0.apns.teamID = $1 },
-        .init(variable: "HERALD_APNS_TOPIC", help: "default apns-topic: the app's bundle id") { $0.apns.topic = $1 },
+        .init(variable: "HERALD_APNS_CERT_FILE", help: "APNs certificate authentication instead of a .p8 key: the certificate as a .p12 file (with HERALD_APNS_CERT_PASSWORD) or PEM (its key in the same file or in HERALD_APNS_CERT_KEY_FILE)") { $0.apns.certFile = $1 },
+        .init(variable: "HERALD_APNS_CERT_PASSWORD", help: "password of the .p12 HERALD_APNS_CERT_FILE (default none)") { $0.apns.certPassword = $1 },
+        .init(variable: "HERALD_APNS_CERT_KEY_FILE", help: "PEM private key of a PEM HERALD_APNS_CERT_FILE") { $0.apns.certKeyFile = $1 },
+        .init(variable: "HERALD_APNS_TOPIC", help: "default apns-topic: the app's bundle id (with a certificate, default: its subject UID)") { $0.apns.topic = $1 },
         .init(variable: "HERALD_APNS_ENVIRONMENT", help: "production or sandbox (default production)") {
             guard ["production", "sandbox"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_APNS_ENVIRONMENT must be production or sandbox") }
             $0.apns.environment = $1.lowercased()

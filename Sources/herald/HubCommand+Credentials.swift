@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldTLS
 
 extension HubCommand {
     struct SetCredentials: AsyncParsableCommand {
@@ -12,9 +13,12 @@ extension HubCommand {
             discussion: """
                 Give the options of one or more platforms. A platform set for the first time needs all of its options (the APNs environment defaults to production; without --webpush-vapid-key-file a new VAPID key is made); later, the options given replace only those fields. --clear comes first, so `--clear apns --apns-…` replaces APNs entirely.
 
-                Everything is checked before anything is saved: the keys must parse and the service account must have project_id, client_email and private_key. A --wns-client-secret of '-' is read from standard input, keeping it out of the shell history.
+                APNs signs in with a token-signing key (--apns-key-file, --apns-key-id, --apns-team-id) or with a certificate (--apns-cert-file: a .p12 with --apns-cert-password, or PEM with its key in the same file or in --apns-cert-key-file), never both: giving a certificate replaces token credentials and the other way round. With a certificate, --apns-topic defaults to the certificate's subject UID (the bundle id Apple puts there). A --apns-cert-password of '-' is read from standard input.
+
+                Everything is checked before anything is saved: the keys must parse, a certificate must open with its password or key and the service account must have project_id, client_email and private_key. A --wns-client-secret of '-' is read from standard input, keeping it out of the shell history.
 
                 Example:  herald hub set-credentials myhub --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG --apns-team-id TEAM123456 --apns-topic com.example.app --apns-environment sandbox
+                Example:  herald hub set-credentials myhub --apns-cert-file apns-production.p12 --apns-cert-password - --apns-environment production
                 """
         )
 
@@ -29,7 +33,13 @@ extension HubCommand {
         var apnsKeyID: String?
         @Option(name: .customLong("apns-team-id"), help: "Apple developer team id (10 characters).")
         var apnsTeamID: String?
-        @Option(name: .customLong("apns-topic"), help: "The app's bundle id, the default apns-topic.")
+        @Option(name: .customLong("apns-cert-file"), help: "APNs certificate instead of a .p8 key: a .p12 file, or PEM.")
+        var apnsCertFile: String?
+        @Option(name: .customLong("apns-cert-password"), help: "Password of the .p12 certificate ('-' reads it from standard input).")
+        var apnsCertPassword: String?
+        @Option(name: .customLong("apns-cert-key-file"), help: "PEM private key of a PEM certificate (if not in the certificate's file).")
+        var apnsCertKeyFile: String?
+        @Option(name: .customLong("apns-topic"), help: "The app's bundle id, the default apns-topic (with a certificate, default: its subject UID).")
         var apnsTopic: String?
         @Option(name: .customLong("apns-environment"), help: "production or sandbox (default production).")
         var apnsEnvironment: String?
@@ -50,12 +60,24 @@ extension HubCommand {
         @Option(name: .customLong("clear"), help: "Remove a platform's credentials: apns, fcm, wns or webpush (repeatable).")
         var clear: [String] = []
 
-        var setsAPNs: Bool { [apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic, apnsEnvironment].contains { $0 != nil } }
+        var setsAPNsToken: Bool { [apnsKeyFile, apnsKeyID, apnsTeamID].contains { $0 != nil } }
+        var setsAPNsCertificate: Bool { [apnsCertFile, apnsCertPassword, apnsCertKeyFile].contains { $0 != nil } }
+        var setsAPNs: Bool { setsAPNsToken || setsAPNsCertificate || apnsTopic != nil || apnsEnvironment != nil }
         var setsWNS: Bool { wnsPackageSID != nil || wnsClientSecret != nil }
         var setsWebPush: Bool { webPushSubject != nil || webPushVAPIDKeyFile != nil }
 
         func validate() throws {
             _ = try clearedPlatforms()
+            if setsAPNsToken, setsAPNsCertificate {
+                throw ValidationError(
+                    "APNs signs in with a token-signing key (--apns-key-file, --apns-key-id, --apns-team-id) or a certificate (--apns-cert-…), not both")
+            }
+            if setsAPNsCertificate, apnsCertFile == nil {
+                throw ValidationError("--apns-cert-password and --apns-cert-key-file need --apns-cert-file")
+            }
+            if wnsClientSecret == "-", apnsCertPassword == "-" {
+                throw ValidationError("only one of --wns-client-secret and --apns-cert-password can be read from standard input")
+            }
             guard setsAPNs || fcmServiceAccount != nil || setsWNS || setsWebPush || !clear.isEmpty else {
                 throw ValidationError("nothing to change: give a platform's options (--apns-…, --fcm-service-account, --wns-…, --webpush-…) or --clear PLATFORM")
             }
@@ -76,13 +98,25 @@ extension HubCommand {
                 }
             }
             let environment = apnsEnvironment?.lowercased()
+            let apnsCertificate = try apnsCertificateCredentials()
 
             try await HubCommand.withCatalog(configuration) { catalog in
                 let hub = try await HubCommand.existingHub(name, in: catalog)
                 let updated = try await catalog.setCredentials(name: hub.name) { credentials in
                     for platform in cleared { credentials.clear(platform) }
-                    if setsAPNs {
-                        if var apns = credentials.apns {
+                    if var certificate = apnsCertificate {
+                        // A certificate replaces whatever APNs credentials the hub had.
+                        let existing = credentials.apns
+                        certificate.environment = environment ?? existing?.environment ?? "production"
+                        let uid = (try? certificate.clientCertificate())?.topic
+                        guard let topic = apnsTopic ?? uid ?? existing?.topic else {
+                            throw HubCommandError(
+                                "the certificate's subject has no UID (bundle id) to take the topic from: give --apns-topic")
+                        }
+                        certificate.topic = topic
+                        credentials.apns = certificate
+                    } else if setsAPNs {
+                        if var apns = credentials.apns, !(setsAPNsToken && apns.usesCertificate) {
                             if let apnsKey { apns.privateKeyPEM = apnsKey }
                             if let apnsKeyID { apns.keyID = apnsKeyID }
                             if let apnsTeamID { apns.teamID = apnsTeamID }
@@ -90,13 +124,16 @@ extension HubCommand {
                             if let environment { apns.environment = environment }
                             credentials.apns = apns
                         } else {
-                            guard let apnsKey, let apnsKeyID, let apnsTeamID, let apnsTopic else {
+                            let existing = credentials.apns
+                            guard let apnsKey, let apnsKeyID, let apnsTeamID, let topic = apnsTopic ?? existing?.topic else {
                                 throw HubCommandError(
-                                    "hub \(hub.name) has no APNs credentials yet: give --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic together")
+                                    existing == nil
+                                        ? "hub \(hub.name) has no APNs credentials yet: give --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic together, or --apns-cert-file"
+                                        : "hub \(hub.name) signs in to APNs with a certificate: to use a token-signing key instead give --apns-key-file, --apns-key-id and --apns-team-id together")
                             }
                             credentials.apns = .init(
-                                keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic,
-                                environment: environment ?? "production", privateKeyPEM: apnsKey)
+                                keyID: apnsKeyID, teamID: apnsTeamID, topic: topic,
+                                environment: environment ?? existing?.environment ?? "production", privateKeyPEM: apnsKey)
                         }
                     }
                     if let serviceAccount {
@@ -131,6 +168,50 @@ extension HubCommand {
                 }
                 print((["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n"))
             }
+        }
+
+        /// The certificate options as APNs credentials (topic and environment still to be set);
+        /// `nil` without --apns-cert-file. A .p12 and PEM are told apart by the file's contents.
+        func apnsCertificateCredentials() throws -> HubCredentials.APNs? {
+            guard let apnsCertFile else { return nil }
+            guard let data = FileManager.default.contents(atPath: apnsCertFile) else {
+                throw HubCommandError("--apns-cert-file: cannot read \(apnsCertFile)")
+            }
+            if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN ") {
+                guard apnsCertPassword == nil else {
+                    throw HubCommandError(
+                        "--apns-cert-password goes with a .p12 certificate; \(apnsCertFile) is PEM (give its key in the same file or with --apns-cert-key-file)")
+                }
+                let key = try apnsCertKeyFile.map { try Self.readFile($0, option: "--apns-cert-key-file") }
+                let split = ClientCertificate.splitPEM(text)
+                guard let keyPEM = key ?? split.privateKey else {
+                    throw HubCommandError("--apns-cert-file: \(apnsCertFile) holds no private key; give it with --apns-cert-key-file")
+                }
+                return try Self.opened(
+                    HubCredentials.APNs(certificatePEM: split.certificates, keyPEM: keyPEM, topic: "", environment: "production"),
+                    file: apnsCertFile)
+            }
+            guard apnsCertKeyFile == nil else {
+                throw HubCommandError(
+                    "--apns-cert-key-file goes with a PEM certificate; \(apnsCertFile) is a .p12, which holds its key (give --apns-cert-password)")
+            }
+            var password = apnsCertPassword ?? ""
+            if password == "-" {
+                password = readLine(strippingNewline: true) ?? ""
+            }
+            return try Self.opened(
+                HubCredentials.APNs(certificatePKCS12: Array(data), password: password, topic: "", environment: "production"),
+                file: apnsCertFile)
+        }
+
+        /// `credentials`, once its certificate opened with its password or key.
+        static func opened(_ credentials: HubCredentials.APNs, file: String) throws -> HubCredentials.APNs {
+            do {
+                _ = try credentials.clientCertificate()
+            } catch {
+                throw HubCommandError("--apns-cert-file \(file): \(error.message)")
+            }
+            return credentials
         }
 
         func clearedPlatforms() throws -> [Platform] {

@@ -51,4 +51,48 @@ struct APNsInteropTests {
         }
         try await emulator.shutdown()
     }
+
+    /// aioapns with certificate authentication: the emulator's client certificate (written by
+    /// `EmulatorCredentials` as `herald emulate` writes it), no provider token, and the topic
+    /// read by aioapns from the certificate's subject UID.
+    @Test func aioapnsDeliversWithTheEmulatorsClientCertificate() async throws {
+        let directory = try PythonInterop.temporaryDirectory("herald-aioapns-cert")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authority = try CertificateAuthority.loadOrCreate(directory: directory.path)
+        let certificate = try EmulatorCredentials.apnsClientCertificate(
+            directory: directory.path, authority: authority, topic: "com.example.app")
+        var configuration = APNsEmulator.Configuration(
+            identity: try authority.issueServerIdentity(hosts: ["127.0.0.1"]), signingKeys: [])
+        configuration.topics = ["com.example.app"]
+        configuration.clientCertificateAuthority = authority
+        let emulator = try await APNsEmulator.start(configuration: configuration, logger: TestSupport.logger)
+        do {
+            let token = emulator.registerDevice(topic: "com.example.app")
+            let arguments = [
+                "--host", "127.0.0.1", "--port", "\(emulator.port)", "--ca", try #require(authority.certificatePath),
+                "--token", token, "--count", "2",
+            ]
+            let output = try await PythonInterop.run("apns_aioapns.py", arguments: arguments + ["--client-cert", certificate.pemPath])
+            #expect(output.status == 0, "\(output.transcript)")
+            let results = try #require(
+                try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: [[String: Any]]]
+            )["results"]
+            #expect(results?.count == 2)
+            #expect(results?.allSatisfy { $0["successful"] as? Bool == true } == true, "\(results ?? [])")
+            #expect(emulator.notifications(for: token).map { $0.headers["apns-topic"] } == ["com.example.app", "com.example.app"])
+
+            // A certificate of another CA is no credential: 403 MissingProviderToken.
+            let stranger = try CertificateAuthority.makeEphemeral().issueAPNsClientCertificate(topic: "com.example.app")
+            let strangerFile = directory.appendingPathComponent("stranger.pem")
+            try (stranger.certificatePEM + stranger.privateKeyPEM).write(to: strangerFile, atomically: true, encoding: .utf8)
+            let refused = try await PythonInterop.run("apns_aioapns.py", arguments: arguments + ["--client-cert", strangerFile.path])
+            #expect(refused.status == 0, "\(refused.transcript)")
+            #expect(refused.stdout.contains("MissingProviderToken"), "\(refused.transcript)")
+            #expect(emulator.acceptedCount == 2)
+        } catch {
+            try? await emulator.shutdown()
+            throw error
+        }
+        try await emulator.shutdown()
+    }
 }

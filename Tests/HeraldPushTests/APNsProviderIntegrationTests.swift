@@ -24,6 +24,7 @@ struct APNsHarness {
 
     /// Runs `body` against a fresh emulator and shuts it down afterwards.
     static func with(
+        clientCertificates: Bool = false,
         _ configure: (inout APNsEmulator.Configuration) -> Void = { _ in },
         _ body: (APNsHarness) async throws -> Void
     ) async throws {
@@ -38,6 +39,7 @@ struct APNsHarness {
             signingKeys: [.init(keyID: keyID, teamID: teamID, publicKey: key.publicKey)]
         )
         configuration.now = emulatorClock.function
+        if clientCertificates { configuration.clientCertificateAuthority = authority }
         configure(&configuration)
         let emulator = try await APNsEmulator.start(configuration: configuration, logger: Logger(label: "apns-emulator"))
         let clientClock = TestClock(start)
@@ -240,7 +242,7 @@ func alert(_ text: String, headers: [(name: String, value: String)] = []) throws
             configuration.tokenLifetime = .seconds(60 * 60)
             try await harness.withProvider(configuration) { provider in
                 #expect(await provider.send(try alert("1"), to: PushTarget(handle: device)) == .delivered)
-                let first = try await provider.tokenEntry.token(key: harness.key, lifetime: 3600)
+                let first = try await #require(provider.tokenEntry).token(key: harness.key, lifetime: 3600)
 
                 // APNs' clock says the token is 61 minutes old; ours says 30 (still in its lifetime).
                 harness.emulatorClock.advance(minutes: 61)
@@ -264,7 +266,7 @@ func alert(_ text: String, headers: [(name: String, value: String)] = []) throws
                 #expect(expired >= 1)
 
                 #expect(await provider.send(notification, to: PushTarget(handle: device)) == .delivered)
-                let second = try await provider.tokenEntry.token(key: harness.key, lifetime: 3600)
+                let second = try await #require(provider.tokenEntry).token(key: harness.key, lifetime: 3600)
                 #expect(second.generation == first.generation + 1)
                 #expect(second.issuedAt == harness.clientClock.now)
                 #expect(harness.emulator.notifications(for: device).count == 2 + (10 - expired))

@@ -6,9 +6,15 @@ HTTP/2 with prior knowledge, which real APNs accepts.
 Usage:
   apns_aioapns.py --host H --port P --ca FILE --key FILE --key-id K --team-id T --topic T
                   --token TOKEN [--count N]
+  apns_aioapns.py --host H --port P --ca FILE --client-cert FILE [--topic T]
+                  --token TOKEN [--count N]
 
---ca   the CA certificate (PEM) to trust for the endpoint
---key  the ES256 signing key (PEM, the contents of an AuthKey_….p8 file)
+--ca           the CA certificate (PEM) to trust for the endpoint
+--key          the ES256 signing key (PEM, the contents of an AuthKey_….p8 file): token
+               authentication
+--client-cert  an APNs client certificate and its key in one PEM file: certificate
+               authentication; without --topic, aioapns reads the topic from the
+               certificate's subject UID
 
 Prints one JSON object: {"results": [{"successful", "status", "description"}, …]}, one per
 notification, sent one after the other on one connection. Exits 0 when every send got an
@@ -31,10 +37,14 @@ async def main(arguments):
     APNsProductionClientProtocol.APNS_SERVER = arguments.host
     APNsProductionClientProtocol.APNS_PORT = arguments.port
     context = ssl.create_default_context(cafile=arguments.ca)
-    with open(arguments.key) as file:
-        key = file.read()
-    client = APNs(key=key, key_id=arguments.key_id, team_id=arguments.team_id, topic=arguments.topic,
-                  use_sandbox=False, ssl_context=context, max_connections=1)
+    if arguments.client_cert:
+        client = APNs(client_cert=arguments.client_cert, topic=arguments.topic, use_sandbox=False,
+                      ssl_context=context, max_connections=1)
+    else:
+        with open(arguments.key) as file:
+            key = file.read()
+        client = APNs(key=key, key_id=arguments.key_id, team_id=arguments.team_id, topic=arguments.topic,
+                      use_sandbox=False, ssl_context=context, max_connections=1)
     results = []
     for index in range(arguments.count):
         request = NotificationRequest(device_token=arguments.token, message={"aps": {"alert": f"hello {index}"}})
@@ -46,8 +56,13 @@ async def main(arguments):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    for name in ["--host", "--ca", "--key", "--key-id", "--team-id", "--topic", "--token"]:
+    for name in ["--host", "--ca", "--token"]:
         parser.add_argument(name, required=True)
+    for name in ["--key", "--key-id", "--team-id", "--topic", "--client-cert"]:
+        parser.add_argument(name)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--count", type=int, default=1)
-    asyncio.run(asyncio.wait_for(main(parser.parse_args()), timeout=60))
+    parsed = parser.parse_args()
+    if not parsed.client_cert and not (parsed.key and parsed.key_id and parsed.team_id and parsed.topic):
+        parser.error("give --client-cert, or --key, --key-id, --team-id and --topic")
+    asyncio.run(asyncio.wait_for(main(parsed), timeout=60))

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 public import HeraldMetrics
+import HeraldTLS
 public import HeraldPush
 public import Logging
 
@@ -41,17 +42,40 @@ public struct PushProviderFactory: Sendable {
     }
 
     public func apnsProvider(_ credentials: HubCredentials.APNs) throws -> APNsProvider {
-        var apns = APNsConfiguration(
-            environment: credentials.environment == "sandbox" ? .sandbox : .production,
-            teamID: credentials.teamID,
-            keyID: credentials.keyID,
-            privateKeyPEM: credentials.privateKeyPEM,
-            topic: credentials.topic
-        )
+        let environment: APNsConfiguration.Environment = credentials.environment == "sandbox" ? .sandbox : .production
+        var apns: APNsConfiguration
+        if let certificate = try credentials.clientCertificate() {
+            apns = APNsConfiguration(environment: environment, clientCertificate: certificate, topic: credentials.topic)
+            warnIfExpiring(certificate, topic: credentials.topic)
+        } else {
+            apns = APNsConfiguration(
+                environment: environment,
+                teamID: credentials.teamID ?? "",
+                keyID: credentials.keyID ?? "",
+                privateKeyPEM: credentials.privateKeyPEM ?? "",
+                topic: credentials.topic
+            )
+        }
         if let endpoint = settings.apns.endpoint { apns.endpoint = endpoint }
         apns.trustRoots = settings.apns.trustRoots
         apns.connections = settings.apns.connections
         return try APNsProvider(configuration: apns, logger: logger, tokenCache: apnsTokens, metrics: metrics)
+    }
+
+    /// How long before its expiry a client certificate is warned about when a provider is made.
+    public static let certificateExpiryWarning: Duration = .seconds(30 * 86400)
+
+    /// Logs a warning when `certificate` expires within ``certificateExpiryWarning`` (or has).
+    func warnIfExpiring(_ certificate: ClientCertificate, topic: String, now: Date = Date()) {
+        guard certificate.expires(within: Double(Self.certificateExpiryWarning.components.seconds), of: now) else { return }
+        let days = Int((certificate.notValidAfter.timeIntervalSince(now) / 86400).rounded(.down))
+        logger.warning(
+            days < 0 ? "the APNs client certificate has expired" : "the APNs client certificate expires within 30 days",
+            metadata: [
+                "apns.topic": "\(topic)", "apns.certificate": "\(certificate)",
+                "apns.certificate.not_after": "\(ClientCertificate.format(certificate.notValidAfter))",
+                "apns.certificate.days_left": "\(max(days, 0))",
+            ])
     }
 
     public func fcmProvider(_ credentials: HubCredentials.FCM) throws -> FCMProvider {

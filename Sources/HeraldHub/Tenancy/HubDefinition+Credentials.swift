@@ -1,6 +1,7 @@
 import Crypto
-import Foundation
+public import Foundation
 public import HeraldCore
+public import HeraldTLS
 
 /// The push-service credentials of one hub, one optional set per platform.
 ///
@@ -19,21 +20,37 @@ public struct HubCredentials: Codable, Sendable, Hashable, CustomStringConvertib
         self.webPush = webPush
     }
 
-    /// APNs token authentication: a `.p8` signing key and the identifiers that go with it.
+    /// APNs credentials: token authentication (a `.p8` signing key with its key and team ids)
+    /// or certificate authentication (an APNs certificate with its key: a PKCS#12 archive and
+    /// its password, or PEM), exactly one of the two.
+    ///
+    /// Documents written before certificate authentication existed decode unchanged: every
+    /// certificate field is optional.
     public struct APNs: Codable, Sendable, Hashable, CustomStringConvertible {
-        /// The signing key's id (10 characters).
-        public var keyID: String
-        /// The Apple developer team id (10 characters).
-        public var teamID: String
+        /// The signing key's id (10 characters); token authentication only.
+        public var keyID: String?
+        /// The Apple developer team id (10 characters); token authentication only.
+        public var teamID: String?
         /// The default `apns-topic`: the app's bundle id.
         public var topic: String
         /// `production` or `sandbox` (the development environment).
         public var environment: String
-        /// The signing key, PEM (the contents of the `.p8` file).
-        public var privateKeyPEM: String
+        /// The signing key, PEM (the contents of the `.p8` file); token authentication only.
+        public var privateKeyPEM: String?
+        /// The APNs certificate and its key as a PKCS#12 archive (the `.p12` exported from
+        /// Keychain Access), base64: the cloud hub's `ApnsCertificate`.
+        public var certificatePKCS12: String?
+        /// The password of ``certificatePKCS12`` (the cloud hub's `CertificateKey`); empty or
+        /// `nil` for none.
+        public var certificatePassword: String?
+        /// The APNs certificate, PEM (the leaf first, then any intermediates).
+        public var certificatePEM: String?
+        /// The private key of ``certificatePEM``, PEM (unencrypted).
+        public var certificateKeyPEM: String?
 
         public static let environments = ["production", "sandbox"]
 
+        /// Token authentication.
         public init(keyID: String, teamID: String, topic: String, environment: String = "production", privateKeyPEM: String) {
             self.keyID = keyID
             self.teamID = teamID
@@ -42,10 +59,62 @@ public struct HubCredentials: Codable, Sendable, Hashable, CustomStringConvertib
             self.privateKeyPEM = privateKeyPEM
         }
 
-        /// Checks every field; the key must be a P-256 private key in PEM.
+        /// Certificate authentication with a PKCS#12 archive (its bytes) and its password.
+        public init(certificatePKCS12: [UInt8], password: String, topic: String, environment: String = "production") {
+            self.certificatePKCS12 = Data(certificatePKCS12).base64EncodedString()
+            self.certificatePassword = password
+            self.topic = topic
+            self.environment = environment
+        }
+
+        /// Certificate authentication with a PEM certificate and its PEM private key.
+        public init(certificatePEM: String, keyPEM: String, topic: String, environment: String = "production") {
+            self.certificatePEM = certificatePEM
+            self.certificateKeyPEM = keyPEM
+            self.topic = topic
+            self.environment = environment
+        }
+
+        /// Whether these are certificate credentials (any certificate field is set).
+        public var usesCertificate: Bool {
+            certificatePKCS12 != nil || certificatePassword != nil || certificatePEM != nil || certificateKeyPEM != nil
+        }
+
+        /// Whether these are token credentials (any token field is set).
+        public var usesToken: Bool { keyID != nil || teamID != nil || privateKeyPEM != nil }
+
+        /// The certificate with its key, parsed; `nil` for token credentials.
+        /// - Throws: ``HeraldError/badRequest(_:)`` naming what is wrong (never the key or the password).
+        public func clientCertificate() throws(HeraldError) -> ClientCertificate? {
+            if let pkcs12 = certificatePKCS12 {
+                guard let bytes = Data(base64Encoded: pkcs12, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
+                    throw .badRequest("the APNs certificate is not base64 of a PKCS#12 (.p12) file")
+                }
+                do {
+                    return try ClientCertificate(pkcs12: Array(bytes), password: certificatePassword ?? "")
+                } catch let error as HeraldTLSError where error.code == .invalidPKCS12 {
+                    throw .badRequest("the APNs certificate is not a PKCS#12 (.p12) file, or its password is wrong")
+                } catch {
+                    throw .badRequest("the APNs certificate cannot be used: \(Self.message(error))")
+                }
+            }
+            if let certificatePEM {
+                do {
+                    return try ClientCertificate(certificatePEM: certificatePEM, privateKeyPEM: certificateKeyPEM)
+                } catch {
+                    throw .badRequest("the APNs certificate cannot be used: \(Self.message(error))")
+                }
+            }
+            return nil
+        }
+
+        private static func message(_ error: any Error) -> String {
+            (error as? HeraldTLSError)?.message ?? "it does not parse"
+        }
+
+        /// Checks every field: exactly one of token or certificate authentication, complete;
+        /// the key must be a P-256 private key in PEM, the certificate must open with its key.
         public func validate() throws(HeraldError) {
-            try HubCredentials.requireIdentifier(keyID, "the APNs key id", length: 10)
-            try HubCredentials.requireIdentifier(teamID, "the APNs team id", length: 10)
             let topicCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
             guard !topic.isEmpty, topic.allSatisfy(topicCharacters.contains) else {
                 throw .badRequest("the APNs topic must be the app's bundle id, such as com.example.app, not '\(topic)'")
@@ -53,13 +122,53 @@ public struct HubCredentials: Codable, Sendable, Hashable, CustomStringConvertib
             guard Self.environments.contains(environment) else {
                 throw .badRequest("the APNs environment must be production or sandbox, not '\(environment)'")
             }
-            guard (try? P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)) != nil else {
-                throw .badRequest("the APNs key is not a PEM P-256 private key (the .p8 file from the Apple developer account)")
+            switch (usesToken, usesCertificate) {
+            case (true, true):
+                throw .badRequest(
+                    "APNs credentials use either token authentication (key id, team id, .p8 key) or a certificate, not both")
+            case (false, false):
+                throw .badRequest("APNs credentials need a token-signing key (.p8, key id, team id) or a certificate")
+            case (true, false):
+                guard let keyID, let teamID, let privateKeyPEM else {
+                    throw .badRequest("APNs token authentication needs the key id, the team id and the .p8 key together")
+                }
+                try HubCredentials.requireIdentifier(keyID, "the APNs key id", length: 10)
+                try HubCredentials.requireIdentifier(teamID, "the APNs team id", length: 10)
+                guard (try? P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)) != nil else {
+                    throw .badRequest("the APNs key is not a PEM P-256 private key (the .p8 file from the Apple developer account)")
+                }
+            case (false, true):
+                switch (certificatePKCS12 != nil, certificatePEM != nil) {
+                case (true, true):
+                    throw .badRequest("the APNs certificate is given both as PKCS#12 and as PEM: give one")
+                case (false, false):
+                    throw .badRequest("an APNs certificate password or key was given without the certificate")
+                case (true, false):
+                    guard certificateKeyPEM == nil else {
+                        throw .badRequest("a PKCS#12 APNs certificate holds its own key: give its password, not a PEM key")
+                    }
+                case (false, true):
+                    guard certificatePassword == nil else {
+                        throw .badRequest("a password goes with a PKCS#12 (.p12) APNs certificate, not a PEM one")
+                    }
+                }
+                _ = try clientCertificate()
             }
         }
 
         public var description: String {
-            "key \(keyID), team \(teamID), topic \(topic), \(environment), private key set"
+            if usesCertificate {
+                let certificate = (try? clientCertificate()).flatMap { $0 }
+                let what = certificate.map { "\($0)" } ?? "certificate (unreadable)"
+                let form = certificatePKCS12 != nil ? "PKCS#12" : "PEM"
+                return "\(what), \(form), topic \(topic), \(environment), private key set"
+            }
+            return "key \(keyID ?? "?"), team \(teamID ?? "?"), topic \(topic), \(environment), private key set"
+        }
+
+        /// When the certificate expires; `nil` for token credentials (or an unreadable certificate).
+        public var certificateExpiry: Date? {
+            (try? clientCertificate()).flatMap { $0 }?.notValidAfter
         }
     }
 

@@ -137,6 +137,11 @@ public final class HubRegistry: Service, Sendable {
         serverProviders + state.withLock { state in state.hubs.values.flatMap(\.owned) }
     }
 
+    /// The providers made from each open hub's own credentials, by hub.
+    func ownedProviders() -> [String: [any PushProvider]] {
+        state.withLock { state in state.hubs.mapValues(\.owned) }
+    }
+
     /// The engine of a hub that is open already, as it is now; `nil` if it is not open.
     public func openHub(named name: String) -> HubEngine? {
         state.withLock { state in
