@@ -485,6 +485,7 @@ public final class HubEngine: Sendable {
         try await retryingWhileUnavailable("record the outcome", id: record.id) {
             try await store.finishNotification(id: record.id, owner: leaseOwner, state: state, counts: counts, endedAt: end)
         }
+        if record.partOf == nil { metrics?.notificationFinished(state: state.rawValue) }
         signal.ring(record.partOf ?? record.id)
         var finished = record
         finished.state = state

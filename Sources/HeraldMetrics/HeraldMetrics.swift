@@ -73,6 +73,10 @@ public final class HeraldMetrics: Sendable {
         name: "herald_notifications_accepted_total", kind: .counter, labels: ["hub"],
         help: "Notifications accepted (stored for delivery, scheduled ones included) per hub."
     )
+    public static let notificationsFinished = Family(
+        name: "herald_notifications_finished_total", kind: .counter, labels: ["hub", "state"],
+        help: "Notifications whose delivery ended, per hub and final state (Completed, Abandoned, NoTargetFound); partitions of a large notification are not counted apart."
+    )
     public static let deliveries = Family(
         name: "herald_deliveries_total", kind: .counter, labels: ["hub", "platform", "outcome"],
         help: "Deliveries to one device that ended, per hub, platform and outcome (the hub's outcome names: Success, ExpiredChannel, Throttled, ...)."
@@ -128,7 +132,7 @@ public final class HeraldMetrics: Sendable {
 
     /// Every family, in the order the README lists them.
     public static let families: [Family] = [
-        httpRequests, httpRequestDuration, notificationsAccepted, deliveries, channelsExpired, pushRetries,
+        httpRequests, httpRequestDuration, notificationsAccepted, notificationsFinished, deliveries, channelsExpired, pushRetries,
         pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,
         registrations, pushConnections, credentialExpiry, scrapeErrors,
     ]
@@ -198,6 +202,11 @@ public final class HeraldMetrics: Sendable {
 
         public func notificationAccepted() {
             metrics.counter(HeraldMetrics.notificationsAccepted, [hub]).increment()
+        }
+
+        /// A notification's delivery ended in `state`.
+        public func notificationFinished(state: String) {
+            metrics.counter(HeraldMetrics.notificationsFinished, [hub, state]).increment()
         }
 
         /// Outcomes of deliveries to devices, added up (once per page, not once per device).

@@ -41,6 +41,8 @@ import Testing
                 let page = try await scrape(client)
                 let app = TestHerald.appHubName
                 #expect(page.value("herald_notifications_accepted_total", ["hub": app]) == 3)
+                #expect(page.samples(named: "herald_notifications_finished_total").map(\.labels) == [["hub": app, "state": "Completed"]])
+                #expect(page.value("herald_notifications_finished_total", ["hub": app, "state": "Completed"]) == 3)
                 let deliveries = page.samples(named: "herald_deliveries_total")
                 #expect(
                     Set(deliveries.map { "\($0.labels["platform"]!) \($0.labels["outcome"]!) \(Int($0.value))" })
@@ -163,6 +165,7 @@ import Testing
                         case "platform": #expect(Platform(rawValue: value) != nil, "\(value)")
                         case "status": #expect(value == "none" || Int(value) != nil, "\(value)")
                         case "outcome", "cause": #expect(value.allSatisfy { $0.isLetter }, "\(value)")
+                        case "state": #expect(NotificationState(rawValue: value) != nil, "\(value)")
                         case "method": #expect(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"].contains(value))
                         case "route", "le", "result": break
                         default: Issue.record("unexpected label \(name)=\(value)")
