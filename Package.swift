@@ -250,6 +250,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/HeraldTestSupport",
             swiftSettings: swiftSettings

@@ -8,7 +8,6 @@ import HeraldStore
 import HeraldTLS
 import HeraldTestSupport
 import Logging
-import Synchronization
 import Testing
 
 /// A hub's APNs credentials with a certificate: exactly one way to sign in, checked with a
@@ -172,8 +171,8 @@ struct HubAPNsCertificateTests {
     }
 
     @Test func aCertificateCloseToItsEndIsWarnedAboutWhenItsProviderIsMade() async throws {
-        let records = RecordingLogHandler.Records()
-        let logger = Logger(label: "test") { _ in RecordingLogHandler(records: records) }
+        let records = LogRecorder()
+        let logger = records.logger(label: "test")
         let factory = PushProviderFactory(logger: logger)
         let authority = try Self.authority.get()
         let soon = try authority.issueAPNsClientCertificate(topic: Self.topic, notValidAfter: Date().addingTimeInterval(10 * 86400 + 3600))
@@ -188,34 +187,5 @@ struct HubAPNsCertificateTests {
         #expect(warnings.first?.metadata["apns.certificate.days_left"] == "10", "\(warnings)")
         #expect(warnings.first?.metadata["apns.certificate.not_after"] == ClientCertificate.format(soon.certificate.notValidAfter))
         #expect(!records.all.contains { "\($0)".contains("PRIVATE KEY") })
-    }
-}
-
-/// Keeps every log record, for tests that look at what was logged.
-struct RecordingLogHandler: LogHandler {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    final class Records: Sendable {
-        private let records = Mutex<[Record]>([])
-        var all: [Record] { records.withLock { $0 } }
-        func append(_ record: Record) { records.withLock { $0.append(record) } }
-    }
-
-    let records: Records
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        records.append(Record(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
     }
 }

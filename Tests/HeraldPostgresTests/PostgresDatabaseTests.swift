@@ -102,13 +102,13 @@ struct PostgresDatabaseTests {
     @Test func aWrongPasswordIsRefusedWithoutShowingIt() async throws {
         var url = try PostgresTestDatabase.url()
         url.password = "wrong-password-4f1c9a"
-        let record = LogRecord()
+        let record = LogRecorder()
         url.connectTimeout = .seconds(5)
         await #expect(throws: (any Error).self) {
-            try await PostgresTestDatabase.with(url: url, logger: record.logger) { _ in }
+            try await PostgresTestDatabase.with(url: url, logger: record.logger()) { _ in }
         }
         do {
-            try await PostgresTestDatabase.with(url: url, logger: record.logger) { _ in }
+            try await PostgresTestDatabase.with(url: url, logger: record.logger()) { _ in }
         } catch {
             #expect(!"\(error)".contains("wrong-password-4f1c9a"))
             #expect(!String(reflecting: error).contains("wrong-password-4f1c9a"))

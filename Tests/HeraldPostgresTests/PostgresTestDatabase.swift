@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 import Logging
-import Synchronization
 import Testing
 
 /// The PostgreSQL server the tests use: `HERALD_TEST_DATABASE_URL`, as
@@ -60,33 +59,3 @@ let testLogger: Logger = {
     return logger
 }()
 
-/// Every line logged through ``logger``, as text with its metadata, for tests that search what
-/// was logged.
-final class LogRecord: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
-
-    /// A logger at `.trace` that records here.
-    var logger: Logger {
-        Logger(label: "herald.postgres.tests") { _ in Handler(record: self) }
-    }
-
-    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
-
-    private struct Handler: LogHandler {
-        let record: LogRecord
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            record.append("\(event.level) \(event.message) \(all) \(event.error.map { String(reflecting: $0) } ?? "")")
-        }
-    }
-}
