@@ -23,6 +23,9 @@ enum TracingBackend {
         var configuration = OTel.Configuration.default
         configuration.serviceName = "herald"
         configuration.diagnosticLogger = .custom(logger)
+        // Its notes on each variable read (also of the metrics and logs it does not export here)
+        // are noise at start; its warnings and errors are not.
+        configuration.diagnosticLogLevel = .warning
         configuration.metrics.enabled = false
         configuration.logs.enabled = false
         let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
