@@ -28,6 +28,10 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
     /// The last registration id (inclusive) this record delivers to; `nil` for no limit.
     /// A partition covers the ids after its first cursor up to this one.
     public var upperBound: String?
+    /// The W3C `traceparent` of the span that accepted the notification, when tracing is on:
+    /// the spans of its delivery, which a worker makes later (perhaps on another node), join
+    /// that trace. `nil` when no tracer was set up.
+    public var traceContext: String?
     public var enqueuedAt: Date
     public var startedAt: Date?
     public var endedAt: Date?
@@ -44,6 +48,7 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         cursor: String? = nil,
         partOf: String? = nil,
         upperBound: String? = nil,
+        traceContext: String? = nil,
         enqueuedAt: Date = Date(),
         startedAt: Date? = nil,
         endedAt: Date? = nil
@@ -59,6 +64,7 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         self.cursor = cursor
         self.partOf = partOf
         self.upperBound = upperBound
+        self.traceContext = traceContext
         self.enqueuedAt = enqueuedAt
         self.startedAt = startedAt
         self.endedAt = endedAt

@@ -5,7 +5,9 @@ public import HeraldPush
 public import HeraldStore
 public import Logging
 import NIOCore
+import ServiceContextModule
 import Synchronization
+import Tracing
 
 /// The engine: accepts notifications durably, resolves their targets by streaming from
 /// the store, renders per platform, delivers with bounded concurrency, retries what is
@@ -197,11 +199,22 @@ public final class HubEngine: Sendable {
 
     /// Persists a new notification and wakes a local worker (also for a scheduled one, so that
     /// it bounds its wait by the new time).
+    /// The notification keeps the traceparent of its `notification.accept` span, so that its
+    /// delivery joins the trace.
     func accept(_ record: NotificationRecord) async throws -> NotificationRecord {
-        try await store.enqueueNotification(record)
-        metrics?.notificationAccepted()
-        signal.ring(Self.workerKey, remember: true)
-        return record
+        try await withSpan("notification.accept", ofKind: .internal) { span in
+            var record = record
+            span.updateAttributes { attributes in
+                if let hub = metrics?.hub { attributes["herald.hub"] = hub }
+                attributes["herald.platforms"] = (record.template == nil ? record.platforms.map(\.rawValue).sorted() : ["template"])
+                attributes["herald.notification.id"] = record.id
+            }
+            record.traceContext = Self.traceparent(of: span.context)
+            try await store.enqueueNotification(record)
+            metrics?.notificationAccepted()
+            signal.ring(Self.workerKey, remember: true)
+            return record
+        }
     }
 
     static func newNotificationID() -> String { UUID.random().uuidString.lowercased() }
@@ -329,6 +342,26 @@ public final class HubEngine: Sendable {
     /// time) is abandoned.
     @discardableResult
     public func deliver(_ claimed: NotificationRecord) async throws -> NotificationRecord {
+        // A child of the span that accepted the notification, however much later and wherever.
+        try await withSpan(
+            "notification.deliver", context: Self.context(fromTraceparent: claimed.traceContext), ofKind: .consumer
+        ) { span in
+            span.updateAttributes { attributes in
+                if let hub = metrics?.hub { attributes["herald.hub"] = hub }
+                attributes["herald.notification.id"] = claimed.partOf ?? claimed.id
+                attributes["herald.partition"] = claimed.partOf != nil
+                attributes["herald.resumed"] = claimed.cursor != nil
+            }
+            let delivered = try await deliverInSpan(claimed)
+            span.updateAttributes { attributes in
+                attributes["herald.state"] = delivered.state.rawValue
+                attributes["herald.devices"] = delivered.counts.total
+            }
+            return delivered
+        }
+    }
+
+    private func deliverInSpan(_ claimed: NotificationRecord) async throws -> NotificationRecord {
         var logger = self.logger
         logger[metadataKey: "herald.notification.id"] = "\(claimed.id)"
         if Date() > staleAt(claimed) {
@@ -513,6 +546,9 @@ public final class HubEngine: Sendable {
     ) async -> Bool {
         var sentToAll = true
         let concurrency = max(1, configuration.concurrency)
+        // A child of the current span (a delivery's); its sends get spans only when it is sampled.
+        let pageSpan = startSpan("delivery.page", ofKind: .internal)
+        let sendContext = pageSpan.isRecording ? pageSpan.context : nil
         // Outcomes are counted for the metrics once per call (a page), not once per device.
         var outcomes = OutcomeCounts()
         func finish(_ index: Int, _ platform: Platform, _ result: PushResult) {
@@ -534,7 +570,7 @@ public final class HubEngine: Sendable {
                         inFlight -= 1
                     }
                     group.addTask {
-                        (index, platform, await self.send(delivery, to: target, via: provider, staleAt: staleAt, logger: logger))
+                        (index, platform, await self.send(delivery, to: target, via: provider, staleAt: staleAt, trace: sendContext, logger: logger))
                     }
                     inFlight += 1
                 }
@@ -543,6 +579,8 @@ public final class HubEngine: Sendable {
         }
         // Outcomes of a page that is handed back are not final: they are counted when it is sent.
         if sentToAll { metrics?.deliveries(outcomes) }
+        Self.recordPage(pageSpan, devices: count, outcomes: outcomes)
+        pageSpan.end()
         return sentToAll
     }
 
@@ -557,15 +595,16 @@ public final class HubEngine: Sendable {
         to target: PushTarget,
         via provider: any PushProvider,
         staleAt: Date,
+        trace: ServiceContext?,
         logger: Logger
     ) async -> PushResult {
         switch delivery {
         case .ready(let notification):
-            return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, logger: logger)
+            return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, trace: trace, logger: logger)
         case .template(let rendering):
             switch rendering.notification() {
             case .success(let notification):
-                return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, logger: logger)
+                return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, trace: trace, logger: logger)
             case .failure(let error):
                 logger.debug(
                     "A template did not render into a valid notification for a device",
@@ -588,11 +627,14 @@ public final class HubEngine: Sendable {
         to target: PushTarget,
         via provider: any PushProvider,
         staleAt: Date,
+        trace: ServiceContext? = nil,
         logger: Logger
     ) async -> PushResult {
         var attempt = 1
         while true {
+            let span = Self.startPushSpan(in: trace, platform: provider.platform, attempt: attempt)
             let result = await provider.send(notification, to: target)
+            Self.endPushSpan(span, result: result)
             switch result.disposition {
             case .providerPaused(let retryAfter):
                 if Date() >= staleAt {

@@ -355,6 +355,15 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 8,
+            name: "the trace a notification was accepted in",
+            statements: [
+                // The W3C traceparent of the span that accepted the notification (NULL when
+                // tracing is off): its delivery's spans join that trace.
+                "ALTER TABLE herald.notifications ADD COLUMN trace_context text",
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

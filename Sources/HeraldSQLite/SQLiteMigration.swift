@@ -299,6 +299,15 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 8,
+            name: "the trace a notification was accepted in",
+            statements: [
+                // The W3C traceparent of the span that accepted the notification (NULL when
+                // tracing is off): its delivery's spans join that trace.
+                "ALTER TABLE notifications ADD COLUMN trace_context TEXT",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -6,7 +6,7 @@ public import HeraldStore
 extension SQLiteStore {
     private static let columns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
-        template, direct_targets, scheduled_at, part_of, upper_bound
+        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context
         """
 
     /// Persists a new notification as given, in the state given: normally
@@ -31,6 +31,7 @@ extension SQLiteStore {
             SQLiteData(notification.enqueuedAt), SQLiteData(notification.startedAt), SQLiteData(notification.endedAt),
             SQLiteData(try notification.template.map(StoredJSON.encode)), SQLiteData(try notification.directTargets.map(StoredJSON.encode)),
             SQLiteData(notification.scheduledAt), SQLiteData(notification.partOf), SQLiteData(notification.upperBound),
+            SQLiteData(notification.traceContext),
         ]
     }
 
@@ -38,7 +39,7 @@ extension SQLiteStore {
     private static func insert(_ binds: [SQLiteData], on connection: SQLiteConnection) async throws -> Bool {
         try await !connection.query(
             """
-            INSERT INTO notifications (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO notifications (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO NOTHING RETURNING id
             """,
             binds

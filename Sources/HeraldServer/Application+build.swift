@@ -26,7 +26,9 @@ public func buildRouter(
     scheme: String = "http"
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
-    // Outermost, so that it counts every answer, the errors RequestLogger turns into responses too.
+    // Outermost: a span for the whole request (a no-op without a tracer).
+    router.add(middleware: HTTPTracingMiddleware())
+    // Next, so that it counts every answer, the errors RequestLogger turns into responses too.
     if let metrics = hubs.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogger())
     // Liveness: the process answers.

@@ -71,7 +71,7 @@ package enum StoreCopy {
                 ("id", .text), ("tag_expression", .text), ("payloads", .text), ("template", .text), ("direct_targets", .text),
                 ("state", .text), ("counts", .text), ("cursor", .text), ("enqueued_at", .bigint), ("scheduled_at", .bigint),
                 ("started_at", .bigint), ("ended_at", .bigint), ("lease_until", .bigint), ("lease_owner", .text),
-                ("part_of", .text), ("upper_bound", .text),
+                ("part_of", .text), ("upper_bound", .text), ("trace_context", .text),
             ],
             key: ["id"], batchSize: 200
         ),

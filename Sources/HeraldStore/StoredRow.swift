@@ -117,6 +117,7 @@ extension NotificationRecord {
             cursor: try row.optionalString("cursor"),
             partOf: try row.optionalString("part_of"),
             upperBound: try row.optionalString("upper_bound"),
+            traceContext: try row.optionalString("trace_context"),
             enqueuedAt: try row.date("enqueued_at"),
             startedAt: try row.optionalDate("started_at"),
             endedAt: try row.optionalDate("ended_at")

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 import Logging
+import ServiceLifecycle
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -65,6 +66,20 @@ struct Bench: AsyncParsableCommand {
     var nodeCounts: [Int] { nodes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
 
     func run() async throws {
+        // With OTEL_EXPORTER_OTLP_ENDPOINT set the engine's spans are exported as `herald serve`
+        // exports them, so that the fan-out measures what tracing costs.
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        guard let tracing = try TracingBackend.bootstrap(logger: logger) else { return try await measure() }
+        Self.say("Tracing: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await tracing.run() }
+            try await measure()
+            group.cancelAll()
+        }
+    }
+
+    private func measure() async throws {
         Self.say(Self.machine())
         var logger = Logger(label: "bench")
         logger.logLevel = .error

@@ -305,6 +305,10 @@ struct HeraldConfiguration: Sendable {
     static var helpText: String {
         "Settings (flag > environment > config file > default):\n"
             + settings.map { "  \($0.variable.padding(toLength: 34, withPad: " ", startingAt: 0)) \($0.help)" }.joined(separator: "\n")
+            + "\n\nTracing (the OpenTelemetry variables, read by the exporter):\n"
+            + "  OTEL_EXPORTER_OTLP_ENDPOINT        export traces over OTLP/HTTP to this collector (…/v1/traces); unset: no tracing, at no cost\n"
+            + "  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT the traces URL itself, instead\n"
+            + "  OTEL_SERVICE_NAME                  the service's name in the traces (default herald); the other OTEL_* variables apply too"
     }
 }
 

@@ -48,6 +48,8 @@ struct Serve: AsyncParsableCommand {
     }
 
     private func serve(_ configuration: HeraldConfiguration, storage: any HubStorage, logger: Logger) async throws {
+        // Before anything makes a span: the workers start with the runtime.
+        let tracing = try TracingBackend.bootstrap(logger: logger)
         try await HeraldRuntime.checkSharedSecureKey(configuration, storage: storage)
         let runtime = try await HeraldRuntime.start(configuration, storage: storage, logger: logger)
         let server = try runtime.serverConfiguration()
@@ -120,7 +122,10 @@ struct Serve: AsyncParsableCommand {
             onServerRunning: { _ in listeners.bound(.http) },
             logger: logger
         )
-        var services: [any Service] = [app]
+        // The exporter first: the group stops its services in reverse order, so it sends the
+        // spans of the others after they have stopped.
+        var services: [any Service] = tracing.map { [$0] } ?? []
+        services.append(app)
         if let tls {
             services.append(
                 try buildTLSApplication(

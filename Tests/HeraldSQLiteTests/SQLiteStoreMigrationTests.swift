@@ -42,7 +42,7 @@ struct SQLiteStoreMigrationTests {
         let clock = StoreTestClock()
 
         try await withStore(at: path, clock: clock) { store throws in
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8])
 
             // Old registrations read back with the new fields at their defaults.
             let r1 = try #require(try await store.registration(id: "r1"))
@@ -71,6 +71,8 @@ struct SQLiteStoreMigrationTests {
             #expect(n1.template == nil)
             #expect(n1.directTargets == nil)
             #expect(n1.scheduledAt == nil)
+            // Version 8: a notification accepted before tracing has no trace context.
+            #expect(n1.traceContext == nil)
             #expect(try await store.notification(id: "n0")?.counts.total(.success) == 2)
             #expect(try await store.nextScheduledTime() == nil)
             #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "test")?.id == "n1")
@@ -92,6 +94,11 @@ struct SQLiteStoreMigrationTests {
                 ifVersion: nil
             )
             #expect(try await store.installation(id: "i1") == installation)
+            // What version 8 adds: the accepting span's traceparent, kept with a new notification.
+            var traced = NotificationRecord(id: "n-traced", tagExpression: nil, payloads: n1.payloads, enqueuedAt: clock.now)
+            traced.traceContext = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+            try await store.enqueueNotification(traced)
+            #expect(try await store.notification(id: "n-traced")?.traceContext == traced.traceContext)
             #expect(try await store.registrations(matching: .tag("news"), platforms: nil, after: nil, limit: 10).count == 3)
             #expect(try await store.listRegistrations(RegistrationFilter(tag: "news"), after: nil, limit: 10).map(\.id) == ["r1", "r2"])
             #expect(
@@ -107,7 +114,7 @@ struct SQLiteStoreMigrationTests {
         // Opened again: nothing left to apply, everything kept.
         try await withStore(at: path, clock: clock) { store throws in
             #expect(store.appliedMigrations.isEmpty)
-            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 7)
+            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 8)
             #expect(try await store.registration(id: "r1")?.pushVariables == ["m": "hi"])
             #expect(try await store.installation(id: "i1")?.userId == "alice")
         }
@@ -130,7 +137,7 @@ struct SQLiteStoreMigrationTests {
         try await SQLiteStore.executeForTesting(path: path, statements: ["DROP TABLE installations"], logger: testLogger)
         try await withStore(at: path) { store throws in
             // Had the ALTER TABLEs of the failed attempt stayed, this would fail on a duplicate column.
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8])
             #expect(try await store.registration(id: "r1")?.version == 3)
         }
     }

@@ -76,6 +76,28 @@ public enum NotificationQueueChecks {
             #expect(try await store.notification(id: "missing") == nil)
         },
 
+        check("aNotificationKeepsTheTraceItWasAcceptedIn") { store, clock in
+            // The W3C traceparent of the accepting span comes back with the claim, and every
+            // partition of the notification carries it; without one, none.
+            let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+            var traced = NotificationQueueChecks.record("n-traced", at: clock.now)
+            traced.traceContext = traceparent
+            try await store.enqueueNotification(traced)
+            clock.advance(by: .seconds(1))
+            try await store.enqueueNotification(NotificationQueueChecks.record("n-untraced", at: clock.now))
+            #expect(try await store.notification(id: "n-traced")?.traceContext == traceparent)
+            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
+            #expect(claimed.id == "n-traced")
+            #expect(claimed.traceContext == traceparent)
+            try await store.splitNotification(id: "n-traced", owner: "worker-1", at: ["r5"])
+            let partition = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-2"))
+            #expect(partition.partOf == "n-traced")
+            #expect(partition.traceContext == traceparent)
+            let untraced = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
+            #expect(untraced.id == "n-untraced")
+            #expect(untraced.traceContext == nil)
+        },
+
         check("anExpiredLeaseIsReclaimedWithItsProgress") { store, clock in
             try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
             let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
