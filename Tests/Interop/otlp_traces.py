@@ -12,7 +12,9 @@ is stopped (SIGTERM: the exporter sends what it holds) and the spans are checked
 - `delivery.page` is a child of the delivery, with the device count and outcome counts;
 - a `push.send` span under the page carries the platform, the status and the outcome `Success`;
 - the service is named `herald`;
-- neither the device token nor the tag appears anywhere in what was exported.
+- neither the device token nor the tag appears anywhere in what was exported;
+- nor in the node's log, written at trace level, nor in its /metrics page, and neither does
+  the hub's key.
 
 Usage: otlp_traces.py --herald PATH. Prints a summary and exits 0 when every check held.
 """
@@ -25,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import urllib.request
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
@@ -107,13 +110,16 @@ def main():
     node = hp.Node(options.herald, directory, emulator.settings, hp.free_port(), environment={
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.port}",
         "OTEL_BSP_SCHEDULE_DELAY": "200",
+        # Everything Herald and its libraries log, searched for secrets below.
+        "HERALD_LOG_LEVEL": "trace",
     })
     # The defaults are under test: the service's name, and the endpoint's /v1/traces.
     for variable in ("OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         node.env.pop(variable, None)
     try:
         node.start()
-        api = hp.HubAPI(node.port, "app", *node.full_key("app"))
+        key_name, key = node.full_key("app")
+        api = hp.HubAPI(node.port, "app", key_name, key)
         token = os.urandom(32).hex()
         tag = "trace-secret-" + os.urandom(6).hex()
         installation = str(uuid.uuid4())
@@ -127,6 +133,7 @@ def main():
         final = hp.wait_for("the notification to be delivered", lambda: hp.finished_state(api, notification), timeout=60)
         if final != "Completed":
             sys.exit(f"the notification ended {final}")
+        metrics = urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=10).read()
         node.stop("term")
     finally:
         if node.process and node.process.poll() is None:
@@ -180,11 +187,18 @@ def main():
     for secret, what in ((token, "device token"), (tag, "tag")):
         check(secret.encode() not in exported and secret.upper().encode() not in exported,
               f"the {what} appears in the exported spans", spans)
+    node.log.flush()
+    with open(node.log.name, "rb") as log:
+        logged = log.read()
+    check(len(logged.splitlines()) > 50, "the node logged at trace level", spans)
+    for secret, what in ((token, "device token"), (tag, "tag"), (key, "hub key")):
+        for place, text in (("log", logged), ("/metrics page", metrics)):
+            check(secret.encode() not in text and secret.upper().encode() not in text, f"the {what} appears in the {place}", spans)
 
     shutil.rmtree(directory, ignore_errors=True)
     print(f"trace checked: {len(spans)} spans in {len(collector.bodies)} exports; "
           "HTTP request -> notification.accept -> notification.deliver -> delivery.page -> push.send; "
-          "no device token or tag exported")
+          "no device token, tag or key exported, logged at trace level or on /metrics")
 
 
 if __name__ == "__main__":
