@@ -37,6 +37,11 @@ public final class APNsProvider: PushProvider {
     private let timeout: TimeAmount
     private let metrics: HeraldMetrics?
     private let pause: Mutex<APNsPause>
+    /// Whether ``pause`` holds a pause: read without the lock, so that a send takes the lock
+    /// only while the provider is paused.
+    private let isPaused = Atomic<Bool>(false)
+    /// Counts a token this provider signed (made once, not per send).
+    private let tokenSigned: @Sendable () -> Void
     private let pauseLength: Duration
 
     /// - Parameters:
@@ -71,6 +76,7 @@ public final class APNsProvider: PushProvider {
         self.timeout = TimeAmount(configuration.timeout)
         self.pause = Mutex(APNsPause())
         self.pauseLength = configuration.tokenUpdatePause
+        self.tokenSigned = { [metrics] in metrics?.tokenRefresh(platform: .apns, succeeded: true) }
         let endpoint = try Endpoint(configuration.endpoint)
         self.devicePathPrefix = endpoint.path + "/3/device/"
         var clientConfiguration = HTTP2Client.Configuration(host: endpoint.host, port: endpoint.port)
@@ -117,7 +123,7 @@ public final class APNsProvider: PushProvider {
         }
         guard !client.isShutDown else { return .unreachable(reason: "provider shut down") }
 
-        if case .wait(let remaining) = pause.withLock({ $0.admit(now: .now) }) {
+        if case .wait(let remaining) = admit() {
             return PushResult(
                 disposition: .providerPaused(retryAfter: remaining.seconds), outcome: .throttled,
                 reason: APNsReason.tooManyProviderTokenUpdates.rawValue)
@@ -131,7 +137,7 @@ public final class APNsProvider: PushProvider {
                     metrics?.tokenRefresh(platform: .apns, succeeded: true)
                 }
             } catch {
-                pause.withLock { $0.answered() }
+                answered()
                 metrics?.tokenRefresh(platform: .apns, succeeded: false)
                 logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
                 return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
@@ -148,7 +154,7 @@ public final class APNsProvider: PushProvider {
                 deadline: .now() + timeout
             )
         } catch {
-            pause.withLock { $0.answered() }
+            answered()
             metrics?.pushRequest(platform: .apns, status: nil, duration: .now - start)
             logger.debug(
                 "APNs send failed without a response",
@@ -158,7 +164,7 @@ public final class APNsProvider: PushProvider {
 
         metrics?.pushRequest(platform: .apns, status: response.status, duration: .now - start)
         if response.status == 200 {
-            pause.withLock { $0.answered() }
+            answered()
             return .delivered
         }
         return failure(response, providerToken: providerToken, handle: target.handle)
@@ -182,7 +188,7 @@ public final class APNsProvider: PushProvider {
         if status == 429, reason == .tooManyProviderTokenUpdates, let tokenEntry, let providerToken {
             return tooManyUpdates(providerToken, entry: tokenEntry, retryAfter: retryAfter)
         }
-        pause.withLock { $0.answered() }
+        answered()
         if status == 403, reason == .expiredProviderToken, let tokenEntry, let providerToken {
             let refreshed = tokenEntry.expired(providerToken)
             logger.debug("APNs provider token expired", metadata: ["apns.refreshed": "\(refreshed)"])
@@ -212,6 +218,21 @@ public final class APNsProvider: PushProvider {
         return result
     }
 
+    /// Whether a send may go now; the lock is taken only while paused.
+    private func admit() -> APNsPause.Admission {
+        guard isPaused.load(ordering: .relaxed) else { return .send }
+        return pause.withLock { $0.admit(now: .now) }
+    }
+
+    /// A send was answered without a token refusal: a pause, if any, ends.
+    private func answered() {
+        guard isPaused.load(ordering: .relaxed) else { return }
+        pause.withLock { pause in
+            pause.answered()
+            isPaused.store(false, ordering: .relaxed)
+        }
+    }
+
     /// APNs refused `token` because it accepted another token of the key less than 20 minutes
     /// ago: a problem of the provider, not of the device. Goes back to the token still valid if
     /// there is one (and the send is repeated at once); otherwise every send pauses for
@@ -220,12 +241,15 @@ public final class APNsProvider: PushProvider {
         let reason = APNsReason.tooManyProviderTokenUpdates.rawValue
         switch tokenEntry.tooManyUpdates(token) {
         case .retry, .reverted:
-            pause.withLock { $0.answered() }
+            answered()
             logger.debug("APNs refused a provider token update; the earlier token is used again")
             return PushResult(disposition: .providerPaused(retryAfter: 0), outcome: .throttled, status: 429, reason: reason)
         case .pause:
             let length = max(pauseLength, .milliseconds(Int64((retryAfter ?? 0) * 1000)))
-            let started = pause.withLock { $0.pause(until: .now + length) }
+            let started = pause.withLock { pause in
+                isPaused.store(true, ordering: .relaxed)
+                return pause.pause(until: .now + length)
+            }
             if started {
                 metrics?.tokenRefresh(platform: .apns, succeeded: false)
                 logger.warning(

@@ -58,8 +58,13 @@ public final class ConnectionLimiter: Sendable {
         let (admission, evict): (Admission, (any Channel)?) = state.withLock { state in
             var evict: (any Channel)?
             if state.connections.count >= limits.maximumConnections {
-                guard let oldest = state.connections.filter({ !$0.value.busy }).min(by: { $0.value.idleSince < $1.value.idleSince })
-                else {
+                // One pass, no copy of the table: this runs under the lock, for every connection
+                // admitted at the limit.
+                var oldest: (key: ObjectIdentifier, value: Connection)?
+                for entry in state.connections where !entry.value.busy {
+                    if oldest.map({ entry.value.idleSince < $0.value.idleSince }) ?? true { oldest = entry }
+                }
+                guard let oldest else {
                     state.refused += 1
                     return (.refused, nil)
                 }
@@ -193,9 +198,13 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(let head):
             context.triggerUserOutboundEvent(ConnectionActivity.requestStarted, promise: nil)
             deadline?.cancel()
+            deadline = nil
+            // A request without a body (most GETs) ends with its head: no timer for it.
+            guard head.headerFields[.contentLength].map({ $0 != "0" }) ?? false || head.headerFields[.transferEncoding] != nil
+            else { break }
             let loopBound = NIOLoopBound((context: context, logger: logger), eventLoop: context.eventLoop)
             deadline = context.eventLoop.scheduleTask(in: bodyTimeout) {
                 loopBound.value.logger.info("Closing a connection whose request body did not arrive in time")

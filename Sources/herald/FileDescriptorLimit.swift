@@ -26,9 +26,9 @@ enum FileDescriptorLimit {
         return limit.rlim_cur > rlim_t(Int32.max) ? Int(Int32.max) : Int(limit.rlim_cur)
     }
 
-    /// Connections allowed by default: the limit less what is reserved, at most 10,000 and at
-    /// least 16.
-    static var defaultMaximumConnections: Int {
-        min(10_000, max(16, raise() - reserved))
+    /// Connections allowed by default under an open-file limit of `limit`: the limit less what
+    /// is reserved, at most 10,000 and at least 16.
+    static func defaultMaximumConnections(limit: Int) -> Int {
+        min(10_000, max(16, limit - reserved))
     }
 }

@@ -201,7 +201,10 @@ struct HeraldRuntime {
         server.tlsPort = configuration.tlsPort
         server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
         server.metricsToken = configuration.metricsToken
-        server.connectionLimits.maximumConnections = configuration.maximumConnections ?? FileDescriptorLimit.defaultMaximumConnections
+        // Raised here, once, before the listeners open: the soft limit's default is too low for a server.
+        let openFiles = FileDescriptorLimit.raise()
+        server.connectionLimits.maximumConnections = configuration.maximumConnections
+            ?? FileDescriptorLimit.defaultMaximumConnections(limit: openFiles)
         server.connectionLimits.idleTimeout = .seconds(configuration.idleTimeoutSeconds)
         server.connectionLimits.bodyTimeout = .seconds(configuration.bodyTimeoutSeconds)
         return server
