@@ -125,6 +125,10 @@ public final class HeraldMetrics: Sendable {
         name: "herald_push_credential_expiry_timestamp_seconds", kind: .gauge, labels: ["platform", "hub"],
         help: "When a push credential expires (an APNs client certificate's notAfter), Unix seconds, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
     )
+    public static let credentialFailing = Family(
+        name: "herald_push_credential_failing", kind: .gauge, labels: ["platform", "hub"],
+        help: "1 while the last use of a push credential failed (the push service refused it, or no token could be had with it), 0 otherwise, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
+    )
     public static let scrapeErrors = Family(
         name: "herald_metrics_store_errors_total", kind: .counter, labels: ["hub"],
         help: "Scrapes whose figures from a hub's store could not be read (its gauges keep their last values)."
@@ -134,10 +138,11 @@ public final class HeraldMetrics: Sendable {
     public static let families: [Family] = [
         httpRequests, httpRequestDuration, notificationsAccepted, notificationsFinished, deliveries, channelsExpired, pushRetries,
         pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,
-        registrations, pushConnections, credentialExpiry, scrapeErrors,
+        registrations, pushConnections, credentialExpiry, credentialFailing, scrapeErrors,
     ]
 
-    /// The `hub` label of the server's own credentials in ``credentialExpiry``: no hub name
+    /// The `hub` label of the server's own credentials in ``credentialExpiry`` and
+    /// ``credentialFailing``: no hub name
     /// can be `*`.
     public static let serverCredentialsHub = "*"
 
@@ -266,6 +271,18 @@ public final class HeraldMetrics: Sendable {
         }
     }
 
+    /// Sets whether the last use of the credential of `hub` (``serverCredentialsHub`` for the
+    /// server's own) on `platform` failed, or removes the gauge when `failing` is `nil` (no
+    /// such credential).
+    public func setCredentialFailing(platform: Platform, hub: String, failing: Bool?) {
+        let gauge = gauge(Self.credentialFailing, [platform.rawValue, hub])
+        if let failing {
+            gauge.set(failing ? 1.0 : 0.0)
+        } else {
+            registry.unregisterGauge(gauge)
+        }
+    }
+
     /// A scrape could not read a hub's store.
     public func storeError(hub: String) {
         counter(Self.scrapeErrors, [hub]).increment()
@@ -280,6 +297,7 @@ public final class HeraldMetrics: Sendable {
         for platform in Platform.allCases {
             registry.unregisterGauge(gauge(Self.registrations, [hub, platform.rawValue]))
             registry.unregisterGauge(gauge(Self.credentialExpiry, [platform.rawValue, hub]))
+            registry.unregisterGauge(gauge(Self.credentialFailing, [platform.rawValue, hub]))
         }
     }
 }

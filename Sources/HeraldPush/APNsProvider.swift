@@ -43,6 +43,8 @@ public final class APNsProvider: PushProvider {
     /// Counts a token this provider signed (made once, not per send).
     private let tokenSigned: @Sendable () -> Void
     private let pauseLength: Duration
+    /// Whether APNs last accepted the token or certificate.
+    private let credential: PushCredentialRecorder
 
     /// - Parameters:
     ///   - configuration: endpoint, credentials and limits; validated here.
@@ -76,6 +78,8 @@ public final class APNsProvider: PushProvider {
         self.timeout = TimeAmount(configuration.timeout)
         self.pause = Mutex(APNsPause())
         self.pauseLength = configuration.tokenUpdatePause
+        self.credential = PushCredentialRecorder(
+            method: configuration.clientCertificate == nil ? "token (.p8 key)" : "certificate")
         self.tokenSigned = { [metrics] in metrics?.tokenRefresh(platform: .apns, succeeded: true) }
         let endpoint = try Endpoint(configuration.endpoint)
         self.devicePathPrefix = endpoint.path + "/3/device/"
@@ -140,6 +144,7 @@ public final class APNsProvider: PushProvider {
                 answered()
                 metrics?.tokenRefresh(platform: .apns, succeeded: false)
                 logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
+                credential.failed("the provider token of key \(configuration.keyID) could not be signed")
                 return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
             }
         }
@@ -165,6 +170,7 @@ public final class APNsProvider: PushProvider {
         metrics?.pushRequest(platform: .apns, status: response.status, duration: .now - start)
         if response.status == 200 {
             answered()
+            credential.succeeded()
             return .delivered
         }
         return failure(response, providerToken: providerToken, handle: target.handle)
@@ -195,6 +201,11 @@ public final class APNsProvider: PushProvider {
         }
         let result = Self.classify(status: status, reason: reason, retryAfter: retryAfter)
         if status == 403, reason != .expiredProviderToken {
+            let why = "\(reason?.rawValue ?? "no reason") (HTTP 403)"
+            credential.failed(
+                configuration.clientCertificate == nil
+                    ? "APNs refused the provider token of key \(configuration.keyID): \(why)"
+                    : "APNs refused the client certificate: \(why)")
             if let certificate = configuration.clientCertificate {
                 logger.warning(
                     "APNs refused the client certificate",
@@ -208,6 +219,9 @@ public final class APNsProvider: PushProvider {
                     metadata: ["apns.key_id": "\(configuration.keyID)", "apns.reason": "\(reason?.rawValue ?? "")"])
             }
         } else {
+            // Any answer but throttling, a server error or an expired token came after the
+            // credential was accepted.
+            if status < 500, status != 429, status != 403 { credential.succeeded() }
             logger.debug(
                 "APNs send not delivered",
                 metadata: [
@@ -252,6 +266,8 @@ public final class APNsProvider: PushProvider {
             }
             if started {
                 metrics?.tokenRefresh(platform: .apns, succeeded: false)
+                credential.failed(
+                    "APNs refuses the provider token of key \(configuration.keyID) as an update too soon after another (TooManyProviderTokenUpdates): sends wait \(Int(length.seconds.rounded(.up))) s")
                 logger.warning(
                     "APNs refuses this key's provider token as an update too soon after another; sends pause and try again",
                     metadata: ["apns.key_id": "\(configuration.keyID)", "herald.pause_seconds": "\(length.seconds)"])
@@ -304,6 +320,12 @@ public final class APNsProvider: PushProvider {
 
     /// When the client certificate expires; `nil` with token authentication.
     public var credentialExpiry: Date? { configuration.clientCertificate?.notValidAfter }
+
+    /// Whether APNs last accepted the provider token or the client certificate; failing while
+    /// sends are paused for a token update, and once the certificate has expired.
+    public var credentialHealth: PushCredentialHealth {
+        credential.health(expiresAt: credentialExpiry)
+    }
 
     public func shutdown() async throws {
         await client.shutdown()

@@ -64,10 +64,11 @@ final class AccessTokenSource<Request: AccessTokenRequest>: Sendable {
     private let state = Mutex(State())
     private let exchanges = Atomic<Int>(0)
 
-    /// Told the result of every exchange (`true`: a token was issued), for metrics.
-    private let exchanged: @Sendable (Bool) -> Void
+    /// Told the result of every exchange (`nil`: a token was issued), for metrics and the
+    /// credential's health.
+    private let exchanged: @Sendable (Failure?) -> Void
 
-    init(request: Request, now: @escaping @Sendable () -> Date, exchanged: @escaping @Sendable (Bool) -> Void = { _ in }) {
+    init(request: Request, now: @escaping @Sendable () -> Date, exchanged: @escaping @Sendable (Failure?) -> Void = { _ in }) {
         self.request = request
         self.now = now
         self.exchanged = exchanged
@@ -141,7 +142,10 @@ final class AccessTokenSource<Request: AccessTokenRequest>: Sendable {
                     error: .tokenRequestFailed("the \(request.serviceName) token endpoint could not be reached"),
                     transient: true))
         }
-        if case .success = result { exchanged(true) } else { exchanged(false) }
+        switch result {
+        case .success: exchanged(nil)
+        case .failure(let failure): exchanged(failure)
+        }
         let now = self.now()
         return try state.withLock { state in
             state.inFlight = nil

@@ -70,7 +70,7 @@ extension AccessTokenSource where Request == FCMAccessTokenRequest {
         timeout: TimeAmount,
         now: @escaping @Sendable () -> Date,
         logger: Logger,
-        exchanged: @escaping @Sendable (Bool) -> Void = { _ in }
+        exchanged: @escaping @Sendable (AccessTokenFailure?) -> Void = { _ in }
     ) {
         self.init(
             request: FCMAccessTokenRequest(

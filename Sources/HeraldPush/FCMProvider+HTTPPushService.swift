@@ -6,6 +6,8 @@ import NIOCore
 import NIOHTTP1
 
 extension FCMProvider: HTTPPushService {
+    var serviceName: String { "FCM" }
+
     /// The error code of a response that is not a 200: `error.details[].errorCode`, else
     /// `error.status`.
     func answer(to response: HTTPClientResponse) async -> FCMErrorCode? {

@@ -23,6 +23,7 @@ public final class FCMProvider: PushProvider {
     private let transport: HTTPPushTransport
     private let tokens: FCMAccessTokenSource
     private let sendURL: String
+    private let credential: PushCredentialRecorder
 
     /// - Throws: ``PushProviderError`` when the configuration or the service account's key is invalid.
     public init(configuration: FCMConfiguration, logger: Logger, metrics: HeraldMetrics? = nil) throws {
@@ -42,8 +43,11 @@ public final class FCMProvider: PushProvider {
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
+        let credential = PushCredentialRecorder(method: "service account", now: configuration.now)
+        self.credential = credential
         self.transport = HTTPPushTransport(
-            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics)
+            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
+            health: credential)
         self.tokens = FCMAccessTokenSource(
             account: configuration.serviceAccount,
             key: key,
@@ -52,9 +56,15 @@ public final class FCMProvider: PushProvider {
             timeout: TimeAmount(configuration.timeout),
             now: configuration.now,
             logger: logger,
-            exchanged: { metrics?.tokenRefresh(platform: .fcm, succeeded: $0) }
+            exchanged: { failure in
+                metrics?.tokenRefresh(platform: .fcm, succeeded: failure == nil)
+                if let failure { credential.failed(failure.error.message) } else { credential.succeeded() }
+            }
         )
     }
+
+    /// Whether the service account last got an access token, and FCM last accepted it.
+    public var credentialHealth: PushCredentialHealth { credential.health() }
 
     /// How many OAuth2 token exchanges this provider has started.
     public var tokenExchangeCount: Int { tokens.exchangeCount }

@@ -24,8 +24,19 @@ protocol HTTPPushService: Sendable {
     /// What to log about a response that was not a delivery: status, error codes, never a
     /// token or a key.
     func metadata(status: Int, answer: Answer, headers: HTTPHeaders) -> Logger.Metadata
+
+    /// The service as messages name it: `FCM`, `WNS`, `the Web Push service`.
+    var serviceName: String { get }
 }
 
 extension HTTPPushService {
     func mayBeStaleCredential(_ answer: Answer) -> Bool { true }
+
+    /// The credential's last error when the service refused it: the status and the
+    /// service's reason (an error code), nothing the request carried.
+    func credentialRefusal(status: Int, reason: String?) -> String {
+        var message = "\(serviceName) refused the credentials: HTTP \(status)"
+        if let reason, !reason.isEmpty { message += " " + reason.prefix(100) }
+        return message
+    }
 }

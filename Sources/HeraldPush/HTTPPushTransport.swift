@@ -21,19 +21,23 @@ struct HTTPPushTransport: Sendable {
     let logger: Logger
     /// Where each request's status and latency are recorded.
     let metrics: HeraldMetrics?
+    /// Told whether each answer accepted the credential or refused it.
+    let health: PushCredentialRecorder
 
     init(
         pool: HTTPClientPool,
         timeout: Duration,
         now: @escaping @Sendable () -> Date,
         logger: Logger,
-        metrics: HeraldMetrics? = nil
+        metrics: HeraldMetrics? = nil,
+        health: PushCredentialRecorder
     ) {
         self.pool = pool
         self.timeout = TimeAmount(timeout)
         self.now = now
         self.logger = logger
         self.metrics = metrics
+        self.health = health
     }
 
     /// Sends `request` (everything but its `Authorization`) and classifies the answer.
@@ -83,6 +87,13 @@ struct HTTPPushTransport: Sendable {
             }
             let retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: now()) }
             let result = service.classify(status: status, answer: answer, headers: response.headers, retryAfter: retryAfter)
+            if result.outcome == .invalidCredentials {
+                health.failed(service.credentialRefusal(status: status, reason: result.reason))
+            } else if status < 500, status != 429 {
+                // Throttling and server errors say nothing of the credential; any other
+                // answer came after it was accepted.
+                health.succeeded()
+            }
             if result.disposition != .delivered {
                 metadata.merge(service.metadata(status: status, answer: answer, headers: response.headers)) { $1 }
                 if result.outcome == .invalidCredentials {

@@ -112,6 +112,11 @@ public protocol PushProvider: Service {
     /// When the credential the provider signs in with expires (an APNs client certificate's
     /// notAfter), for metrics; `nil` when it does not expire by itself (the default).
     var credentialExpiry: Date? { get }
+
+    /// How the provider signs in, and whether the push service last accepted it, for an
+    /// operator console and metrics; `configured` with no history when the provider does not
+    /// keep one (the default).
+    var credentialHealth: PushCredentialHealth { get }
 }
 
 extension PushProvider {
@@ -122,6 +127,10 @@ extension PushProvider {
 
     /// `nil`: keys and secrets have no expiry of their own.
     public var credentialExpiry: Date? { nil }
+
+    public var credentialHealth: PushCredentialHealth {
+        PushCredentialHealth(method: "credentials", expiresAt: credentialExpiry)
+    }
 
     /// Waits for graceful shutdown (or cancellation), then closes the connections.
     public func run() async throws {

@@ -7,12 +7,15 @@ struct VAPIDAuthorizer: PushAuthorizer {
     /// `https://host[:port]` of the push service: the token's audience.
     let origin: String
     let logger: Logger
+    /// Told when signing fails.
+    let health: PushCredentialRecorder
 
     func credential() throws(PushAuthorizationFailure) -> String {
         do {
             return try vapid.authorization(origin: origin)
         } catch {
             logger.error("VAPID token could not be signed")
+            health.failed("the VAPID token could not be signed")
             throw PushAuthorizationFailure(result: .rejectedLocally(.invalidCredentials, reason: "VAPID signing failed"))
         }
     }

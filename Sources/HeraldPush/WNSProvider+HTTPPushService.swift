@@ -4,6 +4,8 @@ import Logging
 import NIOHTTP1
 
 extension WNSProvider: HTTPPushService {
+    var serviceName: String { "WNS" }
+
     /// `X-WNS-Status`, lowercased. The rest of the answer is in the headers too; the body is
     /// drained (WNS sends none worth reading).
     func answer(to response: HTTPClientResponse) async -> WNSStatus? {

@@ -31,6 +31,7 @@ public final class WNSProvider: PushProvider {
     private let pool: HTTPClientPool
     private let transport: HTTPPushTransport
     private let tokens: WNSAccessTokenSource
+    private let credential: PushCredentialRecorder
 
     /// - Throws: ``PushProviderError`` when the configuration is invalid.
     public init(configuration: WNSConfiguration, logger: Logger, metrics: HeraldMetrics? = nil) throws {
@@ -40,8 +41,11 @@ public final class WNSProvider: PushProvider {
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
+        let credential = PushCredentialRecorder(method: "client credentials", now: configuration.now)
+        self.credential = credential
         self.transport = HTTPPushTransport(
-            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics)
+            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
+            health: credential)
         self.tokens = WNSAccessTokenSource(
             request: WNSAccessTokenRequest(
                 clientID: configuration.clientID,
@@ -53,9 +57,15 @@ public final class WNSProvider: PushProvider {
                 logger: logger
             ),
             now: configuration.now,
-            exchanged: { metrics?.tokenRefresh(platform: .wns, succeeded: $0) }
+            exchanged: { failure in
+                metrics?.tokenRefresh(platform: .wns, succeeded: failure == nil)
+                if let failure { credential.failed(failure.error.message) } else { credential.succeeded() }
+            }
         )
     }
+
+    /// Whether the client credentials last got an access token, and WNS last accepted it.
+    public var credentialHealth: PushCredentialHealth { credential.health() }
 
     /// How many OAuth2 token exchanges this provider has started.
     public var tokenExchangeCount: Int { tokens.exchangeCount }

@@ -6,6 +6,8 @@ import NIOCore
 import NIOHTTP1
 
 extension WebPushProvider: HTTPPushService {
+    var serviceName: String { "the Web Push service" }
+
     /// The reason of an answer that is not a 2xx: `reason` (Apple, the Herald emulator),
     /// else `error` (Mozilla's autopush), else `nil`. Only the first 200 characters are kept.
     func answer(to response: HTTPClientResponse) async -> String? {

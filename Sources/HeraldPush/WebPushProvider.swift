@@ -28,6 +28,7 @@ public final class WebPushProvider: PushProvider {
     private let pool: HTTPClientPool
     private let transport: HTTPPushTransport
     private let allowedHosts: Set<String>?
+    private let credential: PushCredentialRecorder
 
     /// - Throws: ``PushProviderError`` when the configuration or the VAPID key is invalid.
     public init(configuration: WebPushConfiguration, logger: Logger, metrics: HeraldMetrics? = nil) throws {
@@ -46,9 +47,17 @@ public final class WebPushProvider: PushProvider {
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
         self.pool = pool
+        let credential = PushCredentialRecorder(method: "VAPID", now: configuration.now)
+        self.credential = credential
         self.transport = HTTPPushTransport(
-            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics)
+            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
+            health: credential)
     }
+
+    /// Whether a push service last accepted the VAPID token. Push services are many (one per
+    /// browser vendor), and one refuses a token for a subscription made with another key: the
+    /// status is that of the last answer from any of them.
+    public var credentialHealth: PushCredentialHealth { credential.health() }
 
     /// The VAPID public key, uncompressed and base64url: the `applicationServerKey` that the
     /// web app passes to `pushManager.subscribe`.
@@ -97,7 +106,7 @@ public final class WebPushProvider: PushProvider {
         request.body = .bytes(ByteBuffer(bytes: body))
         return await transport.send(
             request,
-            authorizer: VAPIDAuthorizer(vapid: vapid, origin: endpoint.origin, logger: logger),
+            authorizer: VAPIDAuthorizer(vapid: vapid, origin: endpoint.origin, logger: logger, health: credential),
             service: self,
             target: ["webpush.origin": "\(endpoint.origin)"]
         )

@@ -17,20 +17,25 @@ extension HubRegistry {
     /// reads every registration of the hub, which the queue's figures do not.
     static let registrationCountInterval: Duration = .seconds(30)
 
-    /// Sets the expiry gauge of every expiring credential in use (APNs client certificates):
-    /// the server's (hub `*`) and each open hub's own; removes those no longer in use.
-    private func setCredentialExpiries(_ metrics: HeraldMetrics) {
+    /// Sets the credential gauges of the server's providers (hub `*`) and of those made from
+    /// each open hub's own credentials: the expiry of every expiring credential (APNs client
+    /// certificates) and whether each credential's last use failed; removes those no longer
+    /// in use.
+    private func setCredentialGauges(_ metrics: HeraldMetrics) {
         let byHub = ownedProviders().merging([HeraldMetrics.serverCredentialsHub: serverProviders]) { own, _ in own }
         for (hub, providers) in byHub {
             for platform in Platform.allCases {
-                let expiry = providers.lazy.filter { $0.platform == platform }.compactMap(\.credentialExpiry).min()
+                let onPlatform = providers.filter { $0.platform == platform }
+                let expiry = onPlatform.lazy.compactMap(\.credentialExpiry).min()
                 metrics.setCredentialExpiry(platform: platform, hub: hub, expiry: expiry)
+                let failing = onPlatform.isEmpty ? nil : onPlatform.contains { $0.credentialHealth.status == .failing }
+                metrics.setCredentialFailing(platform: platform, hub: hub, failing: failing)
             }
         }
     }
 
     /// Sets the gauges that are read at scrape time: the connections open to the push
-    /// services, the expiry of client certificates, each open hub's queue (every scrape) and its registrations per platform (at
+    /// services, the expiry of client certificates and whether credentials are failing, each open hub's queue (every scrape) and its registrations per platform (at
     /// most every ``registrationCountInterval``), from its store. The gauges of hubs no longer open are removed. A store
     /// that cannot be read counts a store error and keeps its last figures.
     public func updateMetricGauges(now: Date = Date()) async {
@@ -54,7 +59,7 @@ extension HubRegistry {
             if let open = provider.openConnections { connections[provider.platform, default: 0] += open }
         }
         metrics.setPushConnections(connections)
-        setCredentialExpiries(metrics)
+        setCredentialGauges(metrics)
         await withTaskGroup(of: Void.self) { group in
             for (name, hub) in open {
                 let store = hub.store
