@@ -119,7 +119,7 @@ public final class HeraldMetrics: Sendable {
     )
     public static let pushConnections = Family(
         name: "herald_push_connections", kind: .gauge, labels: ["platform"],
-        help: "Connections open to a push service, at scrape time; for the providers that can tell (APNs, over Herald's own HTTP/2 client)."
+        help: "Connections open to a push service per platform, at scrape time, over every provider of the platform; FCM and WNS include those to their OAuth token endpoint."
     )
     public static let credentialExpiry = Family(
         name: "herald_push_credential_expiry_timestamp_seconds", kind: .gauge, labels: ["platform", "hub"],
@@ -253,7 +253,7 @@ public final class HeraldMetrics: Sendable {
     }
 
     /// Sets the open connections to each platform's push service, for the platforms whose
-    /// providers can tell.
+    /// providers can tell (all of Herald's).
     public func setPushConnections(_ counts: [Platform: Int]) {
         for (platform, count) in counts {
             gauge(Self.pushConnections, [platform.rawValue]).set(Double(count))

@@ -124,6 +124,9 @@ public final class FCMProvider: PushProvider {
         return error.status.map(FCMErrorCode.init(rawValue:))
     }
 
+    /// Connections open now to FCM and its token endpoint.
+    public var openConnections: Int? { pool.openConnections }
+
     /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.
     public func shutdown() async throws {
         tokens.cancel()

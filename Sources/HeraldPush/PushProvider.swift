@@ -120,7 +120,6 @@ public protocol PushProvider: Service {
 }
 
 extension PushProvider {
-    /// `nil`: FCM, WNS and Web Push send through AsyncHTTPClient, whose pool does not say.
     public var openConnections: Int? { nil }
 
     public var problem: String? { nil }

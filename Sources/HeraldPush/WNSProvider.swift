@@ -148,6 +148,9 @@ public final class WNSProvider: PushProvider {
         return scheme + "://" + host + "/…"
     }
 
+    /// Connections open now to WNS (the channels' hosts) and its token endpoint.
+    public var openConnections: Int? { pool.openConnections }
+
     /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.
     public func shutdown() async throws {
         tokens.cancel()

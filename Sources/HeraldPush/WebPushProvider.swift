@@ -174,6 +174,9 @@ public final class WebPushProvider: PushProvider {
             }
     }
 
+    /// Connections open now to the browsers' push services.
+    public var openConnections: Int? { pool.openConnections }
+
     /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.
     public func shutdown() async throws {
         try await pool.shutdown()
