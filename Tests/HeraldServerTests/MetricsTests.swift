@@ -93,10 +93,20 @@ import Testing
                     #expect(page.value("herald_registrations", ["hub": app, "platform": platform]) == count, "\(platform)")
                 }
 
-                // The one HTTP/2 connection to the APNs emulator (TestHerald asks for one);
-                // the other providers cannot tell.
-                #expect(page.samples(named: "herald_push_connections").map(\.labels) == [["platform": "apns"]])
+                // The one HTTP/2 connection to the APNs emulator (TestHerald asks for one); those
+                // AsyncHTTPClient opened to the FCM and WNS emulators; none to a Web Push service.
+                let connected = Set(page.samples(named: "herald_push_connections").compactMap { $0.labels["platform"] })
+                #expect(connected == ["apns", "fcm", "wns", "webpush"])
                 #expect(page.value("herald_push_connections", ["platform": "apns"]) == 1)
+                for platform in ["fcm", "wns"] {
+                    #expect(page.value("herald_push_connections", ["platform": platform]) >= 1, "\(platform)")
+                }
+                #expect(page.value("herald_push_connections", ["platform": "webpush"]) == 0)
+
+                // The server's credentials worked, or were not used (Web Push).
+                for platform in ["apns", "fcm", "wns", "webpush"] {
+                    #expect(page.value("herald_push_credential_failing", ["platform": platform, "hub": "*"]) == 0, "\(platform)")
+                }
 
                 // The scrape itself is counted, after its page.
                 let again = try await scrape(client)
@@ -161,7 +171,8 @@ import Testing
                 for sample in page.samples {
                     for (name, value) in sample.labels {
                         switch name {
-                        case "hub": #expect(value == TestHerald.appHubName)
+                        // `*`: the server's own credentials.
+                        case "hub": #expect(value == TestHerald.appHubName || value == "*")
                         case "platform": #expect(Platform(rawValue: value) != nil, "\(value)")
                         case "status": #expect(value == "none" || Int(value) != nil, "\(value)")
                         case "outcome", "cause": #expect(value.allSatisfy { $0.isLetter }, "\(value)")
