@@ -27,4 +27,14 @@ struct TracingCommandTests {
         #expect(output.status == 0, "\(output.transcript)")
         #expect(output.stdout.contains("trace checked"))
     }
+
+    /// SIGTERM while a delivery waits to retry: the exporter stops after the hubs, so the
+    /// delivery's span is exported with the rest when the node stops.
+    @Test func theSpansOfADeliveryRunningAtSIGTERMAreExported() async throws {
+        let output = try await PythonInterop.run(
+            "otlp_traces.py", arguments: ["--herald", HeraldCommand.binary.path, "--sigterm-mid-delivery"])
+        print(output.stdout)
+        #expect(output.status == 0, "\(output.transcript)")
+        #expect(output.stdout.contains("shutdown checked"))
+    }
 }

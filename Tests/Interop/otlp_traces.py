@@ -16,17 +16,28 @@ is stopped (SIGTERM: the exporter sends what it holds) and the spans are checked
 - nor in the node's log, written at trace level, nor in its /metrics page, and neither does
   the hub's key.
 
-Usage: otlp_traces.py --herald PATH. Prints a summary and exits 0 when every check held.
+With `--sigterm-mid-delivery` it checks a shutdown instead: the exporter holds its spans
+(a 60-second batch delay), the emulator answers the first two pushes with 503 and a 3-second
+Retry-After, and the node is sent SIGTERM while the delivery waits to retry. A stopping worker
+ends the page it is sending, so the third push goes after SIGTERM; every span, the
+`notification.deliver` that ends after SIGTERM included, must still be exported: the exporter
+stops after the hubs have ended their deliveries, and sends what it holds.
+
+Usage: otlp_traces.py --herald PATH [--sigterm-mid-delivery]. Prints a summary and exits 0
+when every check held.
 """
 import argparse
 import gzip
+import http.client
 import http.server
 import json
 import os
 import shutil
+import ssl
 import sys
 import tempfile
 import threading
+import time
 import urllib.request
 import uuid
 
@@ -99,10 +110,73 @@ def check(condition, message, spans):
         sys.exit(f"FAILED: {message}\nspans:\n{listing}")
 
 
+def inject_fault(emulator, fault):
+    """Queues `fault` ({"status", "reason", "retryAfter", "count"}) on the APNs emulator."""
+    context = ssl.create_default_context(cafile=emulator.settings["HERALD_APNS_CA_FILE"])
+    connection = http.client.HTTPSConnection(emulator.service.hostname, emulator.service.port, context=context, timeout=10)
+    connection.request("POST", "/_emulator/faults", body=json.dumps(fault), headers={"Content-Type": "application/json"})
+    status = connection.getresponse().status
+    connection.close()
+    if status != 200:
+        sys.exit(f"the emulator answered {status} to a fault")
+
+
+def sigterm_mid_delivery(herald):
+    directory = tempfile.mkdtemp(prefix="herald-otlp-term-")
+    collector = Collector()
+    emulator = hp.Emulator(herald, directory, "apns")
+    node = hp.Node(herald, directory, emulator.settings, hp.free_port(), environment={
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.port}",
+        # Nothing is exported before the shutdown: what arrives was sent when the node stopped.
+        "OTEL_BSP_SCHEDULE_DELAY": "60000",
+    })
+    try:
+        node.start()
+        key_name, key = node.full_key("app")
+        api = hp.HubAPI(node.port, "app", key_name, key)
+        installation = str(uuid.uuid4())
+        status, _, data = api.request(
+            "PUT", f"/installations/{installation}",
+            body=json.dumps({"installationId": installation, "platform": "apns", "pushChannel": os.urandom(32).hex()}),
+            headers={"Content-Type": "application/json"})
+        if status != 200:
+            sys.exit(f"the installation answered {status}: {data[:300]}")
+        inject_fault(emulator, {"status": 503, "reason": "ServiceUnavailable", "retryAfter": 3, "count": 2})
+        notification = hp.send(api, "apns")
+        hp.wait_for("the delivery to start", lambda: hp.state(api, notification) == "Processing", timeout=60)
+        time.sleep(1)  # the push has had its 503; the delivery waits 3 s to retry
+        stopped_in = node.stop("term", timeout=60)
+        exported_before_stop = len(collector.spans)
+    finally:
+        if node.process and node.process.poll() is None:
+            node.stop("kill")
+        emulator.stop()
+        collector.stop()
+
+    spans = collector.spans
+    check(stopped_in < 30, f"the node stopped once the page was sent (in {stopped_in:.1f} s)", spans)
+    accepts = [s for s in spans if s.name == "notification.accept"]
+    check(len(accepts) == 1, "the notification.accept span was exported at the shutdown", spans)
+    delivers = [s for s in spans if s.name == "notification.deliver" and s.trace_id == accepts[0].trace_id]
+    check(len(delivers) == 1, "the notification.deliver span of the delivery running at SIGTERM was exported", spans)
+    check(delivers[0].parent_span_id == accepts[0].span_id, "notification.deliver is a child of notification.accept", spans)
+    sends = [s for s in spans if s.name == "push.send" and s.trace_id == accepts[0].trace_id]
+    statuses = sorted(attributes(s).get("http.response.status_code") for s in sends)
+    check(statuses == [200, 503, 503], f"the three push.send spans were exported, the last one sent after SIGTERM (got {statuses})", spans)
+    check(attributes(delivers[0]).get("herald.state") is not None, "notification.deliver ended with a state", spans)
+    shutil.rmtree(directory, ignore_errors=True)
+    print(f"shutdown checked: SIGTERM mid-delivery, stopped in {stopped_in:.1f} s, {exported_before_stop} spans exported at the stop, "
+          f"notification.deliver ({attributes(delivers[0]).get('herald.state')}) and the push sent after SIGTERM among them")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--herald", required=True)
+    parser.add_argument("--sigterm-mid-delivery", action="store_true")
     options = parser.parse_args()
+    if options.sigterm_mid_delivery:
+        sigterm_mid_delivery(options.herald)
+        return
 
     directory = tempfile.mkdtemp(prefix="herald-otlp-")
     collector = Collector()
