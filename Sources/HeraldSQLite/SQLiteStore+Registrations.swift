@@ -56,7 +56,7 @@ extension SQLiteStore {
         return try await write { connection in
             let mine = try await connection.query(
                 """
-                SELECT id FROM registrations WHERE handle IN (\(RegistrationQuery.placeholders(handles.count))) \
+                SELECT id FROM registrations WHERE handle IN (\(TagConditionSQL.placeholders(handles.count))) \
                 AND owner = ? AND installation_id IS NULL ORDER BY created_at, id
                 """,
                 handles.map { .text($0) } + [.text(owner)]
@@ -65,7 +65,7 @@ extension SQLiteStore {
                 let duplicates = mine.dropFirst()
                 if !duplicates.isEmpty {
                     _ = try await connection.query(
-                        "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(duplicates.count)))",
+                        "DELETE FROM registrations WHERE id IN (\(TagConditionSQL.placeholders(duplicates.count)))",
                         duplicates.map { .text($0) }
                     )
                 }
@@ -146,7 +146,7 @@ extension SQLiteStore {
                 let end = min(start + RegistrationRow.maxRowsPerStatement, ids.endIndex)
                 let chunk = ids[start..<end]
                 let deleted = try await connection.query(
-                    "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(chunk.count))) RETURNING installation_id",
+                    "DELETE FROM registrations WHERE id IN (\(TagConditionSQL.placeholders(chunk.count))) RETURNING installation_id",
                     chunk.map { .text($0) }
                 )
                 for row in deleted {
@@ -159,7 +159,7 @@ extension SQLiteStore {
             while start < expired.endIndex {
                 let end = min(start + RegistrationRow.maxRowsPerStatement, expired.endIndex)
                 let chunk = expired[start..<end].map { SQLiteData.text($0) }
-                let placeholders = RegistrationQuery.placeholders(chunk.count)
+                let placeholders = TagConditionSQL.placeholders(chunk.count)
                 _ = try await connection.query(
                     """
                     UPDATE installations SET document = json_set(document, '$.pushChannelExpired', json('true')), \
@@ -189,7 +189,7 @@ extension SQLiteStore {
                 binds.append(.text(cursor))
             }
             if let tag = filter.tag {
-                sql += " AND " + RegistrationQuery.condition(.tag(tag), binds: &binds)
+                sql += " AND " + TagConditionSQL.condition(.tag(tag), binds: &binds)
             }
             sql += " ORDER BY r.id LIMIT ?"
             binds.append(.integer(limit))
@@ -261,7 +261,7 @@ extension SQLiteStore {
         if let platforms, !platforms.isSuperset(of: Platform.allCases) {
             guard !platforms.isEmpty else { return [] }
             let names = platforms.map(\.rawValue).sorted()
-            filterSQL += " AND r.platform IN (\(RegistrationQuery.placeholders(names.count)))"
+            filterSQL += " AND r.platform IN (\(TagConditionSQL.placeholders(names.count)))"
             filterBinds += names.map { .text($0) }
         }
         switch kind {
@@ -270,7 +270,7 @@ extension SQLiteStore {
         case nil: break
         }
         func restSQL(_ rest: [TagExpression], _ binds: inout [SQLiteData]) -> String {
-            rest.map { " AND " + RegistrationQuery.condition($0, binds: &binds) }.joined()
+            rest.map { " AND " + TagConditionSQL.condition($0, binds: &binds) }.joined()
         }
 
         switch plan {
@@ -336,7 +336,7 @@ extension SQLiteStore {
 
                 let sql = """
                     SELECT \(RegistrationRow.selectColumns) FROM registrations AS r \
-                    WHERE r.id IN (\(RegistrationQuery.placeholders(candidates.count)))\(filterSQL)\(rest) ORDER BY r.id
+                    WHERE r.id IN (\(TagConditionSQL.placeholders(candidates.count)))\(filterSQL)\(rest) ORDER BY r.id
                     """
                 result += try await readRegistrations(sql, candidates.map { .text($0) } + filterBinds + restBinds)
                 if candidates.count < wanted { break }
