@@ -290,4 +290,20 @@ public protocol NotificationStore: Sendable {
     /// hold, and since when the oldest waiting one has been due (the later of its acceptance
     /// and its scheduled time). Reads only the notifications not finished.
     func queueStatistics(now: Date) async throws -> QueueStatistics
+
+    /// One page of the notifications accepted, for an operator: newest first by
+    /// (`enqueuedAt`, `id`) descending, whole notifications only (their partitions' counts
+    /// added, as ``notification(id:)`` adds them), only those whose state so combined is in
+    /// `states` (all when `nil`), strictly after `cursor` in that order (the last of the previous
+    /// page). Each carries its lease while a worker holds it (the whole notification's own row,
+    /// not its partitions'). Reads an index in that order (see `NotificationHistoryPlan`); a
+    /// page reads about a page of rows, however long the history.
+    func notificationHistory(states: Set<NotificationState>?, before cursor: NotificationHistoryCursor?, limit: Int) async throws -> [NotificationListing]
+
+    /// The delivery queue as it is, read-only: every row, whole notification or partition,
+    /// that is ``NotificationState/enqueued`` or ``NotificationState/processing`` (neither
+    /// scheduled nor finished), oldest first in the order workers claim them, at most `limit`.
+    /// Each carries its own counts, cursor and ``NotificationRecord/partOf`` (not combined),
+    /// and its lease while processing.
+    func queueEntries(limit: Int) async throws -> [NotificationListing]
 }
