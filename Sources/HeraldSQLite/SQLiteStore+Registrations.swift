@@ -269,6 +269,14 @@ extension SQLiteStore {
         case .template?: filterSQL += " AND r.template IS NOT NULL"
         case nil: break
         }
+        return try await registrationPage(plan, filterSQL: filterSQL, filterBinds: filterBinds, after: cursor, limit: limit)
+    }
+
+    /// One page of the registrations that `plan` selects and that pass `filterSQL`, a condition
+    /// on the registration `r` (with its `filterBinds`), in id order, strictly after `cursor`.
+    private func registrationPage(
+        _ plan: TagQueryPlan, filterSQL: String, filterBinds: [SQLiteData], after cursor: String?, limit: Int
+    ) async throws -> [Registration] {
         func restSQL(_ rest: [TagExpression], _ binds: inout [SQLiteData]) -> String {
             rest.map { " AND " + TagConditionSQL.condition($0, binds: &binds) }.joined()
         }
@@ -344,6 +352,73 @@ extension SQLiteStore {
             }
             return result
         }
+    }
+
+    /// One page of the registrations an operator browses (see the protocol): the plan of
+    /// ``registrations(matching:platforms:kind:after:limit:)`` with the query's own conditions.
+    public func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration] {
+        guard limit > 0 else { return [] }
+        let plan = try TagQueryPlan(query.expression)
+        let (filterSQL, filterBinds) = Self.browseFilter(query)
+        return try await registrationPage(plan, filterSQL: filterSQL, filterBinds: filterBinds, after: cursor, limit: limit)
+    }
+
+    /// How many registrations an operator's query selects (see the protocol): a count over the
+    /// tag index's rows of the driving tag (or the union of the driving tags' rows), or over
+    /// every registration when no tag drives.
+    public func countRegistrations(_ query: RegistrationQuery) async throws -> Int {
+        let plan = try TagQueryPlan(query.expression)
+        let (filterSQL, filterBinds) = Self.browseFilter(query)
+        var binds: [SQLiteData] = []
+        let sql: String
+        switch plan {
+        case .scan(let condition):
+            var conditionSQL = ""
+            var conditionBinds: [SQLiteData] = []
+            if let condition { conditionSQL = " AND " + TagConditionSQL.condition(condition, binds: &conditionBinds) }
+            sql = "SELECT count(*) AS n FROM registrations AS r WHERE 1\(filterSQL)\(conditionSQL)"
+            binds = filterBinds + conditionBinds
+        case .tag(let tag, let rest) where rest.isEmpty && filterSQL.isEmpty:
+            // The tag index alone answers.
+            sql = "SELECT count(*) AS n FROM registration_tags WHERE tag = ?"
+            binds = [.text(tag)]
+        case .tag(let tag, let rest):
+            var restBinds: [SQLiteData] = []
+            let restSQL = rest.map { " AND " + TagConditionSQL.condition($0, binds: &restBinds) }.joined()
+            sql = """
+                SELECT count(*) AS n FROM registration_tags AS t CROSS JOIN registrations AS r ON r.id = t.registration_id \
+                WHERE t.tag = ?\(filterSQL)\(restSQL)
+                """
+            binds = [.text(tag)] + filterBinds + restBinds
+        case .anyTag(let tags, let rest):
+            var restBinds: [SQLiteData] = []
+            let restSQL = rest.map { " AND " + TagConditionSQL.condition($0, binds: &restBinds) }.joined()
+            sql = """
+                SELECT count(*) AS n FROM registrations AS r WHERE r.id IN \
+                (SELECT registration_id FROM registration_tags WHERE tag IN (\(TagConditionSQL.placeholders(tags.count))))\
+                \(filterSQL)\(restSQL)
+                """
+            binds = tags.map { .text($0) } + filterBinds + restBinds
+        }
+        let rows = try await read { [binds] connection in try await connection.query(sql, binds) }
+        return try rows.first?.int("n") ?? 0
+    }
+
+    /// The conditions of an operator's query besides the tags, on the registration `r`.
+    private static func browseFilter(_ query: RegistrationQuery) -> (sql: String, binds: [SQLiteData]) {
+        var sql = ""
+        var binds: [SQLiteData] = []
+        if let platform = query.platform {
+            sql += " AND r.platform = ?"
+            binds.append(.text(platform.rawValue))
+        }
+        if let prefix = query.handlePrefix, !prefix.isEmpty {
+            // Compared as text, not as a LIKE pattern; the lower bound lets the handle index help.
+            sql += " AND r.handle >= ? AND substr(r.handle, 1, length(?)) = ?"
+            binds += [.text(prefix), .text(prefix), .text(prefix)]
+        }
+        if !query.includeInstallationRegistrations { sql += " AND r.installation_id IS NULL" }
+        return (sql, binds)
     }
 
     private func readRegistrations(_ sql: String, _ binds: [SQLiteData]) async throws -> [Registration] {

@@ -116,6 +116,17 @@ public protocol RegistrationStore: Sendable {
     /// those carrying one tag (`filter.tag`). Registrations derived from installations are
     /// not listed (they are read through their installation). Expired ones are listed.
     func listRegistrations(_ filter: RegistrationFilter, after cursor: String?, limit: Int) async throws -> [Registration]
+
+    /// One page of the registrations `query` selects, for an operator's device browser:
+    /// ordered by id, strictly after `cursor`, expired ones included. The tag expression is
+    /// resolved through the tag index, as ``registrations(matching:platforms:kind:after:limit:)``
+    /// resolves it, so a page of a million registrations reads about a page.
+    func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration]
+
+    /// How many registrations `query` selects: as many as
+    /// ``browseRegistrations(_:after:limit:)`` returns page by page. Counts through the tag
+    /// index where the expression has a tag that every match carries.
+    func countRegistrations(_ query: RegistrationQuery) async throws -> Int
 }
 
 extension RegistrationStore {

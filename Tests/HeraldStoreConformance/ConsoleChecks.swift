@@ -27,6 +27,20 @@ enum ConsoleChecks {
         return listings
     }
 
+    /// Every page of the registrations `query` selects, `pageSize` at a time.
+    static func allBrowsed(_ store: any HeraldStore, _ query: RegistrationQuery, pageSize: Int) async throws -> [String] {
+        var ids: [String] = []
+        var cursor: String?
+        while true {
+            let page = try await store.browseRegistrations(query, after: cursor, limit: pageSize)
+            #expect(page.count <= pageSize)
+            ids += page.map(\.id)
+            guard page.count == pageSize, let last = page.last else { break }
+            cursor = last.id
+        }
+        return ids
+    }
+
     static let all: [StoreCheck] = [
         check("historyIsNewestFirstAcrossPages") { store, clock in
             #expect(try await store.notificationHistory(states: nil, before: nil, limit: 10).isEmpty)
@@ -157,6 +171,93 @@ enum ConsoleChecks {
             #expect(try await ConsoleChecks.allHistory(store, states: [.completed, .enqueued], pageSize: 1).map(\.record.id) == ["n2", "n1"])
         },
 
+        check("browsingAndCountingMatchTheReference") { store, clock in
+            let now = clock.now
+            var (registrations, _) = RandomTagExpressions.scenario(now: now)
+            let prefixes = ["a1", "a1%", "a1_", "b2", "c"]
+            for index in registrations.indices {
+                registrations[index].handle = prefixes[index % prefixes.count] + String(format: "%04x", index)
+            }
+            try await store.insertRegistrations(registrations)
+            for index in 0..<12 {
+                var installation = Installation.sample(id: "inst-\(index)", platform: index % 2 == 0 ? .apns : .fcm)
+                installation.pushChannel = prefixes[index % prefixes.count] + "inst\(index)"
+                installation.tags = index % 3 == 0 ? ["a", "b"] : ["c"]
+                installation.userId = index % 4 == 0 ? "alice" : "bob"
+                _ = try await store.upsertInstallation(installation, ifVersion: nil)
+            }
+            var everything = registrations
+            for index in 0..<12 {
+                everything.append(try #require(try await store.registration(id: Installation.nativeRegistrationID(installationID: "inst-\(index)"))))
+            }
+
+            var rng = SeededGenerator(seed: 0x434F_4E53)
+            var queries: [RegistrationQuery] = [
+                RegistrationQuery(),
+                RegistrationQuery(includeInstallationRegistrations: false),
+                RegistrationQuery(expression: .tag("username:alice")),
+                RegistrationQuery(expression: .tag("$UserId:{alice}")),
+                RegistrationQuery(expression: .or(.tag("a"), .tag("c")), platform: .fcm),
+                RegistrationQuery(handlePrefix: "a1%"),
+                RegistrationQuery(handlePrefix: "a1_"),
+                RegistrationQuery(handlePrefix: "a1"),
+                RegistrationQuery(handlePrefix: ""),
+                RegistrationQuery(expression: .tag("nobody")),
+            ]
+            let platforms: [Platform?] = [nil, .apns, .webpush]
+            let handlePrefixes: [String?] = [nil, "a1", "a1%", "a1_", "c0", "zz"]
+            for round in 0..<40 {
+                queries.append(
+                    RegistrationQuery(
+                        expression: RandomTagExpressions.randomExpression(depth: 3, using: &rng),
+                        platform: platforms[round % platforms.count],
+                        handlePrefix: handlePrefixes[round % handlePrefixes.count],
+                        includeInstallationRegistrations: round % 5 != 0
+                    )
+                )
+            }
+            for (round, query) in queries.enumerated() {
+                let expected = everything
+                    .filter { query.includeInstallationRegistrations || $0.installationID == nil }
+                    .filter { registration in query.platform.map { registration.platform == $0 } ?? true }
+                    .filter { registration in query.handlePrefix.map { registration.handle.hasPrefix($0) } ?? true }
+                    .filter { query.expression?.matches(Set($0.tags)) ?? true }
+                    .map(\.id)
+                    .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                let browsed = try await ConsoleChecks.allBrowsed(store, query, pageSize: [1, 3, 7, 100][round % 4])
+                #expect(browsed == expected, "\(query)")
+                #expect(try await store.countRegistrations(query) == expected.count, "\(query)")
+            }
+            // Expired ones are browsed: they still exist.
+            #expect(registrations.contains { $0.expiresAt.map { $0 <= now } ?? false })
+        },
+
+        check("browsingByHandlePrefixIsExact") { store, _ in
+            try await store.insertRegistrations([
+                .sample(id: "1", platform: .fcm, handle: "tok%en-1"),
+                .sample(id: "2", platform: .fcm, handle: "tokXen-2"),
+                .sample(id: "3", platform: .fcm, handle: "tok_en-3"),
+                .sample(id: "4", platform: .fcm, handle: "tokxen-4"),
+                .sample(id: "5", platform: .apns, handle: "tok%en-5"),
+                .sample(id: "6", platform: .fcm, handle: "TOK%EN-6"),
+            ])
+            let cases: [(RegistrationQuery, [String])] = [
+                (RegistrationQuery(handlePrefix: "tok%"), ["1", "5"]),
+                (RegistrationQuery(handlePrefix: "tok_"), ["3"]),
+                (RegistrationQuery(platform: .fcm, handlePrefix: "tok%"), ["1"]),
+                (RegistrationQuery(handlePrefix: "tok"), ["1", "2", "3", "4", "5"]),
+                (RegistrationQuery(handlePrefix: "tok%en-1"), ["1"]),
+                (RegistrationQuery(handlePrefix: "tok%en-1x"), []),
+                (RegistrationQuery(handlePrefix: "%"), []),
+                (RegistrationQuery(platform: .apns), ["5"]),
+            ]
+            for (query, ids) in cases {
+                #expect(try await store.browseRegistrations(query, after: nil, limit: 10).map(\.id) == ids, "\(query)")
+                #expect(try await store.countRegistrations(query) == ids.count, "\(query)")
+            }
+            #expect(try await store.browseRegistrations(RegistrationQuery(), after: "3", limit: 2).map(\.id) == ["4", "5"])
+            #expect(try await store.browseRegistrations(RegistrationQuery(), after: nil, limit: 0).isEmpty)
+        },
     ]
 
     private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {
