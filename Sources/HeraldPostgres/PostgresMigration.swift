@@ -364,6 +364,23 @@ struct PostgresMigration: Sendable {
                 "ALTER TABLE herald.notifications ADD COLUMN trace_context text",
             ]
         ),
+        PostgresMigration(
+            version: 9,
+            name: "the history of notifications",
+            statements: [
+                // The notifications accepted, newest first, per state (an operator's history):
+                // whole notifications only, in (enqueued_at, id) order.
+                """
+                CREATE INDEX notifications_history ON herald.notifications (hub, state, enqueued_at, id)
+                    WHERE part_of IS NULL
+                """,
+                // The split ones, whose partitions may give them another state than their row's.
+                """
+                CREATE INDEX notifications_split ON herald.notifications (hub, enqueued_at, id)
+                    WHERE part_of IS NULL AND upper_bound IS NOT NULL
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

@@ -229,4 +229,73 @@ extension PostgresStore {
         }
         return QueueStatistics(waiting: try row.int("waiting"), processing: try row.int("processing"), oldestWaitingSince: try row.optionalDate("oldest"))
     }
+
+    /// One page of the history, newest first (see the protocol and ``NotificationHistoryPlan``),
+    /// in one statement: per state, a range of the history index read backwards no further than
+    /// the page; the ranges merged; then the rows and their partitions.
+    public func notificationHistory(
+        states: Set<NotificationState>?, before cursor: NotificationHistoryCursor?, limit: Int
+    ) async throws -> [NotificationListing] {
+        guard limit > 0 else { return [] }
+        let plan = NotificationHistoryPlan(states: states)
+        guard !plan.storedStates.isEmpty else { return [] }
+        var result: [NotificationListing] = []
+        var after = cursor.map { (enqueuedAt: $0.enqueuedAt.storeMilliseconds, id: $0.id) }
+        while result.count < limit {
+            let wanted = limit - result.count
+            var statement = SQLStatement()
+            let hub = statement.bind(hub), wantedPlaceholder = statement.bind(wanted)
+            let afterCondition = after.map { " AND (enqueued_at, id) < (\(statement.bind($0.enqueuedAt)), \(statement.bind($0.id)))" } ?? ""
+            func range(_ condition: String) -> String {
+                """
+                (SELECT enqueued_at, id FROM herald.notifications WHERE hub = \(hub) AND part_of IS NULL AND \(condition)\
+                \(afterCondition) ORDER BY enqueued_at DESC, id DESC LIMIT \(wantedPlaceholder))
+                """
+            }
+            var ranges = plan.storedStates.map { range("state = \(statement.bind($0))") }
+            if plan.readsSplitNotifications { ranges.append(range("upper_bound IS NOT NULL")) }
+            statement.sql = """
+                WITH page AS (SELECT enqueued_at, id FROM (\(ranges.joined(separator: " UNION "))) AS ranges \
+                ORDER BY enqueued_at DESC, id DESC LIMIT \(wantedPlaceholder)) \
+                SELECT \(Self.notificationColumns), lease_owner, lease_until FROM herald.notifications \
+                WHERE hub = \(hub) AND part_of IS NULL AND id IN (SELECT id FROM page) \
+                UNION ALL SELECT \(Self.notificationColumns), lease_owner, lease_until FROM herald.notifications \
+                WHERE hub = \(hub) AND part_of IN (SELECT id FROM page)
+                """
+            let rows = try await query(statement).map(Self.decodeListing)
+            let candidates = rows.filter { $0.record.partOf == nil }.sorted { a, b in
+                a.record.enqueuedAt != b.record.enqueuedAt
+                    ? a.record.enqueuedAt > b.record.enqueuedAt : b.record.id.utf8.lexicographicallyPrecedes(a.record.id.utf8)
+            }
+            guard let last = candidates.last else { break }
+            let wholes = NotificationListing.wholes(combining: candidates + rows.filter { $0.record.partOf != nil })
+            result += wholes.filter(plan.keeps).prefix(wanted)
+            if candidates.count < wanted { break }
+            after = (last.record.enqueuedAt.storeMilliseconds, last.record.id)
+        }
+        return result
+    }
+
+    /// The queue as it is (see the protocol): the waiting index's enqueued and processing rows,
+    /// in the order workers claim them.
+    public func queueEntries(limit: Int) async throws -> [NotificationListing] {
+        guard limit > 0 else { return [] }
+        var statement = SQLStatement()
+        // The state list repeats the partial index's condition, so that the index is used.
+        statement.sql = """
+            SELECT \(Self.notificationColumns), lease_owner, lease_until FROM herald.notifications \
+            WHERE hub = \(statement.bind(hub)) AND state IN ('Enqueued', 'Processing', 'Scheduled') \
+            AND state IN (\(statement.bind(NotificationState.enqueued.rawValue)), \(statement.bind(NotificationState.processing.rawValue))) \
+            ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT \(statement.bind(limit))
+            """
+        return try await query(statement).map(Self.decodeListing)
+    }
+
+    static func decodeListing(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationListing {
+        let columns = row.makeRandomAccess()
+        return NotificationListing(
+            row: try NotificationRecord(stored: columns), leaseOwner: try columns.optionalString("lease_owner"),
+            leaseUntil: try columns.optionalDate("lease_until")
+        )
+    }
 }

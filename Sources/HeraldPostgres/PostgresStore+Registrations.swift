@@ -370,7 +370,15 @@ extension PostgresStore {
             for condition in rest { sql += " AND " + Self.condition(condition, &statement) }
             return sql
         }
+        return try await registrationPage(plan, filters: filters, after: cursor, limit: limit)
+    }
 
+    /// One page of the registrations that `plan` selects and that pass `filters` (which
+    /// writes the conditions on the registration `r` besides the tags, and the plan's `rest`,
+    /// into a statement), in id order, strictly after `cursor`.
+    private func registrationPage(
+        _ plan: TagQueryPlan, filters: ([TagExpression], inout SQLStatement) -> String, after cursor: String?, limit: Int
+    ) async throws -> [Registration] {
         switch plan {
         case .scan(let condition):
             var statement = SQLStatement()
@@ -431,6 +439,64 @@ extension PostgresStore {
             }
             return result
         }
+    }
+
+    /// One page of the registrations an operator browses (see the protocol): the plan of
+    /// ``registrations(matching:platforms:kind:after:limit:)`` with the query's own conditions.
+    public func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration] {
+        guard limit > 0 else { return [] }
+        let plan = try TagQueryPlan(query.expression)
+        return try await registrationPage(plan, filters: { Self.browseFilters(query, $0, &$1) }, after: cursor, limit: limit)
+    }
+
+    /// How many registrations an operator's query selects (see the protocol): a count over the
+    /// tag index's rows of the driving tag (or the union of the driving tags' rows), or over
+    /// every registration of the hub when no tag drives.
+    public func countRegistrations(_ query: RegistrationQuery) async throws -> Int {
+        let plan = try TagQueryPlan(query.expression)
+        var statement = SQLStatement()
+        let hub = statement.bind(hub)
+        switch plan {
+        case .scan(let condition):
+            statement.sql = "SELECT count(*)::bigint AS n FROM herald.registrations AS r WHERE r.hub = \(hub)"
+            statement.sql += Self.browseFilters(query, condition.map { [$0] } ?? [], &statement)
+        case .tag(let tag, let rest):
+            let tagPlaceholder = statement.bind(tag)
+            let filters = Self.browseFilters(query, rest, &statement)
+            if filters.isEmpty {
+                // The tag index alone answers.
+                statement.sql = "SELECT count(*)::bigint AS n FROM herald.registration_tags WHERE hub = \(hub) AND tag = \(tagPlaceholder)"
+            } else {
+                statement.sql = """
+                    SELECT count(*)::bigint AS n FROM herald.registration_tags AS t \
+                    JOIN herald.registrations AS r ON r.hub = t.hub AND r.id = t.registration_id \
+                    WHERE t.hub = \(hub) AND t.tag = \(tagPlaceholder)\(filters)
+                    """
+            }
+        case .anyTag(let tags, let rest):
+            let tagsPlaceholder = statement.bind(tags)
+            let filters = Self.browseFilters(query, rest, &statement)
+            statement.sql = """
+                SELECT count(*)::bigint AS n FROM herald.registrations AS r WHERE r.hub = \(hub) AND r.id IN \
+                (SELECT registration_id FROM herald.registration_tags WHERE hub = \(hub) AND tag = ANY (\(tagsPlaceholder)))\(filters)
+                """
+        }
+        return try await self.query(statement).first?.makeRandomAccess().int("n") ?? 0
+    }
+
+    /// The conditions of an operator's query besides the driving tags, on the registration `r`:
+    /// its platform, handle prefix and kind of registration, and `rest` of the expression.
+    private static func browseFilters(_ query: RegistrationQuery, _ rest: [TagExpression], _ statement: inout SQLStatement) -> String {
+        var sql = ""
+        if let platform = query.platform { sql += " AND r.platform = \(statement.bind(platform.rawValue))" }
+        if let prefix = query.handlePrefix, !prefix.isEmpty {
+            // Compared as text, not as a LIKE pattern; the lower bound lets the handle index help.
+            let placeholder = statement.bind(prefix)
+            sql += " AND r.handle >= \(placeholder) AND left(r.handle, length(\(placeholder))) = \(placeholder)"
+        }
+        if !query.includeInstallationRegistrations { sql += " AND r.installation_id IS NULL" }
+        for condition in rest { sql += " AND " + Self.condition(condition, &statement) }
+        return sql
     }
 
     /// An SQL condition on the tags of the registration aliased `r` that holds when

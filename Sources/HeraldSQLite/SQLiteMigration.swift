@@ -308,6 +308,20 @@ struct SQLiteMigration: Sendable {
                 "ALTER TABLE notifications ADD COLUMN trace_context TEXT",
             ]
         ),
+        SQLiteMigration(
+            version: 9,
+            name: "the history of notifications",
+            statements: [
+                // The notifications accepted, newest first, per state (an operator's history):
+                // whole notifications only, in (enqueued_at, id) order.
+                "CREATE INDEX notifications_history ON notifications (state, enqueued_at, id) WHERE part_of IS NULL",
+                // The split ones, whose partitions may give them another state than their row's.
+                """
+                CREATE INDEX notifications_split ON notifications (enqueued_at, id)
+                    WHERE part_of IS NULL AND upper_bound IS NOT NULL
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -16,7 +16,7 @@ extension SQLiteStore {
         var sql = "SELECT \(table.columnNames.joined(separator: ", ")) FROM \(table.name)"
         var binds: [SQLiteData] = []
         if let key {
-            sql += " WHERE (\(table.key.joined(separator: ", "))) > (\(RegistrationQuery.placeholders(key.count)))"
+            sql += " WHERE (\(table.key.joined(separator: ", "))) > (\(TagConditionSQL.placeholders(key.count)))"
             binds = key.map(Self.sqliteData)
         }
         sql += " ORDER BY \(table.key.joined(separator: ", ")) LIMIT ?"

@@ -26,7 +26,7 @@ extension SQLiteStore {
             let end = min(start + RegistrationRow.maxRowsPerStatement, ids.endIndex)
             let chunk = ids[start..<end]
             _ = try await connection.query(
-                "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(chunk.count)))",
+                "DELETE FROM registrations WHERE id IN (\(TagConditionSQL.placeholders(chunk.count)))",
                 chunk.map { .text($0) }
             )
             start = end

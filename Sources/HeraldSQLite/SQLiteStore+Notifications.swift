@@ -219,4 +219,84 @@ extension SQLiteStore {
             oldestWaitingSince: try row.optionalDate("oldest")
         )
     }
+
+    /// One page of the history, newest first (see the protocol and ``NotificationHistoryPlan``):
+    /// per state, a range of the history index read backwards no further than the page; the
+    /// ranges merged; then the rows and their partitions read by id.
+    public func notificationHistory(
+        states: Set<NotificationState>?, before cursor: NotificationHistoryCursor?, limit: Int
+    ) async throws -> [NotificationListing] {
+        guard limit > 0 else { return [] }
+        let plan = NotificationHistoryPlan(states: states)
+        guard !plan.storedStates.isEmpty else { return [] }
+        var result: [NotificationListing] = []
+        var after = cursor.map { (enqueuedAt: $0.enqueuedAt.storeMilliseconds, id: $0.id) }
+        while result.count < limit {
+            let wanted = limit - result.count
+            var ranges: [String] = []
+            var binds: [SQLiteData] = []
+            func range(_ condition: String, _ conditionBinds: [SQLiteData]) {
+                var sql = "SELECT enqueued_at, id FROM notifications WHERE part_of IS NULL AND \(condition)"
+                binds += conditionBinds
+                if let after {
+                    sql += " AND (enqueued_at, id) < (?, ?)"
+                    binds += [.integer(after.enqueuedAt), .text(after.id)]
+                }
+                ranges.append("SELECT * FROM (\(sql) ORDER BY enqueued_at DESC, id DESC LIMIT ?)")
+                binds.append(.integer(wanted))
+            }
+            for state in plan.storedStates { range("state = ?", [.text(state)]) }
+            if plan.readsSplitNotifications { range("upper_bound IS NOT NULL", []) }
+            let candidateSQL = ranges.joined(separator: " UNION ") + " ORDER BY 1 DESC, 2 DESC LIMIT ?"
+            binds.append(.integer(wanted))
+            let rows = try await read { [binds] connection -> (candidates: [SQLiteRow], rows: [SQLiteRow]) in
+                let candidates = try await connection.query(candidateSQL, binds)
+                let ids = candidates.compactMap { $0.column("id")?.string }
+                guard !ids.isEmpty else { return ([], []) }
+                let placeholders = TagConditionSQL.placeholders(ids.count)
+                let rows = try await connection.query(
+                    """
+                    SELECT \(Self.columns), lease_owner, lease_until FROM notifications
+                    WHERE (id IN (\(placeholders)) AND part_of IS NULL) OR part_of IN (\(placeholders))
+                    """,
+                    (ids + ids).map { .text($0) }
+                )
+                return (candidates, rows)
+            }
+            guard let last = rows.candidates.last else { break }
+            let order = Dictionary(
+                rows.candidates.enumerated().compactMap { index, row in row.column("id")?.string.map { ($0, index) } },
+                uniquingKeysWith: { first, _ in first }
+            )
+            let wholes = NotificationListing.wholes(combining: try rows.rows.map(Self.listing))
+                .sorted { (order[$0.record.id] ?? 0) < (order[$1.record.id] ?? 0) }
+            result += wholes.filter(plan.keeps).prefix(wanted)
+            if rows.candidates.count < wanted { break }
+            after = (try last.int("enqueued_at"), try last.string("id"))
+        }
+        return result
+    }
+
+    /// The queue as it is (see the protocol): the rows in the state index's enqueued and
+    /// processing ranges, in the order workers claim them.
+    public func queueEntries(limit: Int) async throws -> [NotificationListing] {
+        guard limit > 0 else { return [] }
+        let rows = try await read { connection in
+            try await connection.query(
+                """
+                SELECT \(Self.columns), lease_owner, lease_until FROM notifications WHERE state IN (?, ?)
+                ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT ?
+                """,
+                [.text(NotificationState.enqueued.rawValue), .text(NotificationState.processing.rawValue), .integer(limit)]
+            )
+        }
+        return try rows.map(Self.listing)
+    }
+
+    private static func listing(_ row: SQLiteRow) throws -> NotificationListing {
+        NotificationListing(
+            row: try NotificationRecord(stored: row), leaseOwner: try row.optionalString("lease_owner"),
+            leaseUntil: try row.optionalDate("lease_until")
+        )
+    }
 }

@@ -56,7 +56,7 @@ extension SQLiteStore {
         return try await write { connection in
             let mine = try await connection.query(
                 """
-                SELECT id FROM registrations WHERE handle IN (\(RegistrationQuery.placeholders(handles.count))) \
+                SELECT id FROM registrations WHERE handle IN (\(TagConditionSQL.placeholders(handles.count))) \
                 AND owner = ? AND installation_id IS NULL ORDER BY created_at, id
                 """,
                 handles.map { .text($0) } + [.text(owner)]
@@ -65,7 +65,7 @@ extension SQLiteStore {
                 let duplicates = mine.dropFirst()
                 if !duplicates.isEmpty {
                     _ = try await connection.query(
-                        "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(duplicates.count)))",
+                        "DELETE FROM registrations WHERE id IN (\(TagConditionSQL.placeholders(duplicates.count)))",
                         duplicates.map { .text($0) }
                     )
                 }
@@ -146,7 +146,7 @@ extension SQLiteStore {
                 let end = min(start + RegistrationRow.maxRowsPerStatement, ids.endIndex)
                 let chunk = ids[start..<end]
                 let deleted = try await connection.query(
-                    "DELETE FROM registrations WHERE id IN (\(RegistrationQuery.placeholders(chunk.count))) RETURNING installation_id",
+                    "DELETE FROM registrations WHERE id IN (\(TagConditionSQL.placeholders(chunk.count))) RETURNING installation_id",
                     chunk.map { .text($0) }
                 )
                 for row in deleted {
@@ -159,7 +159,7 @@ extension SQLiteStore {
             while start < expired.endIndex {
                 let end = min(start + RegistrationRow.maxRowsPerStatement, expired.endIndex)
                 let chunk = expired[start..<end].map { SQLiteData.text($0) }
-                let placeholders = RegistrationQuery.placeholders(chunk.count)
+                let placeholders = TagConditionSQL.placeholders(chunk.count)
                 _ = try await connection.query(
                     """
                     UPDATE installations SET document = json_set(document, '$.pushChannelExpired', json('true')), \
@@ -189,7 +189,7 @@ extension SQLiteStore {
                 binds.append(.text(cursor))
             }
             if let tag = filter.tag {
-                sql += " AND " + RegistrationQuery.condition(.tag(tag), binds: &binds)
+                sql += " AND " + TagConditionSQL.condition(.tag(tag), binds: &binds)
             }
             sql += " ORDER BY r.id LIMIT ?"
             binds.append(.integer(limit))
@@ -261,7 +261,7 @@ extension SQLiteStore {
         if let platforms, !platforms.isSuperset(of: Platform.allCases) {
             guard !platforms.isEmpty else { return [] }
             let names = platforms.map(\.rawValue).sorted()
-            filterSQL += " AND r.platform IN (\(RegistrationQuery.placeholders(names.count)))"
+            filterSQL += " AND r.platform IN (\(TagConditionSQL.placeholders(names.count)))"
             filterBinds += names.map { .text($0) }
         }
         switch kind {
@@ -269,8 +269,16 @@ extension SQLiteStore {
         case .template?: filterSQL += " AND r.template IS NOT NULL"
         case nil: break
         }
+        return try await registrationPage(plan, filterSQL: filterSQL, filterBinds: filterBinds, after: cursor, limit: limit)
+    }
+
+    /// One page of the registrations that `plan` selects and that pass `filterSQL`, a condition
+    /// on the registration `r` (with its `filterBinds`), in id order, strictly after `cursor`.
+    private func registrationPage(
+        _ plan: TagQueryPlan, filterSQL: String, filterBinds: [SQLiteData], after cursor: String?, limit: Int
+    ) async throws -> [Registration] {
         func restSQL(_ rest: [TagExpression], _ binds: inout [SQLiteData]) -> String {
-            rest.map { " AND " + RegistrationQuery.condition($0, binds: &binds) }.joined()
+            rest.map { " AND " + TagConditionSQL.condition($0, binds: &binds) }.joined()
         }
 
         switch plan {
@@ -336,7 +344,7 @@ extension SQLiteStore {
 
                 let sql = """
                     SELECT \(RegistrationRow.selectColumns) FROM registrations AS r \
-                    WHERE r.id IN (\(RegistrationQuery.placeholders(candidates.count)))\(filterSQL)\(rest) ORDER BY r.id
+                    WHERE r.id IN (\(TagConditionSQL.placeholders(candidates.count)))\(filterSQL)\(rest) ORDER BY r.id
                     """
                 result += try await readRegistrations(sql, candidates.map { .text($0) } + filterBinds + restBinds)
                 if candidates.count < wanted { break }
@@ -344,6 +352,73 @@ extension SQLiteStore {
             }
             return result
         }
+    }
+
+    /// One page of the registrations an operator browses (see the protocol): the plan of
+    /// ``registrations(matching:platforms:kind:after:limit:)`` with the query's own conditions.
+    public func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration] {
+        guard limit > 0 else { return [] }
+        let plan = try TagQueryPlan(query.expression)
+        let (filterSQL, filterBinds) = Self.browseFilter(query)
+        return try await registrationPage(plan, filterSQL: filterSQL, filterBinds: filterBinds, after: cursor, limit: limit)
+    }
+
+    /// How many registrations an operator's query selects (see the protocol): a count over the
+    /// tag index's rows of the driving tag (or the union of the driving tags' rows), or over
+    /// every registration when no tag drives.
+    public func countRegistrations(_ query: RegistrationQuery) async throws -> Int {
+        let plan = try TagQueryPlan(query.expression)
+        let (filterSQL, filterBinds) = Self.browseFilter(query)
+        var binds: [SQLiteData] = []
+        let sql: String
+        switch plan {
+        case .scan(let condition):
+            var conditionSQL = ""
+            var conditionBinds: [SQLiteData] = []
+            if let condition { conditionSQL = " AND " + TagConditionSQL.condition(condition, binds: &conditionBinds) }
+            sql = "SELECT count(*) AS n FROM registrations AS r WHERE 1\(filterSQL)\(conditionSQL)"
+            binds = filterBinds + conditionBinds
+        case .tag(let tag, let rest) where rest.isEmpty && filterSQL.isEmpty:
+            // The tag index alone answers.
+            sql = "SELECT count(*) AS n FROM registration_tags WHERE tag = ?"
+            binds = [.text(tag)]
+        case .tag(let tag, let rest):
+            var restBinds: [SQLiteData] = []
+            let restSQL = rest.map { " AND " + TagConditionSQL.condition($0, binds: &restBinds) }.joined()
+            sql = """
+                SELECT count(*) AS n FROM registration_tags AS t CROSS JOIN registrations AS r ON r.id = t.registration_id \
+                WHERE t.tag = ?\(filterSQL)\(restSQL)
+                """
+            binds = [.text(tag)] + filterBinds + restBinds
+        case .anyTag(let tags, let rest):
+            var restBinds: [SQLiteData] = []
+            let restSQL = rest.map { " AND " + TagConditionSQL.condition($0, binds: &restBinds) }.joined()
+            sql = """
+                SELECT count(*) AS n FROM registrations AS r WHERE r.id IN \
+                (SELECT registration_id FROM registration_tags WHERE tag IN (\(TagConditionSQL.placeholders(tags.count))))\
+                \(filterSQL)\(restSQL)
+                """
+            binds = tags.map { .text($0) } + filterBinds + restBinds
+        }
+        let rows = try await read { [binds] connection in try await connection.query(sql, binds) }
+        return try rows.first?.int("n") ?? 0
+    }
+
+    /// The conditions of an operator's query besides the tags, on the registration `r`.
+    private static func browseFilter(_ query: RegistrationQuery) -> (sql: String, binds: [SQLiteData]) {
+        var sql = ""
+        var binds: [SQLiteData] = []
+        if let platform = query.platform {
+            sql += " AND r.platform = ?"
+            binds.append(.text(platform.rawValue))
+        }
+        if let prefix = query.handlePrefix, !prefix.isEmpty {
+            // Compared as text, not as a LIKE pattern; the lower bound lets the handle index help.
+            sql += " AND r.handle >= ? AND substr(r.handle, 1, length(?)) = ?"
+            binds += [.text(prefix), .text(prefix), .text(prefix)]
+        }
+        if !query.includeInstallationRegistrations { sql += " AND r.installation_id IS NULL" }
+        return (sql, binds)
     }
 
     private func readRegistrations(_ sql: String, _ binds: [SQLiteData]) async throws -> [Registration] {

@@ -110,7 +110,7 @@ extension SQLiteWriter {
         let ids = chunk.map { SQLiteData.text($0.installation.id) }
         var existing: [String: (version: Int, createdAt: Date)] = [:]
         for row in try await connection.query(
-            "SELECT id, version, created_at FROM installations WHERE id IN (\(RegistrationQuery.placeholders(ids.count)))", ids
+            "SELECT id, version, created_at FROM installations WHERE id IN (\(TagConditionSQL.placeholders(ids.count)))", ids
         ) {
             existing[try row.string("id")] = (try row.int("version"), try row.date("created_at"))
         }
@@ -148,7 +148,7 @@ extension SQLiteWriter {
         let wantedIDs = Set(wanted.map(\.registration.id))
         let written = rows.map { SQLiteData.text($0.row.installation.id) }
         let stale = try await connection.query(
-            "SELECT id FROM registrations WHERE installation_id IN (\(RegistrationQuery.placeholders(written.count)))", written
+            "SELECT id FROM registrations WHERE installation_id IN (\(TagConditionSQL.placeholders(written.count)))", written
         ).compactMap { $0.column("id")?.string }.filter { !wantedIDs.contains($0) }
         try await SQLiteStore.deleteRegistrationRows(ids: stale, on: connection)
         if !wanted.isEmpty {

@@ -116,6 +116,17 @@ public protocol RegistrationStore: Sendable {
     /// those carrying one tag (`filter.tag`). Registrations derived from installations are
     /// not listed (they are read through their installation). Expired ones are listed.
     func listRegistrations(_ filter: RegistrationFilter, after cursor: String?, limit: Int) async throws -> [Registration]
+
+    /// One page of the registrations `query` selects, for an operator's device browser:
+    /// ordered by id, strictly after `cursor`, expired ones included. The tag expression is
+    /// resolved through the tag index, as ``registrations(matching:platforms:kind:after:limit:)``
+    /// resolves it, so a page of a million registrations reads about a page.
+    func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration]
+
+    /// How many registrations `query` selects: as many as
+    /// ``browseRegistrations(_:after:limit:)`` returns page by page. Counts through the tag
+    /// index where the expression has a tag that every match carries.
+    func countRegistrations(_ query: RegistrationQuery) async throws -> Int
 }
 
 extension RegistrationStore {
@@ -290,4 +301,20 @@ public protocol NotificationStore: Sendable {
     /// hold, and since when the oldest waiting one has been due (the later of its acceptance
     /// and its scheduled time). Reads only the notifications not finished.
     func queueStatistics(now: Date) async throws -> QueueStatistics
+
+    /// One page of the notifications accepted, for an operator: newest first by
+    /// (`enqueuedAt`, `id`) descending, whole notifications only (their partitions' counts
+    /// added, as ``notification(id:)`` adds them), only those whose state so combined is in
+    /// `states` (all when `nil`), strictly after `cursor` in that order (the last of the previous
+    /// page). Each carries its lease while a worker holds it (the whole notification's own row,
+    /// not its partitions'). Reads an index in that order (see `NotificationHistoryPlan`); a
+    /// page reads about a page of rows, however long the history.
+    func notificationHistory(states: Set<NotificationState>?, before cursor: NotificationHistoryCursor?, limit: Int) async throws -> [NotificationListing]
+
+    /// The delivery queue as it is, read-only: every row, whole notification or partition,
+    /// that is ``NotificationState/enqueued`` or ``NotificationState/processing`` (neither
+    /// scheduled nor finished), oldest first in the order workers claim them, at most `limit`.
+    /// Each carries its own counts, cursor and ``NotificationRecord/partOf`` (not combined),
+    /// and its lease while processing.
+    func queueEntries(limit: Int) async throws -> [NotificationListing]
 }

@@ -21,5 +21,6 @@ public enum StoreConformance {
         + AccountChecks.all
         + ContentChecks.all
         + JobChecks.all
+        + ConsoleChecks.all
         + StoreLifecycleChecks.all
 }

@@ -4,7 +4,7 @@ import HeraldStore
 
 /// The SQL of ``TagQueryPlan``'s conditions for SQLite: every tag is a bound parameter, and a
 /// tag test is a lookup in the tag index.
-package enum RegistrationQuery {
+package enum TagConditionSQL {
     /// An SQL condition over the registration aliased `r` that holds when `expression` matches
     /// its tags; appends the tags to `binds` in the order of their placeholders.
     static func condition(_ expression: TagExpression, binds: inout [SQLiteData]) -> String {

@@ -9,7 +9,7 @@ import HeraldSQLite
 /// How the SQLite store plans the resolution of a tag expression. That every expression
 /// resolves to the right registrations is part of the conformance suite.
 @Suite("Resolving tag expressions")
-struct RegistrationQueryTests {
+struct TagConditionSQLTests {
     /// The conformance suite's random expressions exercise every way of reading.
     @Test func randomExpressionsExerciseEveryPlan() throws {
         let (_, cases) = RandomTagExpressions.scenario(now: StoreTestClock().now)
@@ -51,7 +51,7 @@ struct RegistrationQueryTests {
     }
 
     @Test func tagsAreBoundNeverInterpolated() {
-        let (sql, binds) = RegistrationQuery.condition(.or(.tag("x' OR 1=1 --"), .not(.tag("y"))))
+        let (sql, binds) = TagConditionSQL.condition(.or(.tag("x' OR 1=1 --"), .not(.tag("y"))))
         #expect(!sql.contains("x'"))
         #expect(binds == ["x' OR 1=1 --", "y"])
     }
