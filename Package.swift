@@ -54,6 +54,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The console's pages: Mustache templates, embedded in the binary with its CSS and script.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // The Prometheus registry and text format behind `GET /metrics`.
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Traces: the API everywhere, and swift-otel's OTLP/HTTP exporter in the binary only
@@ -222,6 +224,14 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            // The console's templates, style sheet and script, compiled into the binary (no
+            // resource bundle beside it, nothing fetched at run time).
+            resources: [
+                .embedInCode("Console/Assets/console.css"),
+                .embedInCode("Console/Assets/console.js"),
+                .embedInCode("Console/Templates"),
             ],
             swiftSettings: swiftSettings
         ),

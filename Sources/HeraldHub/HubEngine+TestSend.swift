@@ -19,11 +19,14 @@ extension HubEngine {
     ///   - payloads: native payloads, one per platform; empty for a template send.
     ///   - template: the template send's properties; `nil` for a native send.
     ///   - limit: the most registrations reached (at least 1).
+    ///   - registrationID: one registration to send to instead of those `tagExpression`
+    ///     targets (a console's "test send to this device"); `404` if there is none.
     public func testSend(
         tagExpression: String?,
         payloads: [PlatformPayload],
         template: TemplateSend?,
-        limit: Int = 10
+        limit: Int = 10,
+        registrationID: String? = nil
     ) async throws -> TestSendResult {
         try Self.checkTagExpression(tagExpression)
         if let template {
@@ -58,7 +61,17 @@ extension HubEngine {
         var selection = Selection()
         var cursor: String?
         let pageSize = max(limit, min(configuration.pageSize, 1000))
-        choosing: while true {
+        if let registrationID {
+            guard let registration = try await store.registration(id: registrationID) else {
+                throw HeraldError.notFound("there is no registration \(registrationID)")
+            }
+            let step = plan.step(for: registration, providers: self.providers, selection: &selection)
+            switch step {
+            case .ignore, .outcome(_, .skipped): break
+            default: chosen.append((registration, step))
+            }
+        }
+        choosing: while registrationID == nil {
             let page = try await store.registrations(
                 matching: plan.expression, platforms: plan.platforms, kind: plan.kind, after: cursor, limit: pageSize
             )
@@ -93,6 +106,10 @@ extension HubEngine {
                     expiredPerPlatform[platform, default: 0] += 1
                 }
             }
+        )
+        deliveryLog.record(
+            notification: record.id,
+            outcomes: chosen.indices.compactMap { index in outcomes[index].map { (chosen[index].registration.id, $0) } }
         )
         if !expired.isEmpty {
             try await store.deleteRegistrations(ids: expired)

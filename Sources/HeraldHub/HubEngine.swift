@@ -63,6 +63,8 @@ public final class HubEngine: Sendable {
     /// What every lease of this node begins with, whichever process of it took the lease.
     let leaseOwnerPrefix: String?
     let signal = Signal()
+    /// The recent outcomes of devices and progress of notifications, for operators' pages.
+    public let deliveryLog = DeliveryLog()
     static let workerKey = "\u{0}worker"
 
     public init(
@@ -444,6 +446,7 @@ public final class HubEngine: Sendable {
             var expiredPerPlatform: [Platform: Int] = [:]
             let providers = self.providers
             let countsBefore = counts
+            var reached: [(registrationID: String, outcome: DeliveryOutcome)] = []
             let sent = await fanOut(
                 count: page.count,
                 staleAt: staleAt(claimed),
@@ -451,6 +454,7 @@ public final class HubEngine: Sendable {
                 step: { index in plan.step(for: page[index], providers: providers, selection: &selection) },
                 done: { index, platform, result in
                     counts.add(result.outcome, platform: platform)
+                    reached.append((page[index].id, result.outcome))
                     if result.disposition == .channelExpired {
                         expired.append(page[index].id)
                         expiredPerPlatform[platform, default: 0] += 1
@@ -469,6 +473,8 @@ public final class HubEngine: Sendable {
                 recordExpired(expiredPerPlatform)
                 logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
             }
+            deliveryLog.record(notification: claimed.partOf ?? claimed.id, outcomes: reached)
+            deliveryLog.recordProgress(notification: claimed.partOf ?? claimed.id, part: claimed.id, reached: counts.total)
             cursor = last
             // Interrupted with devices left: hand the notification back (its lease ends now).
             let handBack = isInterrupted && more

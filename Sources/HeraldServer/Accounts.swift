@@ -2,8 +2,6 @@ import Crypto
 public import Foundation
 public import HeraldCore
 public import HeraldStore
-import HummingbirdBcrypt
-import NIOPosix
 import Synchronization
 
 /// Accounts of the app backend: sign-up, sign-in, and checking credentials.
@@ -26,14 +24,14 @@ public final class Accounts: Sendable {
 
     /// Failed sign-ins per account and per address.
     let signInLimiter: SignInLimiter
-    /// A hash of the server's bcrypt cost, which a sign-in as an unknown user checks so that it
-    /// takes as long as a wrong password (made at the first such sign-in).
-    private let decoyHash = Mutex<String?>(nil)
+    /// bcrypt at the server's cost, with the decoy an unknown user's sign-in is checked against.
+    private let hasher: PasswordHasher
 
     public init(store: any AccountStore, configuration: ServerConfiguration) {
         self.store = store
         self.configuration = configuration
         self.signInLimiter = SignInLimiter(perAccount: configuration.signInLimitPerAccount, perAddress: configuration.signInLimitPerAddress)
+        self.hasher = PasswordHasher(cost: configuration.bcryptCost)
     }
 
     /// Checks and lowercases a user name: 1–64 characters of letters, digits and `. _ - @`,
@@ -61,9 +59,7 @@ public final class Accounts: Sendable {
         let name = try Self.normalizedUsername(username)
         guard password.utf8.count >= 8 else { throw HeraldError.badRequest("a password has at least 8 characters") }
         guard password.utf8.count <= 72 else { throw HeraldError.badRequest("a password has at most 72 bytes") }
-        let cost = configuration.bcryptCost
-        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
-        let account = Account(username: name, passwordHash: hash)
+        let account = Account(username: name, passwordHash: try await hasher.hash(password))
         try await store.createAccount(account)
         return account
     }
@@ -82,10 +78,7 @@ public final class Accounts: Sendable {
         let now = Date()
         if let until = basicCache.withLock({ $0[cacheKey] }), until > now { return name }
         let account = Self.isValidUsername(name) ? try await store.account(username: name) : nil
-        let hash: String
-        if let account { hash = account.passwordHash } else { hash = try await decoy() }
-        let ok = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
-        guard ok, account != nil else {
+        guard try await hasher.verify(password, against: account?.passwordHash) else {
             signInLimiter.recordFailure(account: name, address: address)
             return nil
         }
@@ -101,25 +94,9 @@ public final class Accounts: Sendable {
         (try? normalizedUsername(name)) != nil
     }
 
-    /// The hash an unknown user's sign-in checks: of a random password, at the server's cost.
-    private func decoy() async throws -> String {
-        if let hash = decoyHash.withLock({ $0 }) { return hash }
-        let cost = configuration.bcryptCost
-        let random = UUID.random().uuidString
-        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(random, cost: cost) }
-        return decoyHash.withLock { stored in
-            if let stored { return stored }
-            stored = hash
-            return hash
-        }
-    }
-
     /// Issues a bearer token for a verified user.
     public func issueToken(for username: String) async throws -> (token: String, expiresAt: Date) {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        var generator = SystemRandomNumberGenerator()
-        for i in bytes.indices { bytes[i] = generator.next() }
-        let token = "hrd_" + Data(bytes).base64URLEncoded()
+        let token = PasswordHasher.randomToken(prefix: "hrd_")
         let expiresAt = Date().addingTimeInterval(Double(configuration.tokenLifetime.components.seconds))
         try await store.createSession(Session(tokenHash: Self.sha256Hex(token), username: username, expiresAt: expiresAt))
         return (token, expiresAt)

@@ -7,12 +7,17 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The authenticated user name, set by ``UserAuthenticator``.
     public var user: String?
+    /// The console's signed-in operator, set by ``ConsoleAuthenticator``.
+    var console: ConsoleSignedIn?
+    /// The console request's form fields (its URL-encoded body), read by ``ConsoleAuthenticator``.
+    var consoleForm: [String: String] = [:]
     /// The address of the connection's peer (a proxy's, behind one).
     public let remoteAddress: SocketAddress?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.user = nil
+        self.console = nil
         self.remoteAddress = source.channel.remoteAddress
     }
 

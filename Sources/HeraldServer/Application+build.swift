@@ -23,7 +23,9 @@ public func buildRouter(
     devices: any UserDevices,
     appStore: any AccountStore & ContentStore,
     configuration: ServerConfiguration,
-    scheme: String = "http"
+    scheme: String = "http",
+    console: Console? = nil,
+    logger: Logger = Logger(label: "herald")
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     // Outermost: a span for the whole request (a no-op without a tracer).
@@ -64,6 +66,8 @@ public func buildRouter(
         requestsPerSecond: configuration.hubRequestsPerSecond,
         now: configuration.now
     ).addRoutes(to: router)
+    // The console (`console` is a reserved hub name, so it never shadows a hub's API).
+    console?.addRoutes(to: router, hubs: hubs, configuration: configuration, secure: scheme == "https", logger: logger)
     return router
 }
 
@@ -81,13 +85,15 @@ public func buildApplication(
     configuration: ServerConfiguration,
     services: [any Service] = [],
     connections: ConnectionLimiter? = nil,
+    console: Console? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    let own: [any Service] = [hubs, ContentSweeper(store: appStore, configuration: configuration, logger: logger)]
+    var own: [any Service] = [hubs, ContentSweeper(store: appStore, configuration: configuration, logger: logger)]
+    if let history = console?.history { own.append(history) }
     let limiter = connections ?? ConnectionLimiter(limits: configuration.connectionLimits, logger: logger)
     return Application(
-        router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration),
+        router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, console: console, logger: logger),
         server: .guardedHTTP1(limiter, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: services + own,
@@ -106,12 +112,15 @@ public func buildTLSApplication(
     configuration: ServerConfiguration,
     tls: TLSConfiguration,
     connections: ConnectionLimiter? = nil,
+    console: Console? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) throws -> some ApplicationProtocol {
     let limiter = connections ?? ConnectionLimiter(limits: configuration.connectionLimits, logger: logger)
     return Application(
-        router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, scheme: "https"),
+        router: buildRouter(
+            hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, scheme: "https", console: console, logger: logger
+        ),
         server: try .tls(.guardedHTTP1(limiter, logger: logger), tlsConfiguration: tls),
         configuration: .init(address: .hostname(configuration.host, port: configuration.tlsPort), serverName: "Herald"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.tlsPort) },

@@ -33,6 +33,19 @@ public struct ServerConfiguration: Sendable {
     /// reach the port.
     public var metricsToken: String?
 
+    // MARK: The console
+
+    /// Whether `herald serve` serves the console at `/console`.
+    public var consoleEnabled = true
+    /// How often the console's charts read the counters of `/metrics`.
+    public var consoleSampleInterval: Duration = .seconds(15)
+    /// The endpoint of the connection strings the console shows (`sb://host:port/`); `nil`
+    /// when TLS is off and none is set, and the console then shows none.
+    public var hubEndpoint: String?
+    /// The version and this node's name, in the console's footer.
+    public var version = "dev"
+    public var nodeName = "this node"
+
     // MARK: Secure push and rich push
 
     /// The key that seals secure-push payloads at rest (AES-GCM). `nil` turns secure push

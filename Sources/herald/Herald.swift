@@ -10,7 +10,7 @@ struct Herald: AsyncParsableCommand {
             credentials configured, Herald starts built-in APNs and FCM emulators and says so.
             """,
         version: Herald.version,
-        subcommands: [Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, StoreCommand.self, Bench.self]
+        subcommands: [Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, AdminCommand.self, StoreCommand.self, Bench.self]
     )
 
     /// What `herald --version` prints.

@@ -201,6 +201,9 @@ struct HeraldRuntime {
         server.tlsPort = configuration.tlsPort
         server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
         server.metricsToken = configuration.metricsToken
+        server.hubEndpoint = configuration.hubConnectionEndpoint
+        server.version = Herald.version
+        server.nodeName = node.name ?? ProcessInfo.processInfo.hostName
         // Raised here, once, before the listeners open: the soft limit's default is too low for a server.
         let openFiles = FileDescriptorLimit.raise()
         server.connectionLimits.maximumConnections = configuration.maximumConnections

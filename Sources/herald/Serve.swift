@@ -83,6 +83,7 @@ struct Serve: AsyncParsableCommand {
         } else {
             banner.append("  hub API  http://\(configuration.host):\(configuration.port)/{hub} (TLS off: hub SDKs need HERALD_TLS_PORT)")
         }
+        banner.append("  console  http://\(configuration.host):\(configuration.port)/console (operators: herald admin create NAME)")
         banner.append(
             hubs.isEmpty
                 ? "  hubs     none yet: herald hub create NAME prints its connection strings"
@@ -112,6 +113,7 @@ struct Serve: AsyncParsableCommand {
         }
         // One limit over both listeners.
         let connections = ConnectionLimiter(limits: server.connectionLimits, logger: logger)
+        let console = try Console(hubs: runtime.registry, configuration: server)
         let app = buildApplication(
             hubs: runtime.registry,
             devices: devices,
@@ -119,6 +121,7 @@ struct Serve: AsyncParsableCommand {
             configuration: server,
             services: runtime.services,
             connections: connections,
+            console: console,
             onServerRunning: { _ in listeners.bound(.http) },
             logger: logger
         )
@@ -135,6 +138,7 @@ struct Serve: AsyncParsableCommand {
                     configuration: server,
                     tls: tls.configuration,
                     connections: connections,
+                    console: console,
                     onServerRunning: { _ in listeners.bound(.https) },
                     logger: logger
                 )

@@ -166,10 +166,10 @@ struct TestHerald {
         try? await webPush.shutdown()
     }
 
-    func application() -> some ApplicationProtocol {
+    func application(console: Console? = nil) -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        return buildApplication(hubs: registry, devices: devices, appStore: hub.store, configuration: server, logger: logger)
+        return buildApplication(hubs: registry, devices: devices, appStore: hub.store, configuration: server, console: console, logger: logger)
     }
 }
 

@@ -6,7 +6,7 @@ extension HubDefinition {
 
     /// Names that would collide with Herald's own routes (`/api/…`, `/health`, …), compared
     /// case-insensitively.
-    public static let reservedNames: Set<String> = ["api", "_emulator", "health", "metrics", "admin"]
+    public static let reservedNames: Set<String> = ["api", "_emulator", "health", "ready", "metrics", "admin", "console", "emulators"]
 
     /// Checks a hub name: 1 to 50 ASCII letters, digits, `.`, `-` and `_`, starting and ending
     /// with a letter or digit, and not one of ``reservedNames``. The name is both a path

@@ -1,0 +1,95 @@
+public import Foundation
+public import HeraldCore
+import Synchronization
+
+/// What an engine remembers of its recent deliveries, for an operator's pages: the last
+/// outcomes of each device it sent to, and how the number of devices reached grew over time
+/// for each recent notification. It lives in memory, in this process only, within fixed
+/// bounds (older entries are forgotten first); the store keeps no per-device history.
+public final class DeliveryLog: Sendable {
+    /// One outcome of one device.
+    public struct Entry: Sendable, Hashable {
+        public var notificationID: String
+        public var outcome: DeliveryOutcome
+        public var at: Date
+    }
+
+    /// A notification's devices reached so far, at one moment.
+    public struct Sample: Sendable, Hashable {
+        public var at: Date
+        public var reached: Int
+    }
+
+    private struct Progress {
+        /// The latest count of each part (the whole notification's own id for the first).
+        var parts: [String: Int] = [:]
+        var samples: [Sample] = []
+    }
+
+    private struct State {
+        /// Two generations of per-device outcomes: when the current one is full, it becomes
+        /// the previous one and the oldest is dropped, so a lookup finds what either holds.
+        var current: [String: [Entry]] = [:]
+        var previous: [String: [Entry]] = [:]
+        var progress: [String: Progress] = [:]
+        /// Notifications in the order they were first seen, to forget the oldest.
+        var order: [String] = []
+    }
+
+    private let state = Mutex(State())
+    /// Devices per generation.
+    let devicesPerGeneration: Int
+    /// Outcomes kept per device.
+    static let entriesPerDevice = 5
+    /// Notifications whose progress is kept, and samples per notification.
+    static let notificationsKept = 200
+    static let samplesPerNotification = 240
+
+    public init(devicesPerGeneration: Int = 50_000) {
+        self.devicesPerGeneration = devicesPerGeneration
+    }
+
+    /// Records the outcomes of one page of a notification (`partOf` its whole one, if a part).
+    func record(notification: String, outcomes: [(registrationID: String, outcome: DeliveryOutcome)], at: Date = Date()) {
+        guard !outcomes.isEmpty else { return }
+        state.withLock { state in
+            for (id, outcome) in outcomes {
+                var entries = state.current[id] ?? state.previous[id] ?? []
+                entries.insert(Entry(notificationID: notification, outcome: outcome, at: at), at: 0)
+                if entries.count > Self.entriesPerDevice { entries.removeLast(entries.count - Self.entriesPerDevice) }
+                state.current[id] = entries
+            }
+            if state.current.count >= devicesPerGeneration {
+                state.previous = state.current
+                state.current = [:]
+            }
+        }
+    }
+
+    /// Records that a notification (or its part `part`) has reached `reached` devices so far.
+    func recordProgress(notification: String, part: String, reached: Int, at: Date = Date()) {
+        state.withLock { state in
+            if state.progress[notification] == nil {
+                state.order.append(notification)
+                if state.order.count > Self.notificationsKept {
+                    state.progress[state.order.removeFirst()] = nil
+                }
+            }
+            var progress = state.progress[notification] ?? Progress()
+            progress.parts[part] = reached
+            progress.samples.append(Sample(at: at, reached: progress.parts.values.reduce(0, +)))
+            if progress.samples.count > Self.samplesPerNotification { progress.samples.removeFirst() }
+            state.progress[notification] = progress
+        }
+    }
+
+    /// The latest outcomes of a registration, newest first.
+    public func outcomes(registrationID: String) -> [Entry] {
+        state.withLock { $0.current[registrationID] ?? $0.previous[registrationID] ?? [] }
+    }
+
+    /// How a notification's devices reached grew, oldest first.
+    public func progress(notificationID: String) -> [Sample] {
+        state.withLock { $0.progress[notificationID]?.samples ?? [] }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import HeraldCore
+import HeraldHub
+import HeraldHubWire
+import HeraldStore
+import Hummingbird
+
+/// Test send: a payload for one platform to at most 10 devices (those a tag expression
+/// targets, or one device), sent at once with each device's outcome shown, as the cloud
+/// hub's portal does; or a send to every matching device through the queue, now or later,
+/// after a confirmation that shows how many devices match.
+extension ConsoleController {
+    /// A payload to start from, per platform.
+    static let sampleTemplates: [Platform: String] = [
+        .apns: #"{"aps":{"alert":{"title":"Hello","body":"A test from the Herald console"}}}"#,
+        .fcm: #"{"message":{"notification":{"title":"Hello","body":"A test from the Herald console"}}}"#,
+        .wns: #"<toast><visual><binding template="ToastGeneric"><text>Hello</text><text>A test from the Herald console</text></binding></visual></toast>"#,
+        .webpush: #"{"title":"Hello","body":"A test from the Herald console"}"#,
+    ]
+
+    /// When a full send may be scheduled: now, or after one of these.
+    static let delays: [(value: String, label: String, seconds: Int)] = [
+        ("", "Now", 0), ("300", "In 5 minutes", 300), ("3600", "In an hour", 3600), ("86400", "In a day", 86_400),
+    ]
+
+    func addSendRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("hubs/:hub/send", use: sendPage)
+        group.post("hubs/:hub/send", use: send)
+    }
+
+    private func sendValues(_ fields: [String: String]) -> [String: Any] {
+        let chosen = fields["platform"].flatMap(Platform.init(rawValue:)) ?? .apns
+        var values: [String: Any] = [
+            "platforms": Platform.allCases.map { platform -> [String: Any] in
+                [
+                    "value": platform.rawValue, "label": platform.rawValue,
+                    "template": Self.sampleTemplates[platform] ?? "",
+                    "limit": PayloadLimits.limit(for: platform),
+                    "kind": platform == .wns ? "xml" : "json",
+                    "selected": platform == chosen,
+                ]
+            },
+            "delays": Self.delays.map { ["value": $0.value, "label": $0.label, "selected": fields["delay"] == $0.value] },
+            "expression": fields["expression"] ?? "",
+            "payload": fields["payload"] ?? Self.sampleTemplates[chosen] ?? "",
+        ]
+        // Set only when there is one: an empty string still opens a Mustache section.
+        if let device = fields["device"], !device.isEmpty { values["device"] = device }
+        return values
+    }
+
+    @Sendable func sendPage(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let name = try context.parameters.require("hub")
+        return await handling(context, hub: name) {
+            _ = try await hub(name)
+            let fields = ConsolePages.form(request.uri.query ?? "")
+            return pages.page("send", title: "Test send", sendValues(fields), context: context, hub: name, nav: "Send")
+        }
+    }
+
+    @Sendable func send(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let name = try context.parameters.require("hub")
+        let fields = context.consoleForm
+        var values = sendValues(fields)
+        let render = { (status: HTTPResponse.Status, error: String?) in
+            pages.page("send", title: "Test send", values, context: context, hub: name, nav: "Send", status: status, error: error)
+        }
+        do {
+            let (_, engine) = try await hub(name)
+            let platform = try Platform(parsing: fields["platform"] ?? "")
+            let payload = try Self.payload(platform: platform, text: fields["payload"] ?? "")
+            let device = fields["target"] == "device" ? fields["device"]?.trimmingCharacters(in: .whitespaces) : nil
+            let expressionText = fields["expression"]?.trimmingCharacters(in: .whitespaces) ?? ""
+            let expression = expressionText.isEmpty ? nil : expressionText
+            if fields["mode"] == "full" {
+                guard device == nil || device == "" else {
+                    throw HeraldError.badRequest("a send to one device is a test send")
+                }
+                var query = RegistrationQuery()
+                query.platform = platform
+                if let expression { query.expression = try Self.parse(expression) }
+                let matching = try await engine.countRegistrations(query)
+                let delay = Self.delays.first { $0.value == (fields["delay"] ?? "") }?.seconds ?? 0
+                guard let confirmed = fields["confirmed"], Int(confirmed) == matching else {
+                    // First the count, then the send: a confirmation of a different count asks again.
+                    values["confirm"] = true
+                    values["matching"] = matching
+                    values["matchingNoun"] = matching == 1 ? "device" : "devices"
+                    values["platform"] = platform.rawValue
+                    values["platformLabel"] = platform.rawValue
+                    values["expressionLabel"] = expression ?? "every device"
+                    values["delay"] = fields["delay"] ?? ""
+                    values["when"] = Self.delays.first { $0.seconds == delay }?.label.lowercased() ?? "now"
+                    return render(.ok, fields["confirmed"] == nil ? nil : "The number of matching devices changed: check it again.")
+                }
+                let record = try await engine.enqueue(
+                    tagExpression: expression, payloads: [payload],
+                    scheduledAt: delay > 0 ? Date().addingTimeInterval(Double(delay)) : nil
+                )
+                audit("sent a notification", context, hub: name, ["herald.notification.id": "\(record.id)", "herald.devices": "\(matching)"])
+                return ConsolePages.redirect("/console/hubs/\(ConsolePages.segment(name))/notifications/\(ConsolePages.segment(record.id))?done=sent")
+            }
+            let result = try await engine.testSend(
+                tagExpression: device == nil ? expression : nil, payloads: [payload], template: nil, limit: 10,
+                registrationID: device.flatMap { $0.isEmpty ? nil : $0 }
+            )
+            audit("made a test send", context, hub: name, ["herald.notification.id": "\(result.record.id)", "herald.devices": "\(result.results.count)"])
+            values["results"] = true
+            values["notification"] = result.record.id
+            values["rows"] = result.results.map { item -> [String: Any] in
+                [
+                    "hub": name, "id": item.registration.id, "platform": item.registration.platform.rawValue,
+                    "handle": item.registration.handle, "handleShort": ConsolePages.short(item.registration.handle),
+                    "outcome": item.outcome.rawValue, "tone": ConsolePages.tone(item.outcome),
+                ]
+            }
+            return render(.ok, nil)
+        } catch let error as HeraldError {
+            return render(.init(code: error.code.httpStatus), error.message)
+        } catch {
+            return pages.error(error, context: context, hub: name)
+        }
+    }
+
+    /// The payload typed, as the hub API would take it for `platform`; `400` with the reason
+    /// otherwise (not JSON or XML, too large).
+    static func payload(platform: Platform, text: String) throws -> PlatformPayload {
+        let body = Data(text.utf8)
+        let limit = PayloadLimits.limit(for: platform)
+        guard body.count <= limit else {
+            throw HeraldError.payloadTooLarge("the payload has \(body.count) bytes; \(platform) takes at most \(limit)")
+        }
+        if platform != .wns, (try? JSONSerialization.jsonObject(with: body)) == nil {
+            throw HeraldError.badRequest("the payload is not valid JSON")
+        }
+        return try PlatformPayload.hubNative(platform: platform, legacyGCM: false, body: body, headers: [])
+    }
+
+    static func parse(_ expression: String) throws -> TagExpression {
+        do throws(TagExpressionSyntaxError) {
+            return try TagExpression(parsing: expression)
+        } catch {
+            throw HeraldError.badRequest("the tag expression is not valid: \(error.message)")
+        }
+    }
+}
