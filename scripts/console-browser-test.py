@@ -145,10 +145,15 @@ def main():
     arguments = parser.parse_args()
     herald = os.path.abspath(arguments.herald)
     os.makedirs(arguments.screenshots, exist_ok=True)
+    for old in os.listdir(arguments.screenshots):
+        if old.endswith(".png"):
+            os.remove(os.path.join(arguments.screenshots, old))
     directory = tempfile.mkdtemp(prefix="herald-console-")
     port = free_port()
     node = Node(herald, directory, {}, port, environment={
-        "HERALD_HUB_ENDPOINT": f"sb://127.0.0.1:{port}/", "HERALD_BCRYPT_COST": "6", "HERALD_LOG_LEVEL": "info"})
+        "HERALD_HUB_ENDPOINT": f"sb://127.0.0.1:{port}/", "HERALD_BCRYPT_COST": "6", "HERALD_LOG_LEVEL": "info",
+        # The charts read the counters every second, so that they have something to show here.
+        "HERALD_CONSOLE_SAMPLE_SECONDS": "1"})
     console = None
     try:
         node.start()
@@ -316,6 +321,8 @@ def run(console, node, port, one_time, arguments):
     console.open("/console/hubs/shop")
     console.shot("hub")
     console.open("/console/hubs")
+    check(len(console.driver.find_elements(By.CSS_SELECTOR, "svg.chart polyline")) >= 2,
+          "the charts show deliveries per minute and push-service latency")
     console.shot("hubs")
 
     # Attacks. A request with no session, a forged or missing CSRF token, another origin.
@@ -352,13 +359,14 @@ def run(console, node, port, one_time, arguments):
     console.sign_in("ops", new_password)
     console.wait("the hubs page", lambda: console.driver.current_url.endswith("/console/hubs"))
     pages = [("hubs", "/console/hubs"), ("hub", "/console/hubs/shop"), ("devices", "/console/hubs/shop/devices?expression=news"),
-             ("device", "/console/hubs/shop/devices/device-00"), ("send", "/console/hubs/shop/send"),
+             ("device", "/console/hubs/shop/devices/%24installation%3Adevice-00"), ("send", "/console/hubs/shop/send"),
              ("notifications", "/console/hubs/shop/notifications"), ("queue", "/console/hubs/shop/queue")]
     for name, path in pages:
         console.open(path)
         console.shot(name)
     console.open("/console/hubs/shop/notifications")
-    console.driver.find_element(By.CSS_SELECTOR, "table.history tbody tr a").click()
+    completed = [row for row in console.driver.find_elements(By.CSS_SELECTOR, "table.history tbody tr") if "Completed" in row.text]
+    completed[0].find_element(By.TAG_NAME, "a").click()
     console.wait("a notification's page", lambda: "Notification " in console.driver.title)
     console.shot("notification")
     console.dark(True)

@@ -14,15 +14,16 @@ public final class DeliveryLog: Sendable {
         public var at: Date
     }
 
-    /// A notification's devices reached so far, at one moment.
+    /// A notification's devices reached so far, at one moment: in all, and per platform.
     public struct Sample: Sendable, Hashable {
         public var at: Date
-        public var reached: Int
+        public var perPlatform: [Platform: Int]
+        public var reached: Int { perPlatform.values.reduce(0, +) }
     }
 
     private struct Progress {
-        /// The latest count of each part (the whole notification's own id for the first).
-        var parts: [String: Int] = [:]
+        /// The latest counts of each part (the whole notification's own id for the first).
+        var parts: [String: [Platform: Int]] = [:]
         var samples: [Sample] = []
     }
 
@@ -66,8 +67,12 @@ public final class DeliveryLog: Sendable {
         }
     }
 
-    /// Records that a notification (or its part `part`) has reached `reached` devices so far.
-    func recordProgress(notification: String, part: String, reached: Int, at: Date = Date()) {
+    /// Records the devices a notification (or its part `part`) has reached so far.
+    func recordProgress(notification: String, part: String, counts: OutcomeCounts, at: Date = Date()) {
+        recordProgress(notification: notification, part: part, reached: counts.counts.mapValues { $0.values.reduce(0, +) }, at: at)
+    }
+
+    func recordProgress(notification: String, part: String, reached: [Platform: Int], at: Date = Date()) {
         state.withLock { state in
             if state.progress[notification] == nil {
                 state.order.append(notification)
@@ -77,7 +82,8 @@ public final class DeliveryLog: Sendable {
             }
             var progress = state.progress[notification] ?? Progress()
             progress.parts[part] = reached
-            progress.samples.append(Sample(at: at, reached: progress.parts.values.reduce(0, +)))
+            let sum = progress.parts.values.reduce(into: [Platform: Int]()) { sum, part in sum.merge(part, uniquingKeysWith: +) }
+            progress.samples.append(Sample(at: at, perPlatform: sum))
             if progress.samples.count > Self.samplesPerNotification { progress.samples.removeFirst() }
             state.progress[notification] = progress
         }

@@ -424,6 +424,7 @@ public final class HubEngine: Sendable {
                 matching: expression, platforms: platforms, kind: kind, after: after, limit: pageSize
             )
         }
+        deliveryLog.recordProgress(notification: claimed.partOf ?? claimed.id, part: claimed.id, counts: counts)
         var page = try await fetch(cursor)
         while true {
             var more = page.count == pageSize
@@ -474,7 +475,7 @@ public final class HubEngine: Sendable {
                 logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
             }
             deliveryLog.record(notification: claimed.partOf ?? claimed.id, outcomes: reached)
-            deliveryLog.recordProgress(notification: claimed.partOf ?? claimed.id, part: claimed.id, reached: counts.total)
+            deliveryLog.recordProgress(notification: claimed.partOf ?? claimed.id, part: claimed.id, counts: counts)
             cursor = last
             // Interrupted with devices left: hand the notification back (its lease ends now).
             let handBack = isInterrupted && more

@@ -105,6 +105,8 @@ struct HeraldConfiguration: Sendable {
     var hubRequestsPerSecond = 2000
     /// The bearer token `GET /metrics` asks for; `nil`: no token.
     var metricsToken: String?
+    var consoleEnabled = true
+    var consoleSampleSeconds = 15
     /// Connections open at once over both listeners; `nil`: from the file-descriptor limit.
     var maximumConnections: Int?
     var idleTimeoutSeconds = 60
@@ -184,6 +186,12 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_METRICS_TOKEN", help: "bearer token GET /metrics asks for (Authorization: Bearer <token>); default none: the page is open to whoever reaches the port") {
             $0.metricsToken = $1.isEmpty ? nil : $1
+        },
+        .init(variable: "HERALD_CONSOLE", help: "serve the console at /console: on (default) or off") {
+            $0.consoleEnabled = try bool($1, "HERALD_CONSOLE")
+        },
+        .init(variable: "HERALD_CONSOLE_SAMPLE_SECONDS", help: "how often the console's charts read the counters, in seconds (default 15)") {
+            $0.consoleSampleSeconds = try int($1, "HERALD_CONSOLE_SAMPLE_SECONDS", 1...3600)
         },
         .init(variable: "HERALD_APP_HUB_CONNECTION_STRING", help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub") {
             $0.appHubConnectionString = $1

@@ -202,6 +202,8 @@ struct HeraldRuntime {
         server.hubRequestsPerSecond = configuration.hubRequestsPerSecond
         server.metricsToken = configuration.metricsToken
         server.hubEndpoint = configuration.hubConnectionEndpoint
+        server.consoleEnabled = configuration.consoleEnabled
+        server.consoleSampleInterval = .seconds(configuration.consoleSampleSeconds)
         server.version = Herald.version
         server.nodeName = node.name ?? ProcessInfo.processInfo.hostName
         // Raised here, once, before the listeners open: the soft limit's default is too low for a server.

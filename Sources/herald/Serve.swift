@@ -83,7 +83,11 @@ struct Serve: AsyncParsableCommand {
         } else {
             banner.append("  hub API  http://\(configuration.host):\(configuration.port)/{hub} (TLS off: hub SDKs need HERALD_TLS_PORT)")
         }
-        banner.append("  console  http://\(configuration.host):\(configuration.port)/console (operators: herald admin create NAME)")
+        banner.append(
+            server.consoleEnabled
+                ? "  console  http://\(configuration.host):\(configuration.port)/console (operators: herald admin create NAME)"
+                : "  console  off (HERALD_CONSOLE=off)"
+        )
         banner.append(
             hubs.isEmpty
                 ? "  hubs     none yet: herald hub create NAME prints its connection strings"
@@ -113,7 +117,7 @@ struct Serve: AsyncParsableCommand {
         }
         // One limit over both listeners.
         let connections = ConnectionLimiter(limits: server.connectionLimits, logger: logger)
-        let console = try Console(hubs: runtime.registry, configuration: server)
+        let console = server.consoleEnabled ? try Console(hubs: runtime.registry, configuration: server) : nil
         let app = buildApplication(
             hubs: runtime.registry,
             devices: devices,

@@ -28,11 +28,12 @@ import Testing
 
     @Test func progressAddsUpTheParts() {
         let log = DeliveryLog()
-        log.recordProgress(notification: "n", part: "n", reached: 100)
-        log.recordProgress(notification: "n", part: "n-part-1", reached: 50)
-        log.recordProgress(notification: "n", part: "n", reached: 200)
+        log.recordProgress(notification: "n", part: "n", reached: [.apns: 100])
+        log.recordProgress(notification: "n", part: "n-part-1", reached: [.apns: 40, .fcm: 10])
+        log.recordProgress(notification: "n", part: "n", reached: [.apns: 200])
         #expect(log.progress(notificationID: "n").map(\.reached) == [100, 150, 250])
-        for n in 0..<(DeliveryLog.notificationsKept + 1) { log.recordProgress(notification: "m\(n)", part: "m\(n)", reached: 1) }
+        #expect(log.progress(notificationID: "n").last?.perPlatform == [.apns: 240, .fcm: 10])
+        for n in 0..<(DeliveryLog.notificationsKept + 1) { log.recordProgress(notification: "m\(n)", part: "m\(n)", reached: [.wns: 1]) }
         #expect(log.progress(notificationID: "n").isEmpty)
     }
 }

@@ -132,6 +132,8 @@ extension ConsoleHistory {
                 medians.append(Self.quantile(0.5, buckets).map { $0 * 1000 })
                 highs.append(Self.quantile(0.95, buckets).map { $0 * 1000 })
             }
+            // Platforms with no request in the hour are left out.
+            guard medians.contains(where: { $0 != nil }) else { continue }
             lines.append(.init(name: "\(platform) median", values: medians))
             lines.append(.init(name: "\(platform) p95", values: highs, dashed: true))
         }
@@ -161,7 +163,7 @@ extension ConsoleHistory {
 
     private static func label(_ date: Date?) -> String {
         guard let date else { return "" }
-        let minutes = Int((Date().timeIntervalSince(date) / 60).rounded())
-        return minutes > 0 ? "\(minutes) min ago" : "now"
+        let seconds = Int(Date().timeIntervalSince(date).rounded())
+        return seconds >= 60 ? "\(seconds / 60) min ago" : "\(seconds) s ago"
     }
 }

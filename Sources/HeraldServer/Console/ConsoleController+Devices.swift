@@ -11,6 +11,12 @@ import Hummingbird
 extension ConsoleController {
     static let devicesPerPage = 50
 
+    /// A path parameter as it was before it was percent-encoded into a link (a registration id
+    /// may hold `$`, `:` or `{}`).
+    static func decoded(_ parameter: String) -> String {
+        parameter.removingPercentEncoding ?? parameter
+    }
+
     func addDeviceRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("hubs/:hub/devices", use: devicesPage)
         group.get("hubs/:hub/devices/:id", use: devicePage)
@@ -66,7 +72,7 @@ extension ConsoleController {
             values["countNoun"] = count == 1 ? "device" : "devices"
             values["devices"] = shown.map { registration -> [String: Any] in
                 var row: [String: Any] = [
-                    "hub": name, "id": registration.id, "platform": registration.platform.rawValue,
+                    "hub": name, "id": registration.id, "path": ConsolePages.segment(registration.id), "platform": registration.platform.rawValue,
                     "handle": registration.handle, "handleShort": ConsolePages.short(registration.handle),
                     "tags": registration.tags, "template": registration.template != nil,
                     "updated": ConsolePages.date(registration.updatedAt), "updatedISO": ConsolePages.iso(registration.updatedAt),
@@ -84,14 +90,15 @@ extension ConsoleController {
     }
 
     @Sendable func devicePage(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let name = try context.parameters.require("hub"), id = try context.parameters.require("id")
+        let name = try context.parameters.require("hub"), id = try Self.decoded(context.parameters.require("id"))
         return await handling(context, hub: name) {
             let (_, engine) = try await hub(name)
             guard let registration = try await engine.registration(id: id) else {
                 throw HeraldError.notFound("there is no device with the registration id \(id) in \(name)")
             }
             var values: [String: Any] = [
-                "id": registration.id, "platform": registration.platform.rawValue, "handle": registration.handle,
+                "id": registration.id, "path": ConsolePages.segment(registration.id),
+                "platform": registration.platform.rawValue, "handle": registration.handle,
                 "tags": registration.tags,
                 "created": ConsolePages.date(registration.createdAt), "updated": ConsolePages.date(registration.updatedAt),
                 "expires": registration.expiresAt.map { ConsolePages.date($0) } ?? "never",
@@ -102,7 +109,10 @@ extension ConsoleController {
                     ]
                 },
             ]
-            if let installation = registration.installationID { values["installation"] = installation }
+            if let installation = registration.installationID {
+                values["installation"] = installation
+                values["installationPath"] = ConsolePages.segment(installation)
+            }
             if let template = registration.template {
                 values["template"] = template.body
                 values["headers"] = template.headers.map { ["name": $0.name, "value": $0.value] }
@@ -112,7 +122,7 @@ extension ConsoleController {
     }
 
     @Sendable func deleteDevice(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let name = try context.parameters.require("hub"), id = try context.parameters.require("id")
+        let name = try context.parameters.require("hub"), id = try Self.decoded(context.parameters.require("id"))
         return await handling(context, hub: name) {
             let (_, engine) = try await hub(name)
             guard try await engine.deleteRegistration(id: id) else {
@@ -124,7 +134,7 @@ extension ConsoleController {
     }
 
     @Sendable func deleteInstallation(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let name = try context.parameters.require("hub"), id = try context.parameters.require("id")
+        let name = try context.parameters.require("hub"), id = try Self.decoded(context.parameters.require("id"))
         return await handling(context, hub: name) {
             let (_, engine) = try await hub(name)
             guard try await engine.deleteInstallation(id: id) else {

@@ -108,10 +108,13 @@ extension ConsoleController {
             }
             let samples = engine.deliveryLog.progress(notificationID: record.id)
             if samples.count > 1, let first = samples.first, let last = samples.last {
+                let platforms = Set(samples.flatMap(\.perPlatform.keys)).sorted { $0.rawValue < $1.rawValue }
                 let chart = ConsoleChart(
-                    lines: [.init(name: "devices reached", values: samples.map { Double($0.reached) })],
+                    lines: platforms.map { platform in
+                        .init(name: platform.rawValue, values: samples.map { Double($0.perPlatform[platform] ?? 0) })
+                    },
                     from: "+0 s", to: "+" + ConsolePages.duration(last.at.timeIntervalSince(first.at)), unit: "devices",
-                    summary: "Devices reached over time: \(last.reached) after \(ConsolePages.duration(last.at.timeIntervalSince(first.at)))"
+                    summary: "Devices reached per platform over time: \(last.reached) after \(ConsolePages.duration(last.at.timeIntervalSince(first.at)))"
                 )
                 values["progress"] = chart.svg()
             }

@@ -110,7 +110,7 @@ extension ConsoleController {
             values["notification"] = result.record.id
             values["rows"] = result.results.map { item -> [String: Any] in
                 [
-                    "hub": name, "id": item.registration.id, "platform": item.registration.platform.rawValue,
+                    "hub": name, "id": item.registration.id, "path": ConsolePages.segment(item.registration.id), "platform": item.registration.platform.rawValue,
                     "handle": item.registration.handle, "handleShort": ConsolePages.short(item.registration.handle),
                     "outcome": item.outcome.rawValue, "tone": ConsolePages.tone(item.outcome),
                 ]
