@@ -314,6 +314,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldSQLite", "HeraldStoreConformance", "HeraldTestSupport", "HeraldHub",
                 "HeraldHubWire",
+                "HeraldServer",
                 // Not imported: the cluster test runs the `herald` binary, which this makes sure is built.
                 "herald",
                 .product(name: "Logging", package: "swift-log"),

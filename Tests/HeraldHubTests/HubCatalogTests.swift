@@ -36,6 +36,20 @@ struct HubCatalogTests {
         }
     }
 
+    @Test func aDamagedSharedValuesFileIsReportedAndNotOverwritten() async throws {
+        try await withCatalog { _, dataDirectory in
+            let storage = DirectoryHubStorage(dataDirectory: dataDirectory)
+            try "{not json".write(toFile: storage.sharedValuesPath, atomically: true, encoding: .utf8)
+            let read = await #expect(throws: HeraldError.self) { try await storage.sharedValue(named: "a") }
+            #expect(read?.code == .internalError)
+            #expect(read?.message.contains("shared-values.json is damaged") == true)
+            let write = await #expect(throws: HeraldError.self) { try await storage.replaceSharedValue(named: "a", expected: nil, with: "x") }
+            #expect(write?.message.contains("restore it from a backup") == true)
+            // What was there is kept for whoever repairs it.
+            #expect(try String(contentsOfFile: storage.sharedValuesPath, encoding: .utf8) == "{not json")
+        }
+    }
+
     // MARK: Create, list, delete
 
     @Test func createMakesTheDefaultRulesWithRandomKeys() async throws {
