@@ -236,13 +236,8 @@ extension PostgresStore {
     public func notificationHistory(
         states: Set<NotificationState>?, before cursor: NotificationHistoryCursor?, limit: Int
     ) async throws -> [NotificationListing] {
-        guard limit > 0 else { return [] }
         let plan = NotificationHistoryPlan(states: states)
-        guard !plan.storedStates.isEmpty else { return [] }
-        var result: [NotificationListing] = []
-        var after = cursor.map { (enqueuedAt: $0.enqueuedAt.storeMilliseconds, id: $0.id) }
-        while result.count < limit {
-            let wanted = limit - result.count
+        return try await plan.page(limit: limit, before: cursor) { wanted, after in
             var statement = SQLStatement()
             let hub = statement.bind(hub), wantedPlaceholder = statement.bind(wanted)
             let afterCondition = after.map { " AND (enqueued_at, id) < (\(statement.bind($0.enqueuedAt)), \(statement.bind($0.id)))" } ?? ""
@@ -263,17 +258,12 @@ extension PostgresStore {
                 WHERE hub = \(hub) AND part_of IN (SELECT id FROM page)
                 """
             let rows = try await query(statement).map(Self.decodeListing)
-            let candidates = rows.filter { $0.record.partOf == nil }.sorted { a, b in
-                a.record.enqueuedAt != b.record.enqueuedAt
-                    ? a.record.enqueuedAt > b.record.enqueuedAt : b.record.id.utf8.lexicographicallyPrecedes(a.record.id.utf8)
-            }
-            guard let last = candidates.last else { break }
-            let wholes = NotificationListing.wholes(combining: candidates + rows.filter { $0.record.partOf != nil })
-            result += wholes.filter(plan.keeps).prefix(wanted)
-            if candidates.count < wanted { break }
-            after = (last.record.enqueuedAt.storeMilliseconds, last.record.id)
+            // The page's whole rows are its positions, newest first.
+            let positions = rows.filter { $0.record.partOf == nil }
+                .map { (enqueuedAt: $0.record.enqueuedAt.storeMilliseconds, id: $0.record.id) }
+                .sorted { a, b in a.enqueuedAt != b.enqueuedAt ? a.enqueuedAt > b.enqueuedAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8) }
+            return (positions, rows)
         }
-        return result
     }
 
     /// The queue as it is (see the protocol): the waiting index's enqueued and processing rows,

@@ -226,13 +226,8 @@ extension SQLiteStore {
     public func notificationHistory(
         states: Set<NotificationState>?, before cursor: NotificationHistoryCursor?, limit: Int
     ) async throws -> [NotificationListing] {
-        guard limit > 0 else { return [] }
         let plan = NotificationHistoryPlan(states: states)
-        guard !plan.storedStates.isEmpty else { return [] }
-        var result: [NotificationListing] = []
-        var after = cursor.map { (enqueuedAt: $0.enqueuedAt.storeMilliseconds, id: $0.id) }
-        while result.count < limit {
-            let wanted = limit - result.count
+        return try await plan.page(limit: limit, before: cursor) { wanted, after in
             var ranges: [String] = []
             var binds: [SQLiteData] = []
             func range(_ condition: String, _ conditionBinds: [SQLiteData]) {
@@ -263,18 +258,9 @@ extension SQLiteStore {
                 )
                 return (candidates, rows)
             }
-            guard let last = rows.candidates.last else { break }
-            let order = Dictionary(
-                rows.candidates.enumerated().compactMap { index, row in row.column("id")?.string.map { ($0, index) } },
-                uniquingKeysWith: { first, _ in first }
-            )
-            let wholes = NotificationListing.wholes(combining: try rows.rows.map(Self.listing))
-                .sorted { (order[$0.record.id] ?? 0) < (order[$1.record.id] ?? 0) }
-            result += wholes.filter(plan.keeps).prefix(wanted)
-            if rows.candidates.count < wanted { break }
-            after = (try last.int("enqueued_at"), try last.string("id"))
+            let positions = try rows.candidates.map { row in (enqueuedAt: try row.int("enqueued_at"), id: try row.string("id")) }
+            return (positions, try rows.rows.map(Self.listing))
         }
-        return result
     }
 
     /// The queue as it is (see the protocol): the rows in the state index's enqueued and

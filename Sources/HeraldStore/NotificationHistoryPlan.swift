@@ -34,4 +34,33 @@ package struct NotificationHistoryPlan: Sendable {
     package func keeps(_ listing: NotificationListing) -> Bool {
         states?.contains(listing.record.state) ?? true
     }
+
+    /// A page of the history, read a batch at a time until `limit` listings are kept.
+    ///
+    /// `read(wanted, after)` reads one batch: the positions (enqueued at, in the stores'
+    /// milliseconds, and id) of at most `wanted` whole rows older than `after`, newest first,
+    /// from the plan's ranges; and those rows and their partitions. The listings are combined,
+    /// put in the positions' order and filtered; a short batch ends the history.
+    package func page(
+        limit: Int,
+        before cursor: NotificationHistoryCursor?,
+        read: (_ wanted: Int, _ after: (enqueuedAt: Int, id: String)?) async throws -> (positions: [(enqueuedAt: Int, id: String)], rows: [NotificationListing])
+    ) async throws -> [NotificationListing] {
+        guard limit > 0, !storedStates.isEmpty else { return [] }
+        var result: [NotificationListing] = []
+        var after = cursor.map { (enqueuedAt: $0.enqueuedAt.storeMilliseconds, id: $0.id) }
+        while result.count < limit {
+            let wanted = limit - result.count
+            let batch = try await read(wanted, after)
+            guard let last = batch.positions.last else { break }
+            let order = Dictionary(batch.positions.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let wholes = NotificationListing.wholes(combining: batch.rows)
+                .filter { order[$0.record.id] != nil }
+                .sorted { (order[$0.record.id] ?? 0) < (order[$1.record.id] ?? 0) }
+            result += wholes.filter(keeps).prefix(wanted)
+            if batch.positions.count < wanted { break }
+            after = last
+        }
+        return result
+    }
 }

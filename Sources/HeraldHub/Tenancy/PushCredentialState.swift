@@ -1,4 +1,3 @@
-public import Foundation
 public import HeraldCore
 public import HeraldPush
 
@@ -6,6 +5,7 @@ public import HeraldPush
 /// console: how they sign in, whether the push service last accepted them, and the last
 /// error, in words safe to show (a status, an error code, a key id; never a token, a key or
 /// a secret).
+@dynamicMemberLookup
 public struct PushCredentialState: Sendable, Hashable, Codable {
     /// `configured` (not used yet), `working` or `failing`.
     public typealias Status = PushCredentialHealth.Status
@@ -21,26 +21,17 @@ public struct PushCredentialState: Sendable, Hashable, Codable {
 
     public var platform: Platform
     public var source: Source
-    /// How they sign in, in words: `token (.p8 key)`, `certificate`, `service account`,
-    /// `client credentials`, `VAPID`.
-    public var method: String
-    public var status: Status
-    /// Why their last use failed; kept after a later success, with ``lastErrorAt``.
-    public var lastError: String?
-    public var lastErrorAt: Date?
-    /// When they last worked (to the second).
-    public var lastSuccessAt: Date?
-    /// When they expire by themselves: an APNs client certificate's notAfter.
-    public var expiresAt: Date?
+    /// How they sign in, whether they work, the last error and the expiry, as the provider
+    /// keeps them; read through the state as well (`state.status`, `state.lastError`, …).
+    public var health: PushCredentialHealth
 
     public init(platform: Platform, source: Source, health: PushCredentialHealth) {
         self.platform = platform
         self.source = source
-        self.method = health.method
-        self.status = health.status
-        self.lastError = health.lastError
-        self.lastErrorAt = health.lastErrorAt
-        self.lastSuccessAt = health.lastSuccessAt
-        self.expiresAt = health.expiresAt
+        self.health = health
+    }
+
+    public subscript<Value>(dynamicMember keyPath: KeyPath<PushCredentialHealth, Value>) -> Value {
+        health[keyPath: keyPath]
     }
 }
