@@ -29,16 +29,7 @@ enum ConsoleChecks {
 
     /// Every page of the registrations `query` selects, `pageSize` at a time.
     static func allBrowsed(_ store: any HeraldStore, _ query: RegistrationQuery, pageSize: Int) async throws -> [String] {
-        var ids: [String] = []
-        var cursor: String?
-        while true {
-            let page = try await store.browseRegistrations(query, after: cursor, limit: pageSize)
-            #expect(page.count <= pageSize)
-            ids += page.map(\.id)
-            guard page.count == pageSize, let last = page.last else { break }
-            cursor = last.id
-        }
-        return ids
+        try await allPagedIDs(pageSize: pageSize) { try await store.browseRegistrations(query, after: $0, limit: pageSize) }
     }
 
     static let all: [StoreCheck] = [

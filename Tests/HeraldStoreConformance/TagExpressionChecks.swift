@@ -10,16 +10,9 @@ enum TagExpressionChecks {
     static func allPages(
         _ store: any HeraldStore, _ expression: TagExpression?, platforms: Set<Platform>?, pageSize: Int
     ) async throws -> [String] {
-        var ids: [String] = []
-        var cursor: String?
-        while true {
-            let page = try await store.registrations(matching: expression, platforms: platforms, after: cursor, limit: pageSize)
-            #expect(page.count <= pageSize)
-            ids += page.map(\.id)
-            guard page.count == pageSize, let last = page.last else { break }
-            cursor = last.id
+        try await allPagedIDs(pageSize: pageSize) {
+            try await store.registrations(matching: expression, platforms: platforms, after: $0, limit: pageSize)
         }
-        return ids
     }
 
     static let all: [StoreCheck] = [

@@ -92,6 +92,14 @@ class Collector:
         self.server.shutdown()
 
 
+def stop_all(node, emulator, collector):
+    """Ends the processes of a run, whatever happened: the node (killed if still running), the
+    emulator and the collector."""
+    if node.process and node.process.poll() is None:
+        node.stop("kill")
+    emulator.stop()
+    collector.stop()
+
 def attributes(span):
     values = {}
     for attribute in span.attributes:
@@ -148,10 +156,7 @@ def sigterm_mid_delivery(herald):
         stopped_in = node.stop("term", timeout=60)
         exported_before_stop = len(collector.spans)
     finally:
-        if node.process and node.process.poll() is None:
-            node.stop("kill")
-        emulator.stop()
-        collector.stop()
+        stop_all(node, emulator, collector)
 
     spans = collector.spans
     check(stopped_in < 30, f"the node stopped once the page was sent (in {stopped_in:.1f} s)", spans)
@@ -210,10 +215,7 @@ def main():
         metrics = urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=10).read()
         node.stop("term")
     finally:
-        if node.process and node.process.poll() is None:
-            node.stop("kill")
-        emulator.stop()
-        collector.stop()
+        stop_all(node, emulator, collector)
 
     spans = collector.spans
     by_id = {s.span_id: s for s in spans}
