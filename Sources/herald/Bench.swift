@@ -38,6 +38,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Registrations in the SQLite broadcast memory test (0 skips it).")
     var broadcast = 1_000_000
 
+    @Option(help: "Registrations in the hub whose console pages are timed (0 skips it).")
+    var consoleDevices = 1_000_000
+
     @Option(help: "Registrations in the broadcast shared by node processes, with --database-url (0 skips it).")
     var clusterDevices = 1_000_000
 
@@ -107,6 +110,14 @@ struct Bench: AsyncParsableCommand {
             summary.add("registration upserts, PUT /api/register/{id}", store, upserted, unit: "/s", target: "≥ 3,000/s")
             let installed = try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
             summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
+            if consoleDevices > 0 {
+                let (reference, timings) = try await Self.consoleReads(store, devices: consoleDevices, logger: logger)
+                summary.consoleLines.append(
+                    String(format: "Console pages over %@ registrations on %@ (median of 5; GET /health: %.1f ms):", consoleDevices.formatted(), store.name, reference))
+                for timing in timings {
+                    summary.consoleLines.append(String(format: "  %@: %.1f ms (%.0f× /health)", timing.what, timing.milliseconds, timing.milliseconds / max(reference, 0.01)))
+                }
+            }
             if broadcast > 0, store == .sqlite {
                 let (seconds, peak) = try await Self.broadcastMemory(devices: broadcast, logger: logger)
                 summary.broadcastLine = String(
@@ -159,6 +170,7 @@ struct BenchSummary {
     var reference: String?
     var metricsCost: String?
     var broadcastLine: String?
+    var consoleLines: [String] = []
     var cluster: [Bench.ClusterRun] = []
 
     mutating func add(_ what: String, _ store: BenchStore, _ figure: Double, unit: String, target: String) {
@@ -191,6 +203,7 @@ struct BenchSummary {
         if let reference { lines.append(reference) }
         if let metricsCost { lines.append(metricsCost) }
         if let broadcastLine { lines.append(broadcastLine) }
+        lines += consoleLines
         if !cluster.isEmpty {
             lines.append("PostgreSQL broadcast shared by node processes (PostgreSQL, the emulator and the nodes share this machine's cores):")
         }

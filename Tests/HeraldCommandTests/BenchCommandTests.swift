@@ -10,13 +10,13 @@ struct BenchCommandTests {
         let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         var arguments = [
             "bench", "--devices", "300", "--upserts", "200", "--installations", "200", "--connections", "4",
-            "--broadcast", "500", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
+            "--broadcast", "500", "--console-devices", "2000", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
         ]
         if let database { arguments += ["--database-url", database] }
         let result = try await HeraldCommand.run(arguments)
         #expect(result.status == 0, "\(result.error)")
         let summary = try #require(result.output.components(separatedBy: "\nResults\n").last)
-        for figure in ["fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "SQLite broadcast to 500"] {
+        for figure in ["fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "SQLite broadcast to 500", "Console pages over 2,000 registrations on SQLite", "devices, one user"] {
             #expect(summary.contains(figure), "\(figure) is missing from:\n\(summary)")
         }
         if database != nil {

@@ -21,7 +21,8 @@ public final class Console: Sendable {
     func addRoutes(to router: Router<AppRequestContext>, hubs: HubRegistry, configuration: ServerConfiguration, secure: Bool, logger: Logger) {
         ConsoleController(
             hubs: hubs, operators: operators, pages: pages, history: history, hubEndpoint: configuration.hubEndpoint,
-            secure: secure, logger: logger
+            // Secure on the TLS port, and behind a proxy that terminates TLS (an https public URL).
+            secure: secure || (configuration.publicURL?.lowercased().hasPrefix("https://") ?? false), logger: logger
         ).addRoutes(to: router)
     }
 }

@@ -66,6 +66,18 @@ import Testing
         }
     }
 
+    @Test func theCookieIsSecureBehindATLSProxy() async throws {
+        try await TestHerald.withHerald(configure: { $0.publicURL = "https://push.example.com" }) { herald in
+            let console = try Console(hubs: herald.registry, configuration: herald.server)
+            let (_, password) = try await console.operators.create(name: "ops")
+            try await herald.application(console: console).test(.router) { client in
+                let signedIn = try await ConsoleClient(client).signIn("ops", password)
+                let cookie = try #require(signedIn.headers[values: .setCookie].first { $0.hasPrefix("herald_console=") })
+                #expect(cookie.contains("Secure"))
+            }
+        }
+    }
+
     @Test func hubsAreCreatedShownAndDeletedWithConfirmation() async throws {
         try await Self.withConsole { herald, _, browser, _ in
             let created = try await browser.post("/console/hubs", ["name": "shop"])
