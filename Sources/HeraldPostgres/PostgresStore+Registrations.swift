@@ -490,9 +490,10 @@ extension PostgresStore {
         var sql = ""
         if let platform = query.platform { sql += " AND r.platform = \(statement.bind(platform.rawValue))" }
         if let prefix = query.handlePrefix, !prefix.isEmpty {
-            // Compared as text, not as a LIKE pattern; the lower bound lets the handle index help.
+            // Compared as text, not as a LIKE pattern; the bounds make it a range of the handle index.
             let placeholder = statement.bind(prefix)
             sql += " AND r.handle >= \(placeholder) AND left(r.handle, length(\(placeholder))) = \(placeholder)"
+            if let upper = query.handleUpperBound { sql += " AND r.handle < \(statement.bind(upper))" }
         }
         if !query.includeInstallationRegistrations { sql += " AND r.installation_id IS NULL" }
         for condition in rest { sql += " AND " + Self.condition(condition, &statement) }

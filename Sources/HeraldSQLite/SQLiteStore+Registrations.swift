@@ -413,9 +413,13 @@ extension SQLiteStore {
             binds.append(.text(platform.rawValue))
         }
         if let prefix = query.handlePrefix, !prefix.isEmpty {
-            // Compared as text, not as a LIKE pattern; the lower bound lets the handle index help.
+            // Compared as text, not as a LIKE pattern; the bounds make it a range of the handle index.
             sql += " AND r.handle >= ? AND substr(r.handle, 1, length(?)) = ?"
             binds += [.text(prefix), .text(prefix), .text(prefix)]
+            if let upper = query.handleUpperBound {
+                sql += " AND r.handle < ?"
+                binds.append(.text(upper))
+            }
         }
         if !query.includeInstallationRegistrations { sql += " AND r.installation_id IS NULL" }
         return (sql, binds)

@@ -27,4 +27,23 @@ public struct RegistrationQuery: Sendable, Hashable {
         self.handlePrefix = handlePrefix
         self.includeInstallationRegistrations = includeInstallationRegistrations
     }
+
+    /// The least string above every handle that starts with ``handlePrefix``, in the stores'
+    /// byte order (UTF-8 orders as code points): the prefix with its last character raised by
+    /// one (trailing characters that cannot be raised are dropped); `nil` when there is none.
+    /// With the prefix itself as the lower bound, a range of the handle index.
+    package var handleUpperBound: String? {
+        guard var scalars = handlePrefix.map({ Array($0.unicodeScalars) }), !scalars.isEmpty else { return nil }
+        while let last = scalars.popLast() {
+            var next = last.value + 1
+            if (0xD800...0xDFFF).contains(next) { next = 0xE000 }
+            if let raised = Unicode.Scalar(next) {
+                var view = String.UnicodeScalarView()
+                view.append(contentsOf: scalars)
+                view.append(raised)
+                return String(view)
+            }
+        }
+        return nil
+    }
 }
