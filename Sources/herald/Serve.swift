@@ -12,6 +12,8 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 import HeraldHub
+import HeraldCore
+import HeraldTLS
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -83,11 +85,12 @@ struct Serve: AsyncParsableCommand {
         } else {
             banner.append("  hub API  http://\(configuration.host):\(configuration.port)/{hub} (TLS off: hub SDKs need HERALD_TLS_PORT)")
         }
-        banner.append(
-            server.consoleEnabled
-                ? "  console  http://\(configuration.host):\(configuration.port)/console (operators: herald admin create NAME)"
-                : "  console  off (HERALD_CONSOLE=off)"
-        )
+        let console = server.consoleEnabled ? try Console(hubs: runtime.registry, configuration: server) : nil
+        if let console {
+            banner += try await Self.consoleLines(console, configuration, logger: logger)
+        } else {
+            banner.append("  console  off (HERALD_CONSOLE=off)")
+        }
         banner.append(
             hubs.isEmpty
                 ? "  hubs     none yet: herald hub create NAME prints its connection strings"
@@ -117,7 +120,6 @@ struct Serve: AsyncParsableCommand {
         }
         // One limit over both listeners.
         let connections = ConnectionLimiter(limits: server.connectionLimits, logger: logger)
-        let console = server.consoleEnabled ? try Console(hubs: runtime.registry, configuration: server) : nil
         let app = buildApplication(
             hubs: runtime.registry,
             devices: devices,
@@ -212,4 +214,36 @@ func makeLogger(_ label: String, level: Logger.Level, format: String = "text") -
     var logger = Logger(label: label)
     logger.logLevel = level
     return logger
+}
+
+extension Serve {
+    /// The banner's lines about the console. On first start (no operator anywhere in this
+    /// storage) the operator `admin` is created with a one-time password, so that the console
+    /// can be opened without another command: on a terminal the banner shows the password;
+    /// otherwise (a service's log) it goes to `<data-dir>/console-admin-password`, private to
+    /// the service's user, and the banner names the file. The password works once, until its
+    /// owner chooses their own.
+    static func consoleLines(_ console: Console, _ configuration: HeraldConfiguration, logger: Logger) async throws -> [String] {
+        let url = "http://\(configuration.host):\(configuration.port)/console"
+        guard try await console.operators.list().isEmpty else {
+            return ["  console  \(url) (operators: herald admin create NAME)"]
+        }
+        let password: String
+        do {
+            password = try await console.operators.create(name: "admin").password
+        } catch let error as HeraldError where error.code == .conflict {
+            // Another node made it at the same moment.
+            return ["  console  \(url) (operators: herald admin create NAME)"]
+        }
+        logger.notice("Created the console's first operator, admin, with a one-time password")
+        if isatty(STDOUT_FILENO) == 1 {
+            return [
+                "  console  \(url): sign in as admin with the one-time password \(password)",
+                "           (shown only now; you then choose your own; more operators: herald admin create NAME)",
+            ]
+        }
+        let path = "\(configuration.dataDirectory)/console-admin-password"
+        try SecureFile.write(password + "\n", to: path, mode: 0o600)
+        return ["  console  \(url): sign in as admin with the one-time password in \(path)"]
+    }
 }
