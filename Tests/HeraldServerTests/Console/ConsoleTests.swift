@@ -203,6 +203,16 @@ import Testing
             let queue = try await browser.get(base + "/queue")
             #expect(queue.status == .ok)
             #expect(queue.body.contains("The queue is empty"))
+            // A notification a worker of another node holds: its state, node and lease show.
+            herald.hub.stop()
+            let held = try await herald.hub.enqueue(
+                tagExpression: "nobody-has-this", payloads: [PlatformPayload(platform: .apns, body: Data(#"{"aps":{}}"#.utf8))]
+            )
+            _ = try await herald.hub.store.claimNotification(now: Date(), lease: .seconds(60), owner: "node-b/host:42:abcd")
+            let busy = try await browser.get(base + "/queue")
+            #expect(busy.body.contains(held.id))
+            #expect(busy.body.contains("Processing"))
+            #expect(busy.body.contains("<td>node-b</td>"))
         }
     }
 
