@@ -151,7 +151,9 @@ def main():
     directory = tempfile.mkdtemp(prefix="herald-console-")
     port = free_port()
     node = Node(herald, directory, {}, port, environment={
-        "HERALD_HUB_ENDPOINT": f"sb://127.0.0.1:{port}/", "HERALD_BCRYPT_COST": "6", "HERALD_LOG_LEVEL": "info",
+        "HERALD_HUB_ENDPOINT": f"sb://127.0.0.1:{port}/", "HERALD_BCRYPT_COST": "6",
+        # The most the node logs: no password, key or device token may be in it (checked at the end).
+        "HERALD_LOG_LEVEL": "trace",
         # The charts read the counters every second, so that they have something to show here.
         "HERALD_CONSOLE_SAMPLE_SECONDS": "1"})
     console = None
@@ -222,8 +224,10 @@ def run(console, node, port, one_time, arguments):
 
     # Devices, through the hub REST API with that connection string.
     api = HubAPI(port, "shop", "DefaultFullSharedAccessSignature", key)
+    handles = []
     for n in range(30):
         platform, handle = ("apns", os.urandom(32).hex()) if n < 20 else ("fcmv1", f"fcm-{n}-" + os.urandom(8).hex())
+        handles.append(handle)
         tags = ["news"] if n % 2 == 0 else ["sports"]
         if n < 3:
             tags.append("username:carol")
@@ -391,6 +395,14 @@ def run(console, node, port, one_time, arguments):
     console.click('button[name=mode][value=full]')
     console.wait("the confirmation", lambda: "Send to every matching device?" in console.text())
     console.shot("send-confirm")
+
+    # Nothing secret reached the node's log, at trace level: passwords, the hub's keys, device
+    # tokens, the session cookie, the CSRF token.
+    log = open(node.log.name).read()
+    secrets = {"the one-time password": one_time, "the chosen password": new_password, "the hub's key": key,
+               "a device token": handles[0], "the session cookie": cookie.split("=", 1)[1], "the CSRF token": csrf}
+    for what, secret in secrets.items():
+        check(secret not in log, f"{what} is not in the node's log (trace level, {len(log)} bytes)")
 
 
 if __name__ == "__main__":
