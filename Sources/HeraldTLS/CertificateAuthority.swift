@@ -143,33 +143,14 @@ public struct CertificateAuthority: Sendable {
         }
 
         let leafKey = P256.Signing.PrivateKey()
-        let leafPublicKey = Certificate.PublicKey(leafKey.publicKey)
         let now = Date()
         let subject = try DistinguishedName {
             CommonName(hosts[0])
             OrganizationName("Herald")
         }
-        let authorityKeyID = try certificate.extensions.subjectKeyIdentifier?.keyIdentifier
-        let leaf = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: leafPublicKey,
-            notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: now.addingTimeInterval(365 * 86400),
-            issuer: certificate.subject,
-            subject: subject,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
-                try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames(names)
-                SubjectKeyIdentifier(hash: leafPublicKey)
-                if let authorityKeyID {
-                    AuthorityKeyIdentifier(keyIdentifier: authorityKeyID)
-                }
-            },
-            issuerPrivateKey: Certificate.PrivateKey(privateKey)
+        let leaf = try signLeaf(
+            key: leafKey, subject: subject, now: now, notValidAfter: now.addingTimeInterval(365 * 86400),
+            keyUsage: KeyUsage(digitalSignature: true, keyEncipherment: true), purpose: .serverAuth, names: names
         )
 
         let sslLeaf = try NIOSSLCertificate(bytes: try derBytes(of: leaf), format: .der)
@@ -190,32 +171,14 @@ public struct CertificateAuthority: Sendable {
         notValidAfter: Date? = nil
     ) throws -> IssuedClientCertificate {
         let leafKey = P256.Signing.PrivateKey()
-        let leafPublicKey = Certificate.PublicKey(leafKey.publicKey)
         let subject = DistinguishedName([
             RelativeDistinguishedName(.init(type: ClientCertificate.userIDAttribute, utf8String: topic)),
             RelativeDistinguishedName(.init(type: ASN1ObjectIdentifier.RDNAttributeType.commonName, utf8String: "Apple Push Services: \(topic)")),
             RelativeDistinguishedName(.init(type: ASN1ObjectIdentifier.RDNAttributeType.organizationName, utf8String: "Herald")),
         ])
-        let authorityKeyID = try certificate.extensions.subjectKeyIdentifier?.keyIdentifier
-        let leaf = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: leafPublicKey,
-            notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: notValidAfter ?? now.addingTimeInterval(365 * 86400),
-            issuer: certificate.subject,
-            subject: subject,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.clientAuth])
-                SubjectKeyIdentifier(hash: leafPublicKey)
-                if let authorityKeyID {
-                    AuthorityKeyIdentifier(keyIdentifier: authorityKeyID)
-                }
-            },
-            issuerPrivateKey: Certificate.PrivateKey(privateKey)
+        let leaf = try signLeaf(
+            key: leafKey, subject: subject, now: now, notValidAfter: notValidAfter ?? now.addingTimeInterval(365 * 86400),
+            keyUsage: KeyUsage(digitalSignature: true), purpose: .clientAuth, names: nil
         )
         // Each ends with a newline, so that the two can be joined into one file.
         let certificatePEM = try leaf.serializeAsPEM().pemString + "\n"
@@ -224,6 +187,45 @@ public struct CertificateAuthority: Sendable {
             certificatePEM: certificatePEM,
             privateKeyPEM: keyPEM,
             certificate: try ClientCertificate(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
+        )
+    }
+
+    /// A leaf certificate for `key`, signed by this CA: not a CA itself, valid from an hour
+    /// before `now` until `notValidAfter`, for one `purpose`, with `names` as its subject
+    /// alternative names (none when `nil`), and key identifiers that chain it to this CA.
+    private func signLeaf(
+        key: P256.Signing.PrivateKey,
+        subject: DistinguishedName,
+        now: Date,
+        notValidAfter: Date,
+        keyUsage: KeyUsage,
+        purpose: ExtendedKeyUsage.Usage,
+        names: [GeneralName]?
+    ) throws -> Certificate {
+        let publicKey = Certificate.PublicKey(key.publicKey)
+        let authorityKeyID = try certificate.extensions.subjectKeyIdentifier?.keyIdentifier
+        return try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: publicKey,
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: notValidAfter,
+            issuer: certificate.subject,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(keyUsage)
+                try ExtendedKeyUsage([purpose])
+                if let names {
+                    SubjectAlternativeNames(names)
+                }
+                SubjectKeyIdentifier(hash: publicKey)
+                if let authorityKeyID {
+                    AuthorityKeyIdentifier(keyIdentifier: authorityKeyID)
+                }
+            },
+            issuerPrivateKey: Certificate.PrivateKey(privateKey)
         )
     }
 
