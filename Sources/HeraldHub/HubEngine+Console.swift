@@ -46,6 +46,11 @@ extension HubEngine {
         try await store.countRegistrations(query)
     }
 
+    /// The number of registrations per platform (platforms with none are left out).
+    public func registrationCountsByPlatform() async throws -> [Platform: Int] {
+        try await store.registrationCountsByPlatform()
+    }
+
     private static func consolePageSize(_ limit: Int) -> Int {
         min(max(limit, 0), maxConsolePageSize)
     }

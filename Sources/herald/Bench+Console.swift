@@ -116,19 +116,13 @@ extension Bench {
     private static func request(
         _ http: HTTPClient, _ method: String, _ url: String, cookie: String? = nil, form: [String: String]? = nil
     ) async throws -> (status: UInt, headers: HTTPHeaders, body: String) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .init(rawValue: method)
-        if let cookie { request.headers.add(name: "cookie", value: cookie) }
-        if let form {
-            var allowed = CharacterSet.alphanumerics
-            allowed.insert(charactersIn: "-._~")
-            let body = form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
-            request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-            request.body = .bytes(ByteBuffer(string: body))
+        let body = form.map { fields in
+            fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
         }
-        let response = try await http.execute(request, timeout: .seconds(120))
-        let body = try await response.body.collect(upTo: 4 << 20)
-        return (response.status.code, response.headers, String(buffer: body))
+        let response = try await exchange(
+            http, method, url, body: body, contentType: "application/x-www-form-urlencoded", headers: cookie.map { ["cookie": $0] } ?? [:]
+        )
+        return (response.status, response.headers, String(buffer: response.body))
     }
 
     private static func get(_ http: HTTPClient, _ url: String, cookie: String?) async throws {
@@ -150,22 +144,12 @@ extension Bench {
     /// `count` registrations: every tenth tagged `news`, each of one of 10,000 users
     /// (`username:user-N`), a quarter on FCM.
     static func seedConsoleDevices(_ store: any HeraldStore, count: Int) async throws -> Double {
-        let start = ContinuousClock.now
-        let progress = ProgressReporter(title: "  seeded", total: count)
-        defer { progress.finish() }
-        var next = 0
-        while next < count {
-            let end = min(count, next + 10_000)
-            try await store.insertRegistrations((next..<end).map { i in
-                var tags = ["username:user-\(i % 10_000)"]
-                if i % 10 == 0 { tags.append("news") }
-                return Registration(
-                    id: String(format: "bench-%09d", i), platform: i % 4 == 0 ? .fcm : .apns, handle: String(format: "%064x", i), tags: tags
-                )
-            })
-            next = end
-            progress.update(done: next)
+        try await seedRegistrations(store, count: count) { i in
+            var tags = ["username:user-\(i % 10_000)"]
+            if i % 10 == 0 { tags.append("news") }
+            return Registration(
+                id: String(format: "bench-%09d", i), platform: i % 4 == 0 ? .fcm : .apns, handle: String(format: "%064x", i), tags: tags
+            )
         }
-        return (ContinuousClock.now - start).seconds
     }
 }

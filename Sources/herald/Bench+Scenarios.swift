@@ -316,6 +316,14 @@ extension Bench {
     /// Inserts `count` APNs registrations in batches, with their progress on standard error;
     /// returns the seconds it took.
     static func seedRegistrations(_ store: any HeraldStore, count: Int, tags: [String]) async throws -> Double {
+        try await seedRegistrations(store, count: count) { i in
+            Registration(id: String(format: "bench-%09d", i), platform: .apns, handle: String(format: "%064x", i), tags: tags)
+        }
+    }
+
+    /// Inserts registration `make(0)` to `make(count - 1)`, 10,000 per transaction, with progress;
+    /// the seconds it took.
+    static func seedRegistrations(_ store: any HeraldStore, count: Int, make: (Int) -> Registration) async throws -> Double {
         let start = ContinuousClock.now
         let batch = 10_000
         var next = 0
@@ -323,10 +331,7 @@ extension Bench {
         defer { progress.finish() }
         while next < count {
             let end = min(count, next + batch)
-            let registrations = (next..<end).map { i in
-                Registration(id: String(format: "bench-%09d", i), platform: .apns, handle: String(format: "%064x", i), tags: tags)
-            }
-            try await store.insertRegistrations(registrations)
+            try await store.insertRegistrations((next..<end).map(make))
             next = end
             progress.update(done: next)
         }
@@ -337,19 +342,27 @@ extension Bench {
     static func call(
         _ http: HTTPClient, _ method: String, _ url: String, body: String?, headers: [String: String] = [:]
     ) async throws -> Data {
+        let response = try await exchange(http, method, url, body: body, headers: headers)
+        guard response.status < 300 else {
+            throw ValidationError("\(method) \(url) answered \(response.status): \(String(buffer: response.body))")
+        }
+        return Data(response.body.readableBytesView)
+    }
+
+    /// Sends one request (a body of `contentType`, if any) and returns the answer, whatever its status.
+    static func exchange(
+        _ http: HTTPClient, _ method: String, _ url: String, body: String?, contentType: String = "application/json",
+        headers: [String: String] = [:]
+    ) async throws -> (status: UInt, headers: HTTPHeaders, body: ByteBuffer) {
         var request = HTTPClientRequest(url: url)
         request.method = .init(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
-            request.headers.add(name: "content-type", value: "application/json")
+            request.headers.add(name: "content-type", value: contentType)
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await http.execute(request, timeout: .seconds(60))
-        let bytes = try await response.body.collect(upTo: 1 << 20)
-        guard response.status.code < 300 else {
-            throw ValidationError("\(method) \(url) answered \(response.status.code): \(String(buffer: bytes))")
-        }
-        return Data(bytes.readableBytesView)
+        let response = try await http.execute(request, timeout: .seconds(120))
+        return (response.status.code, response.headers, try await response.body.collect(upTo: 4 << 20))
     }
 
     /// This process's resident memory now and at its peak, in MB.

@@ -127,10 +127,7 @@ extension ConsoleController {
     /// otherwise (not JSON or XML, too large).
     static func payload(platform: Platform, text: String) throws -> PlatformPayload {
         let body = Data(text.utf8)
-        let limit = PayloadLimits.limit(for: platform)
-        guard body.count <= limit else {
-            throw HeraldError.payloadTooLarge("the payload has \(body.count) bytes; \(platform) takes at most \(limit)")
-        }
+        try PayloadLimits.check(byteCount: body.count, for: platform)
         if platform != .wns, (try? JSONSerialization.jsonObject(with: body)) == nil {
             throw HeraldError.badRequest("the payload is not valid JSON")
         }

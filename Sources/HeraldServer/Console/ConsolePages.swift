@@ -147,21 +147,22 @@ struct ConsolePages: Sendable {
 
     /// A query string of `fields` (empty values left out), for links.
     static func query(_ fields: [(String, String?)]) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
         let pairs = fields.compactMap { name, value -> String? in
             guard let value, !value.isEmpty else { return nil }
-            return "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
+            return "\(name)=\(segment(value))"
         }
         return pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
     }
 
-    /// Percent-encodes a path segment (a hub name, an id).
+    /// Percent-encodes all but RFC 3986's unreserved characters: a path segment (a hub name,
+    /// an id) or a query value.
     static func segment(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value
     }
+
+    /// ASCII letters and digits and `-._~` (`CharacterSet.alphanumerics` would let other
+    /// scripts' letters through unencoded).
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// `2026-11-25 14:03:07 UTC`, and the ISO 8601 form for `datetime` attributes.
     static func date(_ date: Date?) -> String {

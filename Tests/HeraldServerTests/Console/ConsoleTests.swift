@@ -66,6 +66,30 @@ import Testing
         }
     }
 
+    /// Operators and sessions are kept with the hubs, not in the process: a restarted server
+    /// (a new `Console` on the same data directory) knows the signed-in operator.
+    @Test func aSessionOutlivesARestart() async throws {
+        try await TestHerald.withHerald { herald in
+            let before = try Console(hubs: herald.registry, configuration: herald.server)
+            let (_, password) = try await before.operators.create(name: "ops")
+            let cookies = try await herald.application(console: before).test(.router) { client async throws -> [String: String] in
+                let browser = ConsoleClient(client)
+                _ = try await browser.signIn("ops", password)
+                #expect(try await browser.post("/console/password", ["current": password, "new": "a long new password"]).status == .seeOther)
+                return browser.cookies
+            }
+            let after = try Console(hubs: herald.registry, configuration: herald.server)
+            try await herald.application(console: after).test(.router) { client async throws in
+                let browser = ConsoleClient(client)
+                browser.cookies = cookies
+                // A page that needs the session and nothing else (the first run closed the hubs).
+                #expect(try await browser.get("/console/password").status == .ok)
+                #expect(try await browser.post("/console/sign-out").location == "/console/sign-in")
+                #expect(try await browser.get("/console/password").location == "/console/sign-in")
+            }
+        }
+    }
+
     @Test func theCookieIsSecureBehindATLSProxy() async throws {
         try await TestHerald.withHerald(configure: { $0.publicURL = "https://push.example.com" }) { herald in
             let console = try Console(hubs: herald.registry, configuration: herald.server)
