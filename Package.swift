@@ -313,7 +313,7 @@ let package = Package(
             name: "HeraldPostgresTests",
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldPostgres", "HeraldSQLite", "HeraldStoreConformance", "HeraldTestSupport", "HeraldHub",
-                "HeraldHubWire",
+                "HeraldHubWire", "HeraldTLS",
                 "HeraldServer",
                 // Not imported: the cluster test runs the `herald` binary, which this makes sure is built.
                 "herald",
@@ -384,6 +384,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

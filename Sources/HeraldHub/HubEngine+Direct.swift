@@ -35,6 +35,7 @@ extension HubEngine {
             var checked = target
             do {
                 checked.handle = try Registration.normalizedHandle(target.handle, platform: target.platform)
+                try configuration.channelHosts.check(checked.handle, platform: target.platform)
             } catch {
                 throw HeraldError.badRequest("\(which): \(error.message)")
             }

@@ -19,12 +19,20 @@ extension HubEngine {
         return id
     }
 
+    /// Refuses a registration this hub must not save: a template that cannot render
+    /// (``RegistrationTemplate/validate()``), or a handle on a host the platform's devices may
+    /// not name (``Configuration/channelHosts``).
+    func check(_ registration: Registration) throws(HeraldError) {
+        try registration.template?.validate()
+        try configuration.channelHosts.check(registration.handle, platform: registration.platform)
+    }
+
     /// Creates a registration under a new id (the registration's own id is ignored).
     ///
-    /// - Throws: `badRequest` for a template that cannot render (``RegistrationTemplate/validate()``),
-    ///   and then nothing is written.
+    /// - Throws: `badRequest` for a template that cannot render (``RegistrationTemplate/validate()``)
+    ///   or a handle on a host that is not allowed, and then nothing is written.
     public func createRegistration(_ registration: Registration) async throws -> Registration {
-        try registration.template?.validate()
+        try check(registration)
         var registration = registration
         registration.id = RegistrationID.make()
         return try await store.upsertRegistration(registration, when: .none)
@@ -36,10 +44,10 @@ extension HubEngine {
     /// - Parameters:
     ///   - ifVersion: the version the stored registration must have (`412` otherwise).
     ///   - mustExist: an update only (`404` for a registration that does not exist).
-    /// - Throws: `badRequest` for a template that cannot render (``RegistrationTemplate/validate()``),
-    ///   and then nothing is written.
+    /// - Throws: `badRequest` for a template that cannot render (``RegistrationTemplate/validate()``)
+    ///   or a handle on a host that is not allowed, and then nothing is written.
     public func saveRegistration(_ registration: Registration, ifVersion: Int? = nil, mustExist: Bool = false) async throws -> Registration {
-        try registration.template?.validate()
+        try check(registration)
         return try await store.upsertRegistration(
             registration,
             when: RegistrationCondition(ifVersion: ifVersion, mustExist: mustExist, mustBeIssued: true)
@@ -71,9 +79,17 @@ extension HubEngine {
 
     /// Creates or replaces an installation and the registrations it expands into.
     /// The installation is checked as a PUT checks it (``Installation/validated()``: its
-    /// templates must render), and nothing is written when it is not.
+    /// templates must render; its push channel on an allowed host), and nothing is written
+    /// when it is not.
     public func saveInstallation(_ installation: Installation) async throws -> Installation {
-        try await store.upsertInstallation(try installation.validated(), ifVersion: nil)
+        try await store.upsertInstallation(try checked(installation), ifVersion: nil)
+    }
+
+    /// The installation validated, its push channel checked against ``Configuration/channelHosts``.
+    func checked(_ installation: Installation) throws -> Installation {
+        let validated = try installation.validated()
+        try configuration.channelHosts.check(validated.pushChannel, platform: validated.platform)
+        return validated
     }
 
     public func installation(id: String) async throws -> Installation? {
@@ -99,6 +115,7 @@ extension HubEngine {
             }
             var patched = try current.applying(patch)
             try check(patched)
+            try configuration.channelHosts.check(patched.pushChannel, platform: patched.platform)
             patched.pushChannelExpired = patched.pushChannel == current.pushChannel ? current.pushChannelExpired : false
             do {
                 return try await store.upsertInstallation(patched, ifVersion: current.version)

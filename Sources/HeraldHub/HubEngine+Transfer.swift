@@ -59,6 +59,7 @@ extension HubEngine {
         do {
             let registration = try RegistrationDescription.parse(Data(trimmed.utf8))
             outcome.registrationID = registration.id.isEmpty ? nil : registration.id
+            if mode != .delete { try check(registration) }
             let (id, action) = try await apply(registration, mode: mode)
             outcome.registrationID = id
             outcome.action = action

@@ -22,6 +22,7 @@ extension HubEngine: UserDevices {
     public func saveRegistration(_ registration: Registration, user: String) async throws -> Registration {
         var registration = registration
         registration.owner = user
+        try check(registration)
         do {
             return try await store.upsertRegistration(
                 registration,

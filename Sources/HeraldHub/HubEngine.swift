@@ -43,6 +43,10 @@ public final class HubEngine: Sendable {
         /// notifications it held at once rather than when their leases run out. `nil`: a name
         /// for this process only (a crash then costs the lease).
         public var nodeName: String? = nil
+        /// The hosts that the handles of WNS and Web Push devices may name: a registration,
+        /// installation or direct send naming another is refused (`badRequest`) before
+        /// anything is saved. The real services' hosts by default.
+        public var channelHosts: PushChannelHosts = .publicServices
 
         public init() {}
     }

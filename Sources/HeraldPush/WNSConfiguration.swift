@@ -21,6 +21,11 @@ public struct WNSConfiguration: Sendable {
     public var tokenURI: String = WNSConfiguration.defaultTokenURI
     /// The OAuth2 `scope` requested.
     public var scope: String = WNSConfiguration.defaultScope
+    /// The hosts channel URIs may name. Every send carries the access token, so a channel on
+    /// any other host is refused before a connection is made: a device that registered
+    /// `https://attacker.example/` must not be handed the token. Microsoft's hosts by default;
+    /// an emulator's or a proxy's host when one stands in for WNS.
+    public var allowedChannelHosts: HostAllowList = .wns
     /// Certificates to trust for TLS (token endpoint and channel hosts); `nil` uses the system roots.
     public var trustRoots: [NIOSSLCertificate]? = nil
     /// Time allowed for one request (a send or a token exchange).
@@ -52,6 +57,7 @@ public struct WNSConfiguration: Sendable {
         guard !clientID.isEmpty, !clientSecret.isEmpty else {
             throw .invalidConfiguration("WNS package SID (client id) and client secret are required")
         }
+        guard !allowedChannelHosts.isEmpty else { throw .invalidConfiguration("WNS needs at least one allowed channel host") }
         guard !scope.isEmpty else { throw .invalidConfiguration("WNS scope must not be empty") }
         guard connections >= 1 else { throw .invalidConfiguration("WNS connections must be at least 1") }
         guard timeout > .zero else { throw .invalidConfiguration("WNS timeout must be positive") }
@@ -67,6 +73,7 @@ extension WNSConfiguration: SecretRedacting {
             children: [
                 "clientID": clientID, "clientSecret": Self.redacted, "tokenURI": tokenURI, "scope": scope,
                 "timeout": timeout, "connectTimeout": connectTimeout, "connections": connections,
+                "allowedChannelHosts": allowedChannelHosts,
             ])
     }
 }

@@ -8,9 +8,10 @@ import NIOHTTP1
 
 /// Sends notifications through Windows Push Notification Services.
 ///
-/// Each send is a `POST` to the device's channel URI (the target's handle, an `https` URL;
-/// Microsoft's hosts are `*.notify.windows.com`, but any https host is accepted so that
-/// proxies and emulators work) with `Authorization: Bearer <access token>`, `X-WNS-Type`
+/// Each send is a `POST` to the device's channel URI (the target's handle, an `https` URL on
+/// one of ``WNSConfiguration/allowedChannelHosts``, Microsoft's `*.notify.windows.com` unless
+/// an emulator or proxy stands in; any other host is refused without a connection, so the
+/// token never leaves for it) with `Authorization: Bearer <access token>`, `X-WNS-Type`
 /// from the notification's headers (default `wns/toast`) and the matching `Content-Type`.
 /// `X-WNS-TTL`, `X-WNS-Tag`, `X-WNS-Group`, `X-WNS-Cache-Policy` and
 /// `X-WNS-RequestForStatus` are passed through when the notification has them.
@@ -71,8 +72,9 @@ public final class WNSProvider: PushProvider {
     public var tokenExchangeCount: Int { tokens.exchangeCount }
 
     public func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
-        guard Self.isChannelURI(target.handle) else {
-            return .rejectedLocally(.badChannel, reason: "the channel URI is not an https URL")
+        guard configuration.allowedChannelHosts.allowedHost(ofHTTPSURL: target.handle) != nil else {
+            return .rejectedLocally(
+                .badChannel, reason: "the channel URI is not an https URL on a WNS host this server allows")
         }
         let prepared: Prepared
         switch Self.prepare(notification) {
@@ -128,13 +130,6 @@ public final class WNSProvider: PushProvider {
             headers.add(name: name, value: value)
         }
         return .success(Prepared(headers: headers, body: body))
-    }
-
-    /// An absolute `https` URL with a host.
-    static func isChannelURI(_ handle: String) -> Bool {
-        guard let url = URL(string: handle), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty
-        else { return false }
-        return true
     }
 
     /// Visible ASCII, spaces and tabs, and UTF-8 beyond ASCII; no CR, LF or other controls.

@@ -32,19 +32,16 @@ public struct WebPushConfiguration: Sendable {
     /// Validity of a VAPID token (the JWT `exp` after its signing). RFC 8292 allows at most
     /// 24 hours; a token is reused for one push service until shortly before it expires.
     public var tokenLifetime: Duration = .seconds(12 * 3600)
-    /// Push-service hosts that endpoints may point at; `nil` allows any `https` host.
+    /// Push-service hosts that endpoints may point at; any `https` host by default.
     ///
     /// Endpoints come from browsers, so an attacker who can register a device can make Herald
-    /// POST to any URL. Restrict them in production, for example to ``knownPushServiceHosts``.
-    /// An entry starting with `.` matches every subdomain (`.notify.windows.com`).
-    public var allowedEndpointHosts: Set<String>? = nil
+    /// POST to any URL. Restrict them in production, for example to
+    /// ``HeraldCore/HostAllowList/webPushServices`` (as `herald serve` does). The VAPID token
+    /// sent with a push names the endpoint's origin as its audience, so it is worth nothing to
+    /// another host; the list is against Herald being used to probe other hosts.
+    public var allowedEndpointHosts: HostAllowList = .anyHost
     /// The wall clock that VAPID `exp` is computed from.
     public var now: @Sendable () -> Date = Date.init
-
-    /// The push services of the major browsers (Chrome, Firefox, Safari, Edge).
-    public static let knownPushServiceHosts: Set<String> = [
-        "fcm.googleapis.com", "updates.push.services.mozilla.com", "web.push.apple.com", ".notify.windows.com",
-    ]
 
     /// The most RFC 8292 allows for ``tokenLifetime``.
     public static let maximumTokenLifetime: Duration = .seconds(24 * 3600)
@@ -77,7 +74,7 @@ extension WebPushConfiguration: SecretRedacting {
             children: [
                 "vapidPrivateKey": Self.redacted, "subject": subject, "timeout": timeout, "connectTimeout": connectTimeout,
                 "connections": connections, "defaultTTL": defaultTTL, "tokenLifetime": tokenLifetime,
-                "allowedEndpointHosts": allowedEndpointHosts as Any,
+                "allowedEndpointHosts": allowedEndpointHosts,
             ])
     }
 }

@@ -26,13 +26,4 @@ struct WebPushEndpoint: Sendable, Hashable {
         self.host = host
         self.origin = origin
     }
-
-    /// Whether ``host`` is in `allowed`: equal to an entry, or below an entry that starts with `.`.
-    func isAllowed(by allowed: Set<String>) -> Bool {
-        if allowed.contains(host) { return true }
-        for entry in allowed where entry.hasPrefix(".") {
-            if host.hasSuffix(entry.lowercased()) { return true }
-        }
-        return false
-    }
 }

@@ -27,7 +27,6 @@ public final class WebPushProvider: PushProvider {
     let vapid: WebPushVAPID
     private let pool: HTTPClientPool
     private let transport: HTTPPushTransport
-    private let allowedHosts: Set<String>?
     private let credential: PushCredentialRecorder
 
     /// - Throws: ``PushProviderError`` when the configuration or the VAPID key is invalid.
@@ -42,7 +41,6 @@ public final class WebPushProvider: PushProvider {
             lifetime: Double(configuration.tokenLifetime.components.seconds),
             now: configuration.now
         )
-        self.allowedHosts = configuration.allowedEndpointHosts.map { Set($0.map { $0.lowercased() }) }
         let pool = HTTPClientPool(
             count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
             connectTimeout: configuration.connectTimeout)
@@ -75,7 +73,7 @@ public final class WebPushProvider: PushProvider {
         guard let endpoint = WebPushEndpoint(target.handle) else {
             return .rejectedLocally(.badChannel, reason: "the endpoint is not an https URL")
         }
-        if let allowedHosts, !endpoint.isAllowed(by: allowedHosts) {
+        if configuration.allowedEndpointHosts.allowedHost(ofHTTPSURL: endpoint.url) == nil {
             return .rejectedLocally(.badChannel, reason: "the endpoint's host is not an allowed push service")
         }
         guard let keys = target.webPushKeys else {

@@ -119,7 +119,9 @@ struct BuiltInEmulators {
             settings.inboxLimit = options.inboxLimit
             let emulator = try await WNSEmulator.start(configuration: settings, logger: logger)
             emulators.wns = emulator
-            emulators.settings.wns = .init(tokenURI: emulator.tokenURI, trustRoots: trustRoots)
+            // Channel URIs name the emulator's own host: the access token goes there only.
+            emulators.settings.wns = .init(
+                tokenURI: emulator.tokenURI, trustRoots: trustRoots, allowedChannelHosts: [Self.host(of: emulator.baseURL)])
             emulators.credentials.wns = HubCredentials.WNS(packageSID: keys.wnsPackageSID, clientSecret: keys.wnsClientSecret)
             emulators.lines[.wns] = "wns     built-in emulator at \(emulator.baseURL) (no WNS credentials configured)"
         }
@@ -131,12 +133,17 @@ struct BuiltInEmulators {
             settings.inboxLimit = options.inboxLimit
             let emulator = try await WebPushEmulator.start(configuration: settings, logger: logger)
             emulators.webPush = emulator
-            // Subscriptions name the emulator's own host: any host is allowed.
-            emulators.settings.webPush = .init(trustRoots: trustRoots, allowedEndpointHosts: nil)
+            // Subscriptions name the emulator's own host.
+            emulators.settings.webPush = .init(trustRoots: trustRoots, allowedEndpointHosts: [Self.host(of: emulator.baseURL)])
             emulators.credentials.webPush = HubCredentials.WebPush(subject: "mailto:push@localhost", vapidPrivateKeyPEM: vapidKeyPEM)
             emulators.lines[.webpush] = "webpush built-in emulator at \(emulator.baseURL) (HERALD_WEBPUSH_SUBJECT not set)"
         }
         return emulators
+    }
+
+    /// The host of an emulator's base URL.
+    static func host(of baseURL: String) -> String {
+        URLComponents(string: baseURL)?.host ?? "127.0.0.1"
     }
 
     /// Closes every emulator (for a runtime whose services never ran).

@@ -155,9 +155,10 @@ struct Emulate: AsyncParsableCommand {
             ("HERALD_WNS_CLIENT_SECRET", keys.wnsClientSecret),
             ("HERALD_WNS_TOKEN_URI", wns.tokenURI),
             ("HERALD_WNS_CA_FILE", ca),
+            ("HERALD_WNS_ALLOWED_HOSTS", BuiltInEmulators.host(of: wns.baseURL)),
             ("HERALD_WEBPUSH_SUBJECT", "mailto:push@localhost"),
             ("HERALD_WEBPUSH_CA_FILE", ca),
-            ("HERALD_WEBPUSH_ALLOWED_HOSTS", URL(string: webPush.baseURL)?.host ?? host),
+            ("HERALD_WEBPUSH_ALLOWED_HOSTS", BuiltInEmulators.host(of: webPush.baseURL)),
         ]
     }
 }

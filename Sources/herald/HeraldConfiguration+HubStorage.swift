@@ -10,6 +10,7 @@ extension HeraldConfiguration {
         var hub = HubEngine.Configuration()
         hub.lease = .seconds(deliveryLeaseSeconds)
         hub.partitionSize = deliveryPartitionSize
+        hub.channelHosts = PushChannelHosts(wns: wns.allowedHosts, webPush: webPush.allowedHosts)
         return hub
     }
 

@@ -15,11 +15,8 @@ extension HeraldConfiguration {
         return PushServiceSettings(
             apns: .init(endpoint: apns.endpoint, trustRoots: try roots(apns.caFile), connections: apns.connections),
             fcm: .init(endpoint: fcm.endpoint, tokenURI: fcm.tokenURI, trustRoots: try roots(fcm.caFile)),
-            wns: .init(tokenURI: wns.tokenURI, trustRoots: try roots(wns.caFile)),
-            webPush: .init(
-                trustRoots: try roots(webPush.caFile),
-                allowedEndpointHosts: webPush.allowedHosts ?? WebPushConfiguration.knownPushServiceHosts
-            )
+            wns: .init(tokenURI: wns.tokenURI, trustRoots: try roots(wns.caFile), allowedChannelHosts: wns.allowedHosts),
+            webPush: .init(trustRoots: try roots(webPush.caFile), allowedEndpointHosts: webPush.allowedHosts)
         )
     }
 
@@ -124,8 +121,7 @@ extension HeraldConfiguration {
             lines[.wns] = "wns     \(self.wns.tokenURI ?? WNSConfiguration.defaultTokenURI) (package \(wns.packageSID.prefix(24)))"
         }
         if let webPush = credentials.webPush {
-            let hosts = self.webPush.allowedHosts ?? WebPushConfiguration.knownPushServiceHosts
-            lines[.webpush] = "webpush push services of \(hosts.count) known hosts (VAPID key \(webPush.applicationServerKey?.prefix(12) ?? "?")…)"
+            lines[.webpush] = "webpush push services at \(self.webPush.allowedHosts) (VAPID key \(webPush.applicationServerKey?.prefix(12) ?? "?")…)"
         }
         return lines
     }

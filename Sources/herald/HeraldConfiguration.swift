@@ -75,6 +75,8 @@ struct HeraldConfiguration: Sendable {
         var clientSecret: String?
         var tokenURI: String?
         var caFile: String?
+        /// The hosts channel URIs may name (default: Microsoft's, `*.notify.windows.com`).
+        var allowedHosts: HostAllowList = .wns
         var isConfigured: Bool { packageSID != nil || clientSecret != nil }
     }
     var wns = WNS()
@@ -84,7 +86,8 @@ struct HeraldConfiguration: Sendable {
         var subject: String?
         var vapidKeyFile: String?
         var caFile: String?
-        var allowedHosts: Set<String>?
+        /// The hosts subscriptions may name (default: the major browsers' push services).
+        var allowedHosts: HostAllowList = .webPushServices
         var isConfigured: Bool { subject != nil }
     }
     var webPush = WebPush()
@@ -219,15 +222,20 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_WNS_CLIENT_SECRET", help: "WNS client secret") { $0.wns.clientSecret = $1 },
         .init(variable: "HERALD_WNS_TOKEN_URI", help: "WNS OAuth token URL (default https://login.live.com/accesstoken.srf)") { $0.wns.tokenURI = $1 },
         .init(variable: "HERALD_WNS_CA_FILE", help: "PEM file of the CAs trusted for WNS (default: the system's)") { $0.wns.caFile = $1 },
+        .init(
+            variable: "HERALD_WNS_ALLOWED_HOSTS",
+            help: "comma-separated hosts WNS channel URIs may name; *.domain for its subdomains (default *.notify.windows.com)"
+        ) { $0.wns.allowedHosts = try allowList($1, "HERALD_WNS_ALLOWED_HOSTS") },
         .init(variable: "HERALD_WEBPUSH_SUBJECT", help: "VAPID contact (mailto: or https:); turns on Web Push to real push services") {
             guard $1.hasPrefix("mailto:") || $1.hasPrefix("https:") else { throw ConfigurationError("HERALD_WEBPUSH_SUBJECT must start with mailto: or https:") }
             $0.webPush.subject = $1
         },
         .init(variable: "HERALD_WEBPUSH_VAPID_KEY_FILE", help: "VAPID private key (PEM); created if missing (default <data-dir>/keys/vapid-private.pem)") { $0.webPush.vapidKeyFile = $1 },
         .init(variable: "HERALD_WEBPUSH_CA_FILE", help: "PEM file of the CAs trusted for push services (default: the system's)") { $0.webPush.caFile = $1 },
-        .init(variable: "HERALD_WEBPUSH_ALLOWED_HOSTS", help: "comma-separated push-service hosts subscriptions may point at (default: the major browsers' services)") {
-            $0.webPush.allowedHosts = Set($1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
-        },
+        .init(
+            variable: "HERALD_WEBPUSH_ALLOWED_HOSTS",
+            help: "comma-separated push-service hosts subscriptions may point at; *.domain for its subdomains (default: the major browsers' services)"
+        ) { $0.webPush.allowedHosts = try allowList($1, "HERALD_WEBPUSH_ALLOWED_HOSTS") },
         .init(variable: "HERALD_EMULATORS", help: "auto: built-in emulators for platforms without credentials; off: none (default auto)") {
             guard ["auto", "off"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_EMULATORS must be auto or off") }
             $0.emulators = $1.lowercased()
@@ -278,6 +286,15 @@ struct HeraldConfiguration: Sendable {
             throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(value)'")
         }
         return n
+    }
+
+    /// A comma-separated list of hosts; an empty one would refuse every device of the platform.
+    static func allowList(_ value: String, _ name: String) throws -> HostAllowList {
+        let list = HostAllowList(commaSeparated: value)
+        guard !list.isEmpty else {
+            throw ConfigurationError("\(name) names no host; give at least one (*.domain allows its subdomains)")
+        }
+        return list
     }
 
     /// Checks an endpoint for connection strings (`sb://`, `https://` or `http://`, a host, an

@@ -128,6 +128,15 @@ struct HeraldRuntime {
         let node = NodeIdentity.acquire(dataDirectory: dataDirectory, logger: logger)
         var engineConfiguration = hubConfiguration ?? configuration.hubConfiguration
         engineConfiguration.nodeName = node.name
+        // Devices of an emulated platform name the emulator's host.
+        if let emulators {
+            if emulators.wns != nil {
+                engineConfiguration.channelHosts.wns.formUnion(emulators.settings.wns.allowedChannelHosts)
+            }
+            if emulators.webPush != nil {
+                engineConfiguration.channelHosts.webPush.formUnion(emulators.settings.webPush.allowedEndpointHosts)
+            }
+        }
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: factory,
             hubConfiguration: engineConfiguration, metrics: metrics, logger: logger

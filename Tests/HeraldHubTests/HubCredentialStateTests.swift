@@ -33,7 +33,7 @@ struct HubCredentialStateTests {
         let roots = [try authority.sslCertificate]
         let settings = PushServiceSettings(
             fcm: .init(endpoint: fcm.baseURL, tokenURI: fcm.tokenURI, trustRoots: roots),
-            wns: .init(tokenURI: wns.tokenURI, trustRoots: roots))
+            wns: .init(tokenURI: wns.tokenURI, trustRoots: roots, allowedChannelHosts: ["127.0.0.1"]))
         let metrics = HeraldMetrics()
         let factory = PushProviderFactory(settings: settings, logger: hubTestLogger, metrics: metrics)
         let serverWNS = try factory.wnsProvider(.init(packageSID: credentials.wnsPackageSID, clientSecret: credentials.wnsClientSecret))

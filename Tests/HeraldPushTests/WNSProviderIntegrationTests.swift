@@ -48,6 +48,8 @@ struct WNSHarness {
         var configuration = WNSConfiguration(packageSID: clientID, clientSecret: clientSecret)
         configuration.tokenURI = emulator.tokenURI
         configuration.trustRoots = [try authority.sslCertificate]
+        // The emulator's channels are on its own host.
+        configuration.allowedChannelHosts = ["127.0.0.1"]
         configuration.timeout = .seconds(20)
         // Not under test: a busy machine may take longer than the default to set up TLS.
         configuration.connectTimeout = .seconds(20)
@@ -406,6 +408,7 @@ func wnsNotification(_ body: String, type: String? = nil, headers: [(String, Str
             var configuration = WNSConfiguration(packageSID: credentials.wnsPackageSID, clientSecret: credentials.wnsClientSecret)
             configuration.tokenURI = emulator.tokenURI
             configuration.trustRoots = [try authority.sslCertificate]
+            configuration.allowedChannelHosts = ["127.0.0.1"]
             configuration.connectTimeout = .seconds(30)
             let provider = try WNSProvider(configuration: configuration, logger: Logger(label: "wns"))
             let channel = emulator.registerChannel()

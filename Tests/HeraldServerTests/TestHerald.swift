@@ -44,6 +44,10 @@ struct TestHerald {
     let clock: ServerTestClock
     /// What the providers, the hubs and the server record: a registry of this test's own.
     let metrics: HeraldMetrics
+    /// The CA the emulators' certificates come from, which the providers trust.
+    let authority: CertificateAuthority
+    /// The emulators' host: the only one WNS channels and Web Push endpoints may name here.
+    static let emulatorHost = "127.0.0.1"
 
     static func withHerald<T>(
         configure: (inout ServerConfiguration) -> Void = { _ in },
@@ -97,6 +101,7 @@ struct TestHerald {
         var wnsClient = WNSConfiguration(packageSID: credentials.wnsPackageSID, clientSecret: credentials.wnsClientSecret)
         wnsClient.tokenURI = wns.tokenURI
         wnsClient.trustRoots = [try authority.sslCertificate]
+        wnsClient.allowedChannelHosts = [emulatorHost]
         let webPush = try await WebPushEmulator.start(
             configuration: .init(identity: try authority.issueServerIdentity(hosts: ["127.0.0.1"])), logger: logger
         )
@@ -104,6 +109,7 @@ struct TestHerald {
             vapidPrivateKey: P256.Signing.PrivateKey().pemRepresentation, subject: "mailto:tests@example.com"
         )
         webPushClient.trustRoots = [try authority.sslCertificate]
+        webPushClient.allowedEndpointHosts = [emulatorHost]
         // Not under test: a busy machine may take longer than the default to set up TLS.
         apnsClient.connectTimeout = .seconds(30)
         fcmClient.connectTimeout = .seconds(30)
@@ -119,6 +125,7 @@ struct TestHerald {
         var hubConfiguration = HubEngine.Configuration()
         hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         hubConfiguration.pollInterval = .milliseconds(100)
+        hubConfiguration.channelHosts = PushChannelHosts(wns: [emulatorHost], webPush: [emulatorHost])
         let catalog = HubCatalog(dataDirectory: directory)
         try await catalog.prepareAppHub(named: appHubName, logger: logger)
         let registry = HubRegistry(
@@ -139,7 +146,7 @@ struct TestHerald {
         configure(&server)
         let herald = TestHerald(
             directory: directory, catalog: catalog, registry: registry, hub: hub, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
-            clock: clock, metrics: metrics
+            clock: clock, metrics: metrics, authority: authority
         )
         do {
             let result = try await body(herald)

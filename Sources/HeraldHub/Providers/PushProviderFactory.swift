@@ -78,8 +78,16 @@ public struct PushProviderFactory: Sendable {
             ])
     }
 
+    /// - Throws: `badRequest` for a service account whose `token_uri` is not on the settings'
+    ///   allowed token hosts, when the settings name no token URL of their own.
     public func fcmProvider(_ credentials: HubCredentials.FCM) throws -> FCMProvider {
-        var fcm = FCMConfiguration(serviceAccount: try FCMServiceAccount(json: Data(credentials.serviceAccountJSON.utf8)))
+        let account = try FCMServiceAccount(json: Data(credentials.serviceAccountJSON.utf8))
+        if settings.fcm.tokenURI == nil, settings.fcm.allowedTokenHosts.allowedHost(ofHTTPSURL: account.tokenURI) == nil {
+            throw HeraldError.badRequest(
+                "the FCM service account's token_uri is not a Google token endpoint (\(settings.fcm.allowedTokenHosts)); the server sets another with HERALD_FCM_TOKEN_URI"
+            )
+        }
+        var fcm = FCMConfiguration(serviceAccount: account)
         if let endpoint = settings.fcm.endpoint { fcm.endpoint = endpoint }
         fcm.tokenURI = settings.fcm.tokenURI
         fcm.trustRoots = settings.fcm.trustRoots
@@ -90,6 +98,7 @@ public struct PushProviderFactory: Sendable {
         var wns = WNSConfiguration(packageSID: credentials.packageSID, clientSecret: credentials.clientSecret)
         if let tokenURI = settings.wns.tokenURI { wns.tokenURI = tokenURI }
         wns.trustRoots = settings.wns.trustRoots
+        wns.allowedChannelHosts = settings.wns.allowedChannelHosts
         return try WNSProvider(configuration: wns, logger: logger, metrics: metrics)
     }
 

@@ -1,3 +1,4 @@
+public import HeraldCore
 public import NIOSSL
 
 /// Where each push service is and how to reach it: what every provider of a platform
@@ -26,11 +27,19 @@ public struct PushServiceSettings: Sendable {
         /// The OAuth2 token URL; `nil` for the service account's own `token_uri`.
         public var tokenURI: String?
         public var trustRoots: [NIOSSLCertificate]?
+        /// The hosts a service account's own `token_uri` may name (with no ``tokenURI``):
+        /// Google's. A service account is a hub's credential, given by whoever manages the hub;
+        /// it must not make the server post signed assertions to any host it names.
+        public var allowedTokenHosts: HostAllowList
 
-        public init(endpoint: String? = nil, tokenURI: String? = nil, trustRoots: [NIOSSLCertificate]? = nil) {
+        public init(
+            endpoint: String? = nil, tokenURI: String? = nil, trustRoots: [NIOSSLCertificate]? = nil,
+            allowedTokenHosts: HostAllowList = .googleOAuth
+        ) {
             self.endpoint = endpoint
             self.tokenURI = tokenURI
             self.trustRoots = trustRoots
+            self.allowedTokenHosts = allowedTokenHosts
         }
     }
 
@@ -38,23 +47,32 @@ public struct PushServiceSettings: Sendable {
         /// The OAuth2 token URL; `nil` for Microsoft's.
         public var tokenURI: String?
         public var trustRoots: [NIOSSLCertificate]?
+        /// The hosts channel URIs may name: the access token goes to no other.
+        public var allowedChannelHosts: HostAllowList
 
-        public init(tokenURI: String? = nil, trustRoots: [NIOSSLCertificate]? = nil) {
+        public init(tokenURI: String? = nil, trustRoots: [NIOSSLCertificate]? = nil, allowedChannelHosts: HostAllowList = .wns) {
             self.tokenURI = tokenURI
             self.trustRoots = trustRoots
+            self.allowedChannelHosts = allowedChannelHosts
         }
     }
 
     public struct WebPush: Sendable {
         public var trustRoots: [NIOSSLCertificate]?
-        /// The push-service hosts that subscriptions may name; `nil` allows any host (an
-        /// emulator's, say).
-        public var allowedEndpointHosts: Set<String>?
+        /// The push-service hosts that subscriptions may name; ``HeraldCore/HostAllowList/anyHost``
+        /// for an emulator's or a test's.
+        public var allowedEndpointHosts: HostAllowList
 
-        public init(trustRoots: [NIOSSLCertificate]? = nil, allowedEndpointHosts: Set<String>? = nil) {
+        public init(trustRoots: [NIOSSLCertificate]? = nil, allowedEndpointHosts: HostAllowList = .webPushServices) {
             self.trustRoots = trustRoots
             self.allowedEndpointHosts = allowedEndpointHosts
         }
+    }
+
+    /// The hosts that handles may name, as engines check them when a device is saved: the
+    /// same lists the providers check before they send.
+    public var channelHosts: PushChannelHosts {
+        PushChannelHosts(wns: wns.allowedChannelHosts, webPush: webPush.allowedEndpointHosts)
     }
 
     public var apns: APNs
