@@ -36,10 +36,21 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
     /// The decoded bytes of ``signature``.
     private let signatureBytes: Data
 
+    /// The longest header value taken, in bytes: room for a resource URL of 2,000 bytes and
+    /// more, well over what the SDKs sign.
+    public static let maximumHeaderBytes = 4096
+
+    /// The parameters a token has; any other is refused.
+    static let parameterNames: Set<String> = ["sr", "sig", "se", "skn"]
+
     /// Parses an `Authorization` header value. The parameters may come in any order, names in
-    /// any case; unknown parameters are ignored. Throws a `401` ``HeraldError`` that says
-    /// what is wrong, never echoing the signature.
+    /// any case. A header longer than ``maximumHeaderBytes`` or with a parameter other than
+    /// `sr`, `sig`, `se` and `skn` is refused: a token is no place for padding. Throws a `401`
+    /// ``HeraldError`` that says what is wrong, never echoing the signature.
     public init(parsing header: String) throws(HeraldError) {
+        guard header.utf8.count <= Self.maximumHeaderBytes else {
+            throw .unauthorized("the shared access signature is longer than \(Self.maximumHeaderBytes) bytes")
+        }
         let text = header.trimmingCharacters(in: .whitespacesAndNewlines)
         let scheme = "SharedAccessSignature"
         guard text.utf8.count > scheme.utf8.count,
@@ -60,6 +71,10 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
                 )
             }
             let name = pair[..<equals].lowercased()
+            guard Self.parameterNames.contains(name) else {
+                throw .unauthorized(
+                    "the shared access signature has a parameter '\(Self.safeName(name))'; a token has sr, sig, se and skn only")
+            }
             guard values[name] == nil else {
                 throw .unauthorized("the shared access signature gives '\(Self.safeName(name))' more than once")
             }
@@ -99,6 +114,19 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
         self.keyName = keyName
         self.signedExpiry = signedExpiry
         self.signatureBytes = bytes
+    }
+
+    /// The SHA-256 of what identifies the token: `sr` as sent, the signature, `se` and `skn`.
+    /// Two headers that spell one token differently (parameter order, names' case) have the
+    /// same fingerprint; a cache of verified tokens keyed by it holds 32 bytes a token.
+    public var fingerprint: [UInt8] {
+        var hash = SHA256()
+        for field in [resource, signedExpiry, keyName] {
+            hash.update(data: Data(field.utf8))
+            hash.update(data: Data([0]))
+        }
+        hash.update(data: signatureBytes)
+        return Array(hash.finalize())
     }
 
     /// A header value that signs `resource` until `expiry`: `sr` is the resource encoded like

@@ -1,6 +1,7 @@
 public import Foundation
 import HeraldCore
 public import HeraldHubWire
+import Crypto
 import Synchronization
 
 extension HubCatalog {
@@ -39,10 +40,11 @@ extension HubCatalog {
 
     /// ``authorize(_:hub:requestURL:right:now:)`` for the `Authorization` header as sent.
     ///
-    /// A header whose signature was verified recently (by its exact text, for this hub) is not
-    /// parsed and its HMAC not computed again while the key that verified it is still one of
-    /// its rule's keys: a rotated key or a removed rule is refused at once. The expiry, the
-    /// resource and the rights are checked on every request.
+    /// A token whose signature was verified recently (for this hub: the cache is keyed by a
+    /// digest of the hub's name and the token's fields, ``SharedAccessSignature/fingerprint``)
+    /// has its HMAC not computed again while the key that verified it is still one of its
+    /// rule's keys: a rotated key or a removed rule is refused at once. The expiry, the resource
+    /// and the rights are checked on every request.
     /// - Returns: the hub's definition, as read for the check, and the rule the request was
     ///   signed with.
     @discardableResult
@@ -53,20 +55,17 @@ extension HubCatalog {
         right: AccessRight,
         now: Date
     ) async throws -> (hub: HubDefinition, rule: SharedAccessRule) {
+        let token = try SharedAccessSignature(parsing: header)
         let hub = try await hubToAuthorize(name)
-        let cacheKey = hub.name + "\n" + header
-        if let cached = verifiedSignatures.withLock({ $0[cacheKey] }), let rule = hub.rule(named: cached.token.keyName),
-            rule.primaryKey == cached.key || rule.secondaryKey == cached.key
+        let cacheKey = VerifiedSignatures.key(hub: hub.name, token: token)
+        if let key = verifiedSignatures.withLock({ $0.key(for: cacheKey) }), let rule = hub.rule(named: token.keyName),
+            rule.primaryKey == key || rule.secondaryKey == key
         {
-            try Self.checkUse(cached.token, rule: rule, hub: hub, requestURL: requestURL, right: right, now: now)
+            try Self.checkUse(token, rule: rule, hub: hub, requestURL: requestURL, right: right, now: now)
             return (hub, rule)
         }
-        let token = try SharedAccessSignature(parsing: header)
         let (rule, key) = try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
-        verifiedSignatures.withLock { cache in
-            if cache.count >= Self.verifiedSignatureLimit { cache.removeAll(keepingCapacity: true) }
-            cache[cacheKey] = VerifiedSignature(token: token, key: key)
-        }
+        verifiedSignatures.withLock { $0.insert(cacheKey, key: key) }
         return (hub, rule)
     }
 
@@ -133,5 +132,32 @@ extension HubCatalog {
         hub.rules.map { rule in
             (rule.name, ConnectionString(endpoint: endpoint, keyName: rule.name, key: rule.key(key)).description)
         }
+    }
+}
+
+/// Tokens verified recently: for each, the key that its signature was made with, under a
+/// SHA-256 of the hub's name and the token's fields. Entries are of a fixed size (a digest and
+/// a reference to a rule's key), at most ``limit`` of them: the memory a caller can take
+/// with tokens of its own is bounded whatever it sends.
+struct VerifiedSignatures: Sendable {
+    /// The most entries kept; past it the cache starts anew.
+    static let limit = 10_000
+    private var entries: [[UInt8]: String] = [:]
+
+    var count: Int { entries.count }
+
+    static func key(hub: String, token: SharedAccessSignature) -> [UInt8] {
+        var hash = SHA256()
+        hash.update(data: Data(hub.lowercased().utf8))
+        hash.update(data: Data([0]))
+        hash.update(data: token.fingerprint)
+        return Array(hash.finalize())
+    }
+
+    func key(for entry: [UInt8]) -> String? { entries[entry] }
+
+    mutating func insert(_ entry: [UInt8], key: String) {
+        if entries[entry] == nil, entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
+        entries[entry] = key
     }
 }

@@ -15,16 +15,13 @@ public final class HubCatalog: Sendable {
     /// Where the hubs are kept.
     public let storage: any HubStorage
     private let now: @Sendable () -> Date
+    /// Definitions read, by their stored name folded to lowercase: one entry per hub that
+    /// exists, however a request spells its name (names are matched case-insensitively).
     private let cache = Mutex<[String: CachedDefinition]>([:])
-    /// Signatures verified recently, by hub and header (``authorize(header:hub:requestURL:right:now:)``).
-    let verifiedSignatures = Mutex<[String: VerifiedSignature]>([:])
-    static let verifiedSignatureLimit = 10_000
-
-    struct VerifiedSignature: Sendable {
-        var token: SharedAccessSignature
-        /// The key the signature was made with.
-        var key: String
-    }
+    /// The most definitions kept in memory; past it the cache starts anew.
+    static let cachedDefinitionLimit = 10_000
+    /// Signatures verified recently (``authorize(header:hub:requestURL:right:now:)``).
+    let verifiedSignatures = Mutex(VerifiedSignatures())
 
     private struct CachedDefinition: Sendable {
         var revision: String
@@ -56,26 +53,42 @@ public final class HubCatalog: Sendable {
     ///   the storage throws when it cannot be reached.
     public func hub(named name: String) async throws -> HubDefinition? {
         guard HubDefinition.isValidName(name) else { return nil }
-        let cached = cache.withLock { $0[name] }
+        let key = name.lowercased()
+        let cached = cache.withLock { $0[key] }
         switch try await storage.definition(named: name, knownRevision: cached?.revision) {
         case .missing:
-            _ = cache.withLock { $0.removeValue(forKey: name) }
+            _ = cache.withLock { $0.removeValue(forKey: key) }
             return nil
         case .unchanged:
             if let cached { return cached.definition }
             // Only a caller that knew a revision is told "unchanged": read it whole.
             guard case .found(let stored) = try await storage.definition(named: name, knownRevision: nil) else { return nil }
-            return try remember(stored, as: name)
+            return try remember(stored)
         case .found(let stored):
-            return try remember(stored, as: name)
+            return try remember(stored)
         }
     }
 
-    private func remember(_ stored: StoredHubDefinition, as requested: String) throws(HeraldError) -> HubDefinition {
+    private func remember(_ stored: StoredHubDefinition) throws(HeraldError) -> HubDefinition {
         let definition = try Self.decode(stored)
-        cache.withLock { $0[requested] = CachedDefinition(revision: stored.revision, definition: definition) }
+        remember(definition, revision: stored.revision)
         return definition
     }
+
+    /// Keeps a definition under its stored name, folded.
+    private func remember(_ definition: HubDefinition, revision: String) {
+        cache.withLock { cache in
+            let key = definition.name.lowercased()
+            if cache[key] == nil, cache.count >= Self.cachedDefinitionLimit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = CachedDefinition(revision: revision, definition: definition)
+        }
+    }
+
+    /// The number of definitions kept in memory.
+    package var cachedDefinitionCount: Int { cache.withLock { $0.count } }
+
+    /// The number of verified signatures kept in memory.
+    package var verifiedSignatureCount: Int { verifiedSignatures.withLock { $0.count } }
 
     /// Every hub, sorted by name.
     public func list() async throws -> [HubDefinition] {
@@ -106,7 +119,7 @@ public final class HubCatalog: Sendable {
             reservedTagPrefixes: reservedTagPrefixes
         )
         let stored = try await storage.createDefinition(named: name, document: try Self.encode(definition))
-        cache.withLock { $0[name] = CachedDefinition(revision: stored.revision, definition: definition) }
+        remember(definition, revision: stored.revision)
         return definition
     }
 
@@ -213,7 +226,7 @@ public final class HubCatalog: Sendable {
             return definition == current ? nil : try Self.encode(definition)
         }
         guard let stored, let result else { throw Self.noSuchHub(name) }
-        cache.withLock { $0[stored.name] = CachedDefinition(revision: stored.revision, definition: result) }
+        remember(result, revision: stored.revision)
         return result
     }
 
