@@ -63,13 +63,15 @@ public final class APNsProvider: PushProvider {
             self.signingKey = nil
             self.tokenEntry = nil
         } else {
+            let key: P256.Signing.PrivateKey
             do {
-                self.signingKey = try P256.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
+                key = try P256.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
             } catch {
                 throw PushProviderError.invalidPrivateKey(
                     "the APNs key \(configuration.keyID) is not a PEM P-256 private key (.p8 contents)")
             }
-            self.tokenEntry = tokenCache.entry(teamID: configuration.teamID, keyID: configuration.keyID)
+            self.signingKey = key
+            self.tokenEntry = tokenCache.entry(teamID: configuration.teamID, keyID: configuration.keyID, publicKey: key.publicKey)
         }
         self.configuration = configuration
         self.logger = logger

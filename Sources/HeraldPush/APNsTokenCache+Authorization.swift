@@ -8,6 +8,6 @@ extension APNsTokenCache {
     /// causes an extra token update.
     package func authorization(teamID: String, keyID: String, privateKeyPEM: String) async throws -> String {
         let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
-        return try await entry(teamID: teamID, keyID: keyID).token(key: key, lifetime: 50 * 60).authorization
+        return try await entry(teamID: teamID, keyID: keyID, publicKey: key.publicKey).token(key: key, lifetime: 50 * 60).authorization
     }
 }

@@ -1,11 +1,17 @@
-import Crypto
+package import Crypto
 public import Foundation
 public import Logging
 import Synchronization
 
-/// Provider tokens (ES256 JWTs) for APNs, one per team and key, shared by every
+/// Provider tokens (ES256 JWTs) for APNs, one per team, key id and key, shared by every
 /// ``APNsProvider`` that uses the same cache and, through its ``ProviderTokenStorage``, by
 /// every process on the same data.
+///
+/// A team id and a key id are not secret (they are in every token): a slot is also named by
+/// the fingerprint of the signing key's public key, and a token read from the storage is used
+/// only once its signature checks out with that key and it names that team and key id. A hub
+/// given another tenant's ids with a key of its own neither uses nor replaces that tenant's
+/// token.
 ///
 /// Apple refuses a new token for a key more often than every 20 minutes
 /// (`TooManyProviderTokenUpdates`), so a process must not mint one token per connection or
@@ -42,26 +48,38 @@ public final class APNsTokenCache: Sendable {
         self.now = now
     }
 
-    /// The shared token slot of one (team, key).
-    func entry(teamID: String, keyID: String) -> Entry {
-        let key = EntryKey(teamID: teamID, keyID: keyID)
+    /// The shared token slot of one team, key id and signing key.
+    func entry(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey) -> Entry {
+        let key = EntryKey(teamID: teamID, keyID: keyID, fingerprint: Self.fingerprint(publicKey))
         return entries.withLock { entries in
             if let entry = entries[key] { return entry }
-            let entry = Entry(teamID: teamID, keyID: keyID, cache: self)
+            let entry = Entry(teamID: teamID, keyID: keyID, publicKey: publicKey, fingerprint: key.fingerprint, cache: self)
             entries[key] = entry
             return entry
         }
     }
 
+    /// The first 16 bytes of the SHA-256 of the public key (X9.63 form), in hex.
+    package static func fingerprint(_ key: P256.Signing.PublicKey) -> String {
+        SHA256.hash(data: key.x963Representation).prefix(16).map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+        }.joined()
+    }
+
     struct EntryKey: Hashable, Sendable {
         var teamID: String
         var keyID: String
+        var fingerprint: String
     }
 
     /// The token of one (team, key): reused until its lifetime ends or APNs reports it expired.
     final class Entry: Sendable {
         let teamID: String
         let keyID: String
+        /// The key tokens of this slot are signed with: a stored token is checked against it.
+        let publicKey: P256.Signing.PublicKey
+        let fingerprint: String
         let now: @Sendable () -> Date
         private let storage: (any ProviderTokenStorage)?
         private let logger: Logger
@@ -69,16 +87,24 @@ public final class APNsTokenCache: Sendable {
         /// The refresh in progress, which every sender that needs a token waits for.
         private let refreshing = Mutex<Task<APNsProviderToken, any Error>?>(nil)
 
-        init(teamID: String, keyID: String, cache: APNsTokenCache) {
+        init(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, fingerprint: String, cache: APNsTokenCache) {
             self.teamID = teamID
             self.keyID = keyID
+            self.publicKey = publicKey
+            self.fingerprint = fingerprint
             self.now = cache.now
             self.storage = cache.storage
             self.logger = cache.logger
         }
 
-        /// The name the token is stored under.
-        var storageName: String { "apns.provider-token.\(teamID).\(keyID)" }
+        /// The name the token is stored under: the key's fingerprint too, so that a hub with
+        /// the same ids and another key cannot replace this slot's token.
+        var storageName: String { "apns.provider-token.\(teamID).\(keyID).\(fingerprint)" }
+
+        /// Whether a stored token was signed with this slot's key, for its team and key id.
+        func isOurs(_ stored: StoredAPNsToken) -> Bool {
+            stored.isSigned(by: publicKey, teamID: teamID, keyID: keyID)
+        }
 
         /// The current token; when there is none, or it is older than `lifetime`, the one
         /// stored by this or another process if it is still young enough, or else a new one
@@ -129,7 +155,7 @@ public final class APNsTokenCache: Sendable {
                 signed()
                 return token
             }
-            if let stored, let found = StoredAPNsToken(stored),
+            if let stored, let found = StoredAPNsToken(stored), isOurs(found),
                 let token = state.withLock({ $0.adoptStored(found, now: now, lifetime: lifetime) })
             {
                 return token
@@ -138,7 +164,7 @@ public final class APNsTokenCache: Sendable {
             let offered = StoredAPNsToken(token).encoded
             do {
                 let winner = try await storage.replaceStoredToken(named: storageName, expected: stored, with: offered)
-                if winner != offered, let theirs = StoredAPNsToken(winner),
+                if winner != offered, let theirs = StoredAPNsToken(winner), isOurs(theirs),
                     let adopted = state.withLock({ $0.adoptStored(theirs, now: now, lifetime: lifetime) })
                 {
                     // Another node signed first: everyone uses its token.
@@ -202,6 +228,31 @@ struct StoredAPNsToken: Sendable, Hashable, Codable {
     init?(_ encoded: String) {
         guard let decoded = try? JSONDecoder().decode(Self.self, from: Data(encoded.utf8)) else { return nil }
         self = decoded
+    }
+
+    /// Whether ``jwt`` is an ES256 token signed with `key` whose header names `keyID` and whose
+    /// claims name `teamID` (and its ``iat``).
+    func isSigned(by key: P256.Signing.PublicKey, teamID: String, keyID: String) -> Bool {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+            let headerData = JSONWebToken.base64URLDecode(parts[0]),
+            let claimsData = JSONWebToken.base64URLDecode(parts[1]),
+            let signatureData = JSONWebToken.base64URLDecode(parts[2]),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+            key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
+        else { return false }
+        struct Header: Decodable {
+            var alg: String
+            var kid: String
+        }
+        struct Claims: Decodable {
+            var iss: String
+            var iat: Int
+        }
+        guard let header = try? JSONDecoder().decode(Header.self, from: headerData),
+            let claims = try? JSONDecoder().decode(Claims.self, from: claimsData)
+        else { return false }
+        return header.alg == "ES256" && header.kid == keyID && claims.iss == teamID && claims.iat == iat
     }
 
     var encoded: String {

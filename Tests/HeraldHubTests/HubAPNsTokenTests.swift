@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldCore
 import HeraldEmulator
@@ -113,7 +114,9 @@ struct HubAPNsTokenTests {
         #expect(record.counts.count(.throttled, .apns) == 0)
         for handle in first + second { #expect(harness.emulator.notifications(for: handle).count == 1) }
 
-        let stored = try await harness.storage.sharedValue(named: "apns.provider-token.\(harness.credentials.apnsTeamID).\(harness.credentials.apnsKeyID)")
+        let fingerprint = APNsTokenCache.fingerprint(harness.credentials.apnsPrivateKey.publicKey)
+        let stored = try await harness.storage.sharedValue(
+            named: "apns.provider-token.\(harness.credentials.apnsTeamID).\(harness.credentials.apnsKeyID).\(fingerprint)")
         #expect(stored != nil)
         let mode = try FileManager.default.attributesOfItem(atPath: harness.storage.sharedValuesPath)[.posixPermissions] as? Int
         #expect(mode == 0o600, "the token is a credential: private to the service's user")

@@ -13,10 +13,10 @@ import Testing
     @Test func oneTokenPerTeamAndKey() async throws {
         let clock = TestClock()
         let cache = APNsTokenCache(now: clock.function)
-        let a = cache.entry(teamID: "TEAM000001", keyID: "KEY0000001")
-        let b = cache.entry(teamID: "TEAM000001", keyID: "KEY0000001")
-        let otherKey = cache.entry(teamID: "TEAM000001", keyID: "KEY0000002")
-        let otherTeam = cache.entry(teamID: "TEAM000002", keyID: "KEY0000001")
+        let a = cache.entry(teamID: "TEAM000001", keyID: "KEY0000001", publicKey: key.publicKey)
+        let b = cache.entry(teamID: "TEAM000001", keyID: "KEY0000001", publicKey: key.publicKey)
+        let otherKey = cache.entry(teamID: "TEAM000001", keyID: "KEY0000002", publicKey: key.publicKey)
+        let otherTeam = cache.entry(teamID: "TEAM000002", keyID: "KEY0000001", publicKey: key.publicKey)
         #expect(a === b)
         #expect(a !== otherKey && a !== otherTeam)
 
@@ -35,14 +35,14 @@ import Testing
         let p1 = try APNsProvider(configuration: configuration, logger: Logger(label: "test"), tokenCache: cache)
         let p2 = try APNsProvider(configuration: configuration, logger: Logger(label: "test"), tokenCache: cache)
         #expect(p1.tokenEntry === p2.tokenEntry)
-        #expect(p1.tokenEntry === cache.entry(teamID: "TEAM000003", keyID: "KEY0000003"))
+        #expect(p1.tokenEntry === cache.entry(teamID: "TEAM000003", keyID: "KEY0000003", publicKey: key.publicKey))
         try await p1.shutdown()
         try await p2.shutdown()
     }
 
     @Test func reusedUntilTheLifetimeEnds() async throws {
         let clock = TestClock()
-        let entry = APNsTokenCache(now: clock.function).entry(teamID: "T", keyID: "K")
+        let entry = APNsTokenCache(now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let first = try await entry.token(key: key, lifetime: lifetime)
         #expect(first.issuedAt == clock.now)
 
@@ -60,7 +60,7 @@ import Testing
 
     @Test func expiredProviderTokenRefreshesOnlyAnOldEnoughCurrentToken() async throws {
         let clock = TestClock()
-        let entry = APNsTokenCache(now: clock.function).entry(teamID: "T", keyID: "K")
+        let entry = APNsTokenCache(now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let first = try await entry.token(key: key, lifetime: lifetime)
 
         // Younger than 20 minutes: a new token would be refused (TooManyProviderTokenUpdates).
@@ -100,13 +100,13 @@ import Testing
     @Test func aRestartedProcessGoesOnWithTheStoredToken() async throws {
         let clock = TestClock()
         let storage = MemoryTokenStorage()
-        let before = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K")
+        let before = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let first = try await before.token(key: key, lifetime: lifetime)
         #expect(storage.writes == 1)
 
         // A new process (a new cache) 10 minutes later: the stored token, not a new one.
         clock.advance(minutes: 10)
-        let after = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K")
+        let after = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let adopted = try await after.token(key: key, lifetime: lifetime)
         #expect(adopted.jwt == first.jwt)
         #expect(adopted.issuedAt == first.issuedAt)
@@ -128,7 +128,7 @@ import Testing
         let tokens = try await withThrowingTaskGroup(of: Substring.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    let entry = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K")
+                    let entry = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
                     return try await entry.token(key: key, lifetime: lifetime).jwt
                 }
             }
@@ -139,7 +139,7 @@ import Testing
 
     @Test func concurrentSendersOfOneProcessWaitForOneRefresh() async throws {
         let storage = MemoryTokenStorage(delay: .milliseconds(50))
-        let entry = APNsTokenCache(storage: storage, now: TestClock().function).entry(teamID: "T", keyID: "K")
+        let entry = APNsTokenCache(storage: storage, now: TestClock().function).entry(teamID: "T", keyID: "K", publicKey: self.key.publicKey)
         let key = self.key
         let lifetime = self.lifetime
         let tokens = try await withThrowingTaskGroup(of: Substring.self) { group in
@@ -154,7 +154,7 @@ import Testing
     @Test func aStoredTokenAPNsCalledExpiredIsReplaced() async throws {
         let clock = TestClock()
         let storage = MemoryTokenStorage()
-        let entry = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K")
+        let entry = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let first = try await entry.token(key: key, lifetime: lifetime)
         clock.advance(minutes: 30)
         #expect(entry.expired(first))
@@ -166,7 +166,7 @@ import Testing
     @Test func unreadableStorageStillSigns() async throws {
         let storage = MemoryTokenStorage()
         storage.failing = true
-        let entry = APNsTokenCache(storage: storage, now: TestClock().function).entry(teamID: "T", keyID: "K")
+        let entry = APNsTokenCache(storage: storage, now: TestClock().function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let token = try await entry.token(key: key, lifetime: lifetime)
         #expect(!token.jwt.isEmpty)
     }
@@ -174,7 +174,7 @@ import Testing
     @Test func tooManyUpdatesGoesBackToTheValidEarlierTokenOrPauses() async throws {
         let clock = TestClock()
         let storage = MemoryTokenStorage()
-        let entry = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K")
+        let entry = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let first = try await entry.token(key: key, lifetime: lifetime)
         clock.advance(minutes: 50)
         let second = try await entry.token(key: key, lifetime: lifetime)
@@ -190,7 +190,7 @@ import Testing
         #expect(entry.tooManyUpdates(second) == .retry)
 
         // With no valid earlier token there is nothing to send with: pause.
-        let fresh = APNsTokenCache(now: clock.function).entry(teamID: "T", keyID: "K")
+        let fresh = APNsTokenCache(now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
         let only = try await fresh.token(key: key, lifetime: lifetime)
         #expect(fresh.tooManyUpdates(only) == .pause)
     }
@@ -211,6 +211,43 @@ import Testing
         pause.answered()
         #expect(pause.admit(now: t0 + .seconds(121)) == .send)
         #expect(pause.until == nil)
+    }
+
+    /// A team id and a key id are public: another tenant's hub given them with a key of its own
+    /// gets a slot of its own, and neither adopts the other's stored token.
+    @Test func theSameIDsWithAnotherKeyShareNothing() async throws {
+        let clock = TestClock()
+        let storage = MemoryTokenStorage()
+        let cache = APNsTokenCache(storage: storage, now: clock.function)
+        let junk = P256.Signing.PrivateKey()
+        let tenant = cache.entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
+        let intruder = cache.entry(teamID: "T", keyID: "K", publicKey: junk.publicKey)
+        #expect(tenant !== intruder)
+        #expect(tenant.storageName != intruder.storageName)
+
+        let theirs = try await intruder.token(key: junk, lifetime: lifetime)
+        let ours = try await tenant.token(key: key, lifetime: lifetime)
+        #expect(ours.jwt != theirs.jwt)
+        #expect(StoredAPNsToken(ours).isSigned(by: key.publicKey, teamID: "T", keyID: "K"))
+        #expect(!StoredAPNsToken(theirs).isSigned(by: key.publicKey, teamID: "T", keyID: "K"))
+    }
+
+    /// A token in the slot's storage that was not signed with the slot's key (written there by
+    /// whoever can write the storage, or by an older release that named slots by ids only) is
+    /// not used: a token is signed and stored in its place.
+    @Test func aStoredTokenOfAnotherKeyIsNotAdopted() async throws {
+        let clock = TestClock()
+        let storage = MemoryTokenStorage()
+        let entry = APNsTokenCache(storage: storage, now: clock.function).entry(teamID: "T", keyID: "K", publicKey: key.publicKey)
+        let forged = try APNsProviderToken.sign(teamID: "T", keyID: "K", key: P256.Signing.PrivateKey(), issuedAt: clock.now, generation: 1)
+        _ = try await storage.replaceStoredToken(named: entry.storageName, expected: nil, with: StoredAPNsToken(forged).encoded)
+        let wrongTeam = try APNsProviderToken.sign(teamID: "OTHER", keyID: "K", key: key, issuedAt: clock.now, generation: 1)
+        #expect(!StoredAPNsToken(wrongTeam).isSigned(by: key.publicKey, teamID: "T", keyID: "K"))
+
+        let token = try await entry.token(key: key, lifetime: lifetime)
+        #expect(token.jwt != forged.jwt)
+        #expect(StoredAPNsToken(token).isSigned(by: key.publicKey, teamID: "T", keyID: "K"))
+        #expect(storage.value(named: entry.storageName).flatMap(StoredAPNsToken.init)?.jwt == String(token.jwt))
     }
 }
 
