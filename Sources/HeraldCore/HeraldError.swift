@@ -8,7 +8,7 @@ public struct HeraldError: CodedError {
         private enum Base: String, Hashable, Sendable {
             case badRequest, unauthorized, forbidden, notFound, gone, conflict
             case preconditionFailed, payloadTooLarge, unsupportedMediaType, tooManyRequests
-            case unavailable, internalError
+            case unavailable, insufficientStorage, internalError
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -24,6 +24,8 @@ public struct HeraldError: CodedError {
         public static let unsupportedMediaType = Code(.unsupportedMediaType)
         public static let tooManyRequests = Code(.tooManyRequests)
         public static let unavailable = Code(.unavailable)
+        /// The store cannot write: its disk is full. Nothing was written; retry once there is room.
+        public static let insufficientStorage = Code(.insufficientStorage)
         public static let internalError = Code(.internalError)
 
         /// The HTTP status code that reports this error.
@@ -40,6 +42,7 @@ public struct HeraldError: CodedError {
             case .unsupportedMediaType: 415
             case .tooManyRequests: 429
             case .unavailable: 503
+            case .insufficientStorage: 507
             case .internalError: 500
             }
         }
@@ -65,4 +68,5 @@ public struct HeraldError: CodedError {
     public static func preconditionFailed(_ message: String) -> HeraldError { .init(code: .preconditionFailed, message: message) }
     public static func payloadTooLarge(_ message: String) -> HeraldError { .init(code: .payloadTooLarge, message: message) }
     public static func unavailable(_ message: String) -> HeraldError { .init(code: .unavailable, message: message) }
+    public static func insufficientStorage(_ message: String) -> HeraldError { .init(code: .insufficientStorage, message: message) }
 }

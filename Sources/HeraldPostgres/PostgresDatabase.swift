@@ -51,8 +51,8 @@ public final class PostgresDatabase: Service, Sendable {
             let tls: PostgresClient.Configuration.TLS =
                 switch url.tlsMode {
                 case .disable: .disable
-                case .prefer: .prefer(Self.tlsConfiguration(url.tlsMode))
-                case .require, .verifyCA, .verifyFull: .require(Self.tlsConfiguration(url.tlsMode))
+                case .prefer: .prefer(Self.tlsConfiguration(url))
+                case .require, .verifyCA, .verifyFull: .require(Self.tlsConfiguration(url))
                 }
             configuration = .init(
                 host: url.host ?? "localhost", port: url.port, username: url.username, password: url.password,
@@ -76,15 +76,18 @@ public final class PostgresDatabase: Service, Sendable {
     var client: PostgresClient { pool.withLock { $0.client } }
 
     /// libpq's `prefer` and `require` do not verify the certificate; `verify-ca` and
-    /// `verify-full` do, against the system's trust roots.
-    private static func tlsConfiguration(_ mode: DatabaseURL.TLSMode) -> TLSConfiguration {
+    /// `verify-full` do, against the system's trust roots or the URL's `sslrootcert`. Given
+    /// `sslrootcert`, `require` verifies the chain as `verify-ca` does (libpq's rule).
+    private static func tlsConfiguration(_ url: DatabaseURL) -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification =
-            switch mode {
+            switch url.tlsMode {
             case .verifyFull: .fullVerification
             case .verifyCA: .noHostnameVerification
+            case .require where url.rootCertificateFile != nil: .noHostnameVerification
             default: .none
             }
+        if let file = url.rootCertificateFile { tls.trustRoots = .file(file) }
         return tls
     }
 
@@ -98,8 +101,8 @@ public final class PostgresDatabase: Service, Sendable {
             let tls: PostgresConnection.Configuration.TLS =
                 switch url.tlsMode {
                 case .disable: .disable
-                case .prefer: .prefer(try NIOSSLContext(configuration: Self.tlsConfiguration(url.tlsMode)))
-                case .require, .verifyCA, .verifyFull: .require(try NIOSSLContext(configuration: Self.tlsConfiguration(url.tlsMode)))
+                case .prefer: .prefer(try NIOSSLContext(configuration: Self.tlsConfiguration(url)))
+                case .require, .verifyCA, .verifyFull: .require(try NIOSSLContext(configuration: Self.tlsConfiguration(url)))
                 }
             configuration = .init(
                 host: url.host ?? "localhost", port: url.port, username: url.username, password: url.password,
@@ -425,6 +428,10 @@ public final class PostgresDatabase: Service, Sendable {
             case "40001", "40P01", "55P03", "57014":
                 // Serialization failure, deadlock, lock not available, statement timeout: passes.
                 return HeraldError.unavailable("the database is busy; try again")
+            case "53100":
+                // disk_full: the server's disk has no room; nothing of the statement was written.
+                return HeraldError.insufficientStorage(
+                    "the server's storage is full, so nothing was written; retry once the operator has freed space")
             case "3D000", "28000", "28P01":
                 return PostgresStoreError(code: .cannotConnect, message: "the database \(url) refused the connection (\(state))")
             case let state where state.hasPrefix("08") || state.hasPrefix("57P"):

@@ -58,6 +58,8 @@ public final class SQLiteStore: HeraldStore {
     let readers: [SQLiteConnection]
     private let nextReader = Atomic<Int>(0)
     private let gate = OperationGate()
+    /// Whether the last write failed because the disk is full (SQLite's `SQLITE_FULL`).
+    private let diskFull = Atomic<Bool>(false)
     let housekeeping = Mutex(Housekeeping())
     /// Schema versions applied when this store was opened (empty if the file was up to date).
     package let appliedMigrations: [Int]
@@ -205,8 +207,19 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Running statements
 
+    /// Reads; and while the last write failed for a full disk, writes too, so that the store
+    /// is reported unready until a write works again: a transaction that takes new pages (a
+    /// table of 64 KiB, dropped again) and commits them, which fails while the disk (or the
+    /// file's page limit) has no room, and leaves the schema as it was.
     public func ping() async throws {
         _ = try await read { connection in try await connection.query("SELECT 1") }
+        if diskFull.load(ordering: .relaxed) {
+            try await write { connection in
+                _ = try await connection.query("CREATE TABLE herald_write_probe (bytes BLOB)")
+                _ = try await connection.query("INSERT INTO herald_write_probe VALUES (zeroblob(65536))")
+                _ = try await connection.query("DROP TABLE herald_write_probe")
+            }
+        }
     }
 
     /// Runs `body` on a reader connection.
@@ -227,7 +240,9 @@ public final class SQLiteStore: HeraldStore {
         guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }
         defer { gate.leave() }
         do {
-            return try await writer.transaction(body)
+            let result = try await writer.transaction(body)
+            wrote()
+            return result
         } catch {
             throw mapError(error)
         }
@@ -243,10 +258,18 @@ public final class SQLiteStore: HeraldStore {
         guard gate.enter() else { throw HeraldError.unavailable("the store is closed") }
         defer { gate.leave() }
         do {
-            return try await body(writer)
+            let result = try await body(writer)
+            wrote()
+            return result
         } catch {
             throw mapError(error)
         }
+    }
+
+    /// A write succeeded: if the disk was full, it has room again.
+    private func wrote() {
+        guard diskFull.load(ordering: .relaxed), diskFull.exchange(false, ordering: .relaxed) else { return }
+        logger.notice("The SQLite database can write again: its disk has room", metadata: ["herald.store.path": "\(path)"])
     }
 
     /// Turns an SQLite error into one whose message is safe to show: SQLite's own message is
@@ -257,6 +280,15 @@ public final class SQLiteStore: HeraldStore {
         case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked:
             logger.warning("The SQLite database is busy", metadata: ["error": "\(error)"])
             return HeraldError.unavailable("the database is busy; try again")
+        case .full:
+            // Logged once, when the disk fills: every write fails the same way until it has room.
+            if !diskFull.exchange(true, ordering: .relaxed) {
+                logger.error(
+                    "The SQLite database cannot write: its disk is full. Nothing is lost; writes fail until there is room",
+                    metadata: ["herald.store.path": "\(path)"])
+            }
+            return HeraldError.insufficientStorage(
+                "the server's storage is full, so nothing was written; retry once the operator has freed space")
         default:
             logger.error("SQLite failed", metadata: ["error": "\(error)"])
             return SQLiteStoreError(code: .database, message: "the database failed (\(error.reason))")

@@ -30,6 +30,8 @@ public func buildRouter(
     let router = Router(context: AppRequestContext.self)
     // Outermost: a span for the whole request (a no-op without a tracer).
     router.add(middleware: HTTPTracingMiddleware())
+    // Browsers that reached the TLS listener come back over TLS only.
+    if scheme == "https" { router.add(middleware: StrictTransportSecurityMiddleware()) }
     // Next, so that it counts every answer, the errors RequestLogger turns into responses too.
     if let metrics = hubs.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogger())
@@ -37,11 +39,17 @@ public func buildRouter(
     router.get("health") { _, _ -> Response in
         try .json(["status": "ok"])
     }
-    // Readiness: every open hub's store answers (and was migrated when it opened), and there
-    // is a push provider; 503 with the problems otherwise.
-    router.get("ready") { _, _ -> Response in
-        let readiness = await hubs.readiness()
-        return try .json(readiness, status: readiness.isReady ? .ok : .serviceUnavailable)
+    // Readiness: every open hub's store answers and can write, and there is a push provider;
+    // 503 otherwise. The hubs, stores' errors and providers only to a caller with the metrics
+    // token: the status alone to anyone else. Checked at most once a second.
+    let readiness = ReadinessCache(hubs: hubs)
+    router.get("ready") { request, _ -> Response in
+        let current = await readiness.current()
+        let status: HTTPResponse.Status = current.isReady ? .ok : .serviceUnavailable
+        if let token = configuration.metricsToken, MetricsController.request(request, bears: token) {
+            return try .json(current, status: status)
+        }
+        return try .json(["status": current.status], status: status)
     }
     // Prometheus metrics, when the hubs record them (`HubRegistry(metrics:)`).
     if let metrics = hubs.metrics {

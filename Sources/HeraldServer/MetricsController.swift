@@ -33,14 +33,20 @@ struct MetricsController {
 
     private func authorize(_ request: Request) throws {
         guard let token else { return }
+        guard Self.request(request, bears: token) else {
+            throw HTTPError(.unauthorized, headers: [.wwwAuthenticate: #"Bearer realm="herald-metrics""#])
+        }
+    }
+
+    /// Whether `request` has `Authorization: Bearer <token>`. The token is compared by its
+    /// SHA-256 digest: digests of equal length, in constant time (swift-crypto's `==`).
+    static func request(_ request: Request, bears token: String) -> Bool {
         let given = request.headers[.authorization].flatMap { value -> Substring? in
             let parts = value.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
             return parts[1]
         }
-        // Digests of equal length, compared in constant time (swift-crypto's `==` on digests).
-        guard let given, SHA256.hash(data: Data(given.utf8)) == SHA256.hash(data: Data(token.utf8)) else {
-            throw HTTPError(.unauthorized, headers: [.wwwAuthenticate: #"Bearer realm="herald-metrics""#])
-        }
+        guard let given else { return false }
+        return SHA256.hash(data: Data(given.utf8)) == SHA256.hash(data: Data(token.utf8))
     }
 }

@@ -35,7 +35,10 @@ struct RequestLogger: RouterMiddleware {
             response = try error.response(from: request, context: context)
         } catch {
             context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            response = try HTTPError(.internalServerError).response(from: request, context: context)
+            // Herald's error document, as every other error of the APIs: JSON with the request id
+            // to quote, never the error's text (which can hold what the store or a peer said).
+            response = try HeraldError(code: .internalError, message: "the server failed; quote request id \(id) to its operator")
+                .response(from: request, context: context)
         }
         response.headers[.requestID] = id
         context.logger.debug(

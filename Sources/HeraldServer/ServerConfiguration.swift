@@ -110,3 +110,31 @@ public struct EmulatorDirectory: Sendable, Codable, Hashable {
         self.caCertificatePEM = caCertificatePEM
     }
 }
+
+extension ServerConfiguration {
+    /// Whether the console is served on the plain-HTTP listener: only where an operator's
+    /// password and session cookie cannot cross a network in clear (``host`` is a loopback
+    /// address), or where a proxy in front terminates TLS (``publicURL`` is `https`). Otherwise
+    /// the console is on the TLS listener only.
+    public var servesConsoleOverPlainHTTP: Bool {
+        Self.servesConsoleOverPlainHTTP(host: host, publicURL: publicURL)
+    }
+
+    /// ``servesConsoleOverPlainHTTP`` for a listener on `host` and a server known as `publicURL`.
+    public static func servesConsoleOverPlainHTTP(host: String, publicURL: String?) -> Bool {
+        isLoopback(host) || isBehindTLSProxy(publicURL: publicURL)
+    }
+
+    /// Whether devices and browsers reach the server through `https`: a public URL that is one.
+    static func isBehindTLSProxy(publicURL: String?) -> Bool {
+        publicURL?.lowercased().hasPrefix("https://") ?? false
+    }
+
+    /// `localhost`, `127.0.0.0/8` and `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+}

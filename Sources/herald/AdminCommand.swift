@@ -24,8 +24,19 @@ struct AdminCommand: ParsableCommand {
         }
     }
 
+    /// Where operators open the console: the public URL behind a TLS proxy; the plain-HTTP
+    /// listener on a loopback address; the TLS listener otherwise (the plain one refuses it,
+    /// ``ServerConfiguration/servesConsoleOverPlainHTTP``).
     static func consoleURL(_ configuration: HeraldConfiguration) -> String {
-        "http://\(configuration.host):\(configuration.port)/console"
+        if let publicURL = configuration.publicURL, publicURL.lowercased().hasPrefix("https://") {
+            return (publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL) + "/console"
+        }
+        if ServerConfiguration.servesConsoleOverPlainHTTP(host: configuration.host, publicURL: configuration.publicURL)
+            || configuration.tlsPort == 0
+        {
+            return "http://\(configuration.host):\(configuration.port)/console"
+        }
+        return "https://\(configuration.host):\(configuration.tlsPort)/console"
     }
 
     struct Create: AsyncParsableCommand {

@@ -224,7 +224,14 @@ extension Serve {
     /// the service's user, and the banner names the file. The password works once, until its
     /// owner chooses their own.
     static func consoleLines(_ console: Console, _ configuration: HeraldConfiguration, logger: Logger) async throws -> [String] {
-        let url = "http://\(configuration.host):\(configuration.port)/console"
+        guard ServerConfiguration.servesConsoleOverPlainHTTP(host: configuration.host, publicURL: configuration.publicURL)
+            || configuration.tlsPort != 0
+        else {
+            return [
+                "  console  not served: plain HTTP on \(configuration.host) only (turn TLS on with HERALD_TLS_PORT, or set HERALD_PUBLIC_URL=https://… behind a TLS proxy)"
+            ]
+        }
+        let url = AdminCommand.consoleURL(configuration)
         guard try await console.operators.list().isEmpty else {
             return ["  console  \(url) (operators: herald admin create NAME)"]
         }

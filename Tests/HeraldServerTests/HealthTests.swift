@@ -11,13 +11,23 @@ import Testing
 /// `/health` says the process answers; `/ready` says whether it can work, and what is wrong
 /// when it cannot. Every response carries a request id.
 @Suite struct HealthTests {
-    @Test func readyListsTheOpenHubsAndThePlatforms() async throws {
-        try await TestHerald.withHerald { herald in
+    static let metricsToken = "metrics-token-0123456789"
+    static let withToken: HTTPFields = [.authorization: "Bearer \(metricsToken)"]
+
+    @Test func readyListsTheOpenHubsAndThePlatformsToTheMetricsTokenOnly() async throws {
+        try await TestHerald.withHerald(configure: { $0.metricsToken = Self.metricsToken }) { herald in
             try await herald.application().test(.router) { client in
                 try await client.execute(uri: "/health", method: .get) { response in
                     #expect(response.status == .ok)
                 }
-                try await client.execute(uri: "/ready", method: .get) { response in
+                // Anyone: the status, and nothing of the hubs' names, stores or providers.
+                for headers: HTTPFields in [[:], [.authorization: "Bearer wrong"]] {
+                    try await client.execute(uri: "/ready", method: .get, headers: headers) { response in
+                        #expect(response.status == .ok)
+                        #expect(String(buffer: response.body) == #"{"status":"ready"}"#)
+                    }
+                }
+                try await client.execute(uri: "/ready", method: .get, headers: Self.withToken) { response in
                     #expect(response.status == .ok)
                     let readiness = try JSONDecoder().decode(Readiness.self, from: Data(response.body.readableBytesView))
                     #expect(readiness.status == "ready")
@@ -31,10 +41,14 @@ import Testing
     }
 
     @Test func aStoreThatDoesNotAnswerMakesTheServerUnready() async throws {
-        try await TestHerald.withHerald { herald in
+        try await TestHerald.withHerald(configure: { $0.metricsToken = Self.metricsToken }) { herald in
             try await herald.application().test(.router) { client in
                 try await herald.hub.store.close()
                 try await client.execute(uri: "/ready", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body) == #"{"status":"unready"}"#)
+                }
+                try await client.execute(uri: "/ready", method: .get, headers: Self.withToken) { response in
                     #expect(response.status == .serviceUnavailable)
                     let readiness = try JSONDecoder().decode(Readiness.self, from: Data(response.body.readableBytesView))
                     #expect(readiness.status == "unready")
@@ -72,6 +86,27 @@ import Testing
                 try await client.execute(uri: "/api/register", method: .post) { response in
                     #expect(response.status == .unauthorized)
                     #expect(response.headers[.requestID]?.count == 32)
+                }
+            }
+        }
+    }
+
+    /// Each check pings every store: a flood of `/ready` costs one check a second, and what it
+    /// says is at most a second old.
+    @Test func readinessIsCheckedAtMostOnceASecond() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                try await client.execute(uri: "/ready", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+                try await herald.hub.store.close()
+                // Within the second: the check just made.
+                try await client.execute(uri: "/ready", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+                try await Task.sleep(for: .milliseconds(1100))
+                try await client.execute(uri: "/ready", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
                 }
             }
         }

@@ -37,6 +37,8 @@ extension HubRegistry {
                             do {
                                 try await store.ping()
                                 return "ok"
+                            } catch let error as HeraldError where error.code == .insufficientStorage {
+                                return "the store cannot write: its disk is full"
                             } catch {
                                 return "the store does not answer: \(error)"
                             }

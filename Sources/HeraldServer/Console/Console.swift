@@ -1,5 +1,6 @@
 public import HeraldHub
 import Hummingbird
+import NIOCore
 import Logging
 
 /// What the console of one server keeps across its listeners: the operators (and their
@@ -18,11 +19,35 @@ public final class Console: Sendable {
         self.pages = try ConsolePages(version: configuration.version, node: configuration.nodeName)
     }
 
+    /// Adds the console's routes: on the TLS listener (`secure`), and on the plain-HTTP one
+    /// only where ``ServerConfiguration/servesConsoleOverPlainHTTP`` says so. Elsewhere every
+    /// console URL answers `403` with where the console is.
     func addRoutes(to router: Router<AppRequestContext>, hubs: HubRegistry, configuration: ServerConfiguration, secure: Bool, logger: Logger) {
+        guard secure || configuration.servesConsoleOverPlainHTTP else {
+            let refusal = Self.plainHTTPRefusal(configuration)
+            for path in ["console", "console/**"] {
+                router.get(RouterPath(path)) { _, _ in refusal }
+                router.post(RouterPath(path)) { _, _ in refusal }
+            }
+            return
+        }
         ConsoleController(
             hubs: hubs, operators: operators, pages: pages, history: history, hubEndpoint: configuration.hubEndpoint,
             // Secure on the TLS port, and behind a proxy that terminates TLS (an https public URL).
-            secure: secure || (configuration.publicURL?.lowercased().hasPrefix("https://") ?? false), logger: logger
+            secure: secure || ServerConfiguration.isBehindTLSProxy(publicURL: configuration.publicURL), logger: logger
         ).addRoutes(to: router)
+    }
+
+    /// The answer on a plain-HTTP listener that does not serve the console: where it is.
+    static func plainHTTPRefusal(_ configuration: ServerConfiguration) -> Response {
+        let text = """
+            The console is not served over plain HTTP on \(configuration.host): an operator's password and session \
+            would cross the network in clear. Open it over HTTPS (port \(configuration.tlsPort)), or behind a proxy \
+            that terminates TLS with HERALD_PUBLIC_URL=https://…, or bind HERALD_HOST to a loopback address.
+
+            """
+        var headers = ConsolePages.securityHeaders
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: .forbidden, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }
