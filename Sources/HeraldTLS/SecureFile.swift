@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -44,6 +44,24 @@ package enum SecureFile {
             unlink(temporary)
             throw HeraldTLSError(code: .fileSystem, message: "cannot write \(path): errno \(code)")
         }
+    }
+
+    /// Creates a new file at `path` readable by this user only (`mode`, 0600 by default) and opens
+    /// it for writing: exclusively (an existing file, or a symbolic link there, even a dangling
+    /// one, is an error, not overwritten or followed), for files that hold device handles or
+    /// other secrets.
+    package static func createNew(_ path: String, mode: Int = 0o600) throws -> FileHandle {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+        guard fd >= 0 else {
+            let code = errno
+            let reason =
+                code == EEXIST
+                ? "it exists (remove it, or choose another name)" : String(cString: strerror(code))
+            throw HeraldTLSError(code: .fileSystem, message: "cannot create \(path): \(reason)")
+        }
+        // The mode asked for, whatever the umask.
+        _ = fchmod(fd, mode_t(mode))
+        return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
     /// Creates `directory` (and its missing parents) readable by this user only (0700), or, if it

@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldHub
 import HeraldHubWire
 import HeraldStore
+import HeraldTLS
 import Logging
 
 extension HubCommand {
@@ -24,7 +25,7 @@ extension HubCommand {
         @Argument(help: "The hub.")
         var name: String
 
-        @Argument(help: "The file to write (default: standard output).")
+        @Argument(help: "The file to write, created new with mode 0600 (default: standard output).")
         var file: String?
 
         func run() async throws {
@@ -33,10 +34,13 @@ extension HubCommand {
             try await HubCommand.withHub(name, configuration) { hub, definition in
                 let output: FileHandle
                 if let path {
-                    guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                        throw HubCommandError("cannot write \(path)")
+                    // Every device handle of the hub: readable by this user only, and never
+                    // written through a link someone left at that path.
+                    do {
+                        output = try SecureFile.createNew(path)
+                    } catch let error as HeraldTLSError {
+                        throw HubCommandError(error.message)
                     }
-                    output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
                 } else {
                     output = FileHandle.standardOutput
                 }

@@ -59,4 +59,40 @@ import Testing
         let unknown = try await HeraldCommand.run(["hub", "import", "myhub", input, "--mode", "merge", "--data-dir", data])
         #expect(unknown.status != 0 && unknown.error.contains("--mode"), "\(unknown.error)")
     }
+
+    /// The export holds every device handle of the hub: it is created for its user only, and a
+    /// file or a link already at that path is neither overwritten nor followed.
+    @Test func exportCreatesAPrivateFileAndFollowsNoLink() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-export-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        try #require(try await HeraldCommand.run(["hub", "create", "myhub", "--data-dir", data]).status == 0)
+
+        let output = directory.appendingPathComponent("out.txt").path
+        let exported = try await HeraldCommand.run(["hub", "export", "myhub", output, "--data-dir", data])
+        #expect(exported.status == 0, "\(exported.error)")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: output)[.posixPermissions] as? NSNumber)
+        #expect(mode.intValue & 0o777 == 0o600, "mode \(String(mode.intValue, radix: 8))")
+
+        // Again to the same path: refused, the file as it was.
+        let again = try await HeraldCommand.run(["hub", "export", "myhub", output, "--data-dir", data])
+        #expect(again.status != 0 && again.error.contains("exists"), "\(again.error)")
+
+        // A link to another file (one another user would want overwritten): not followed.
+        let victim = directory.appendingPathComponent("victim.txt").path
+        try "keep me\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        let link = directory.appendingPathComponent("link.txt").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: victim)
+        let linked = try await HeraldCommand.run(["hub", "export", "myhub", link, "--data-dir", data])
+        #expect(linked.status != 0, "\(linked.error)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
+        // A dangling link: not followed to create its target either.
+        let dangling = directory.appendingPathComponent("dangling.txt").path
+        let target = directory.appendingPathComponent("created-through-link.txt").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: target)
+        let throughDangling = try await HeraldCommand.run(["hub", "export", "myhub", dangling, "--data-dir", data])
+        #expect(throughDangling.status != 0, "\(throughDangling.error)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
 }
