@@ -7,9 +7,14 @@ public import HeraldCore
 /// Accepted: the schemes `postgres` and `postgresql`; user and password percent-encoded; a
 /// host name, an IPv4 address or a bracketed IPv6 one (default `localhost`); a port (default
 /// 5432); a database (default: the user name); and the parameters `sslmode` (`disable`,
-/// `prefer` — the default —, `require`, `verify-ca`, `verify-full`), `host` (a Unix socket
+/// `prefer` — the default —, `require`, `verify-ca`, `verify-full`), `sslrootcert` (a PEM file
+/// of the CAs to trust instead of the system's, for a server with a certificate of a private
+/// CA; with `require`, the chain is then verified, as libpq does), `host` (a Unix socket
 /// directory, as libpq reads it), `application_name` and `connect_timeout` (seconds). Any other
 /// parameter is refused rather than silently ignored.
+///
+/// Only `verify-full` checks that the server is the one named: use it (with `sslrootcert` for
+/// a private CA) whenever the database is reached over a network.
 ///
 /// The password never appears in ``description`` (nor in any error this type throws), so a
 /// URL can be logged.
@@ -37,6 +42,9 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible, CustomRe
     public var socketDirectory: String?
     public var database: String
     public var tlsMode: TLSMode
+    /// A PEM file of the CAs that issue the server's certificate (`sslrootcert`); `nil` trusts
+    /// the system's.
+    public var rootCertificateFile: String?
     public var applicationName: String?
     public var connectTimeout: Duration?
 
@@ -65,6 +73,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible, CustomRe
         guard !name.contains("/") else { throw .badRequest("the database URL's path must be one database name") }
         database = name.isEmpty ? user : name
         tlsMode = .prefer
+        rootCertificateFile = nil
         socketDirectory = nil
         applicationName = nil
         connectTimeout = nil
@@ -77,6 +86,9 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible, CustomRe
                     throw .badRequest("the database URL's sslmode '\(value)' is not one of \(modes)")
                 }
                 tlsMode = mode
+            case "sslrootcert":
+                guard !value.isEmpty else { throw .badRequest("the database URL's sslrootcert must name a PEM file of CAs") }
+                rootCertificateFile = value
             case "host":
                 guard value.hasPrefix("/") else {
                     throw .badRequest("the database URL's host parameter must be a socket directory (an absolute path)")
@@ -115,6 +127,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible, CustomRe
         var parameters: [String] = []
         if let socketDirectory { parameters.append("host=\(socketDirectory)") }
         if tlsMode != .prefer { parameters.append("sslmode=\(tlsMode.rawValue)") }
+        if let rootCertificateFile { parameters.append("sslrootcert=\(rootCertificateFile)") }
         if !parameters.isEmpty { text += "?" + parameters.joined(separator: "&") }
         return text
     }

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
+import HeraldTLS
 import HeraldTestSupport
 import Logging
 import Testing
@@ -115,6 +116,34 @@ struct PostgresDatabaseTests {
             #expect((error as? PostgresStoreError)?.code == .cannotConnect, "\(error)")
         }
         #expect(!record.text.contains("wrong-password-4f1c9a"))
+    }
+
+    /// A server with a certificate of a private CA: `verify-full` with that CA as `sslrootcert`
+    /// connects; without it (the system's roots), or with another CA, the connection is refused
+    /// before the password is sent.
+    @Test(.enabled(if: PostgresTestDatabase.certificateAuthority != nil, "the test server has no TLS certificate (HERALD_TEST_DATABASE_CA)"))
+    func verifyFullWithAPrivateCAConnectsAndAnyOtherCAIsRefused() async throws {
+        let ca = try #require(PostgresTestDatabase.certificateAuthority)
+        var url = try PostgresTestDatabase.url()
+        url.tlsMode = .verifyFull
+        url.rootCertificateFile = ca
+        url.connectTimeout = .seconds(5)
+        #expect(url.description.contains("sslmode=verify-full&sslrootcert=\(ca)"))
+        try await PostgresTestDatabase.with(url: url, migrate: false) { database in try await database.ping() }
+
+        var systemRoots = url
+        systemRoots.rootCertificateFile = nil
+        await #expect(throws: (any Error).self) {
+            try await PostgresTestDatabase.with(url: systemRoots, migrate: false) { database in try await database.ping() }
+        }
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent("other-ca-\(UUID().uuidString).pem").path
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        try CertificateAuthority.makeEphemeral().certificatePEM.write(toFile: other, atomically: true, encoding: .utf8)
+        var otherCA = url
+        otherCA.rootCertificateFile = other
+        await #expect(throws: (any Error).self) {
+            try await PostgresTestDatabase.with(url: otherCA, migrate: false) { database in try await database.ping() }
+        }
     }
 
     @Test func anUnreachableServerIsAnErrorNotAHang() async throws {

@@ -15,6 +15,13 @@ enum PostgresTestDatabase {
 
     static var isConfigured: Bool { urlString != nil }
 
+    /// The CA of the test server's TLS certificate (`HERALD_TEST_DATABASE_CA`, as
+    /// `scripts/postgres-test-server ca` prints it), when the file is there.
+    static let certificateAuthority: String? = {
+        let value = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_CA"] ?? ""
+        return !value.isEmpty && FileManager.default.isReadableFile(atPath: value) ? value : nil
+    }()
+
     static let skipReason: Comment =
         "HERALD_TEST_DATABASE_URL is not set: the PostgreSQL tests are skipped (start a server with `export HERALD_TEST_DATABASE_URL=$(scripts/postgres-test-server start)`)"
 
