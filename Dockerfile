@@ -8,6 +8,10 @@
 # the APNs key are best mounted read-only as files (HERALD_APNS_KEY_FILE=/run/secrets/…).
 
 # The builder's Debian release must match the runtime's (the binary uses its C library).
+# For builds that must be repeatable, pin both by digest, as `docker buildx imagetools inspect
+# swift:6.3-bookworm` prints it:
+#   docker build --build-arg SWIFT_IMAGE=swift:6.3-bookworm@sha256:… \
+#                --build-arg RUNTIME_IMAGE=debian:bookworm-slim@sha256:… -t herald .
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
@@ -38,11 +42,16 @@ COPY --from=build /out/herald /usr/local/bin/herald
 # Every hub's SQLite store, keys and certificates (with PostgreSQL: keys and certificates).
 VOLUME ["/var/lib/herald"]
 WORKDIR /var/lib/herald
+# No built-in emulators: a production container that lacks one platform's credentials must not
+# send that platform's notifications to an emulator inside it (they count PnsNotConfigured, and
+# /ready says so). To try Herald out with emulators: docker run -e HERALD_EMULATORS=auto …
 ENV HERALD_DATA_DIR=/var/lib/herald \
     HERALD_HOST=0.0.0.0 \
     HERALD_PORT=8080 \
-    HERALD_TLS_PORT=8443
-# HTTP (the APIs, /health, /ready, /metrics) and HTTPS (the same; the hub SDKs need it).
+    HERALD_TLS_PORT=8443 \
+    HERALD_EMULATORS=off
+# HTTP (the APIs, /health, /ready, /metrics) and HTTPS (the same, and the console; the hub SDKs
+# need it). The console is not served on plain HTTP off loopback.
 EXPOSE 8080 8443
 # The user made above, by number (a host or Kubernetes can check it is not root).
 USER 10001:10001
