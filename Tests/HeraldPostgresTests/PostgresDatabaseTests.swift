@@ -129,12 +129,12 @@ struct PostgresDatabaseTests {
         url.rootCertificateFile = ca
         url.connectTimeout = .seconds(5)
         #expect(url.description.contains("sslmode=verify-full&sslrootcert=\(ca)"))
-        try await PostgresTestDatabase.with(url: url, migrate: false) { database in try await database.ping() }
+        try await PostgresTestDatabase.with(url: url) { database in try await database.ping() }
 
         var systemRoots = url
         systemRoots.rootCertificateFile = nil
         await #expect(throws: (any Error).self) {
-            try await PostgresTestDatabase.with(url: systemRoots, migrate: false) { database in try await database.ping() }
+            try await PostgresTestDatabase.with(url: systemRoots) { database in try await database.ping() }
         }
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("other-ca-\(UUID().uuidString).pem").path
         defer { try? FileManager.default.removeItem(atPath: other) }
@@ -142,7 +142,7 @@ struct PostgresDatabaseTests {
         var otherCA = url
         otherCA.rootCertificateFile = other
         await #expect(throws: (any Error).self) {
-            try await PostgresTestDatabase.with(url: otherCA, migrate: false) { database in try await database.ping() }
+            try await PostgresTestDatabase.with(url: otherCA) { database in try await database.ping() }
         }
     }
 
