@@ -22,16 +22,27 @@ public final class Accounts: Sendable {
     private let sessionCache = Mutex<[String: (username: String, until: Date)]>([:])
     static let sessionCacheLifetime: TimeInterval = 10
 
-    /// Failed sign-ins per account and per address.
+    /// Failed sign-ins per account and client, per account, and per client.
     let signInLimiter: SignInLimiter
-    /// bcrypt at the server's cost, with the decoy an unknown user's sign-in is checked against.
+    /// Sign-ups per client.
+    let signUpLimiter: SignUpLimiter
+    /// bcrypt at the server's cost on the hashing pool, with the decoy an unknown user's
+    /// sign-in is checked against.
     private let hasher: PasswordHasher
 
-    public init(store: any AccountStore, configuration: ServerConfiguration) {
+    /// With limits of its own (a hashing pool that is not run as a service: for tests and
+    /// tools; a server passes its ``CallerLimits``).
+    public convenience init(store: any AccountStore, configuration: ServerConfiguration) {
+        self.init(store: store, configuration: configuration, limits: CallerLimits(configuration: configuration))
+    }
+
+    /// With the limits the server's listeners share.
+    public init(store: any AccountStore, configuration: ServerConfiguration, limits: CallerLimits) {
         self.store = store
         self.configuration = configuration
-        self.signInLimiter = SignInLimiter(perAccount: configuration.signInLimitPerAccount, perAddress: configuration.signInLimitPerAddress)
-        self.hasher = PasswordHasher(cost: configuration.bcryptCost)
+        self.signInLimiter = limits.signIns
+        self.signUpLimiter = limits.signUps
+        self.hasher = PasswordHasher(cost: configuration.bcryptCost, hashing: limits.hashing)
     }
 
     /// Checks and lowercases a user name: 1–64 characters of letters, digits and `. _ - @`,
@@ -54,11 +65,19 @@ public final class Accounts: Sendable {
         return lower
     }
 
-    public func signUp(username: String, password: String) async throws -> Account {
+    /// Creates an account, for a caller known as `client` (``SocketAddress/clientKey``).
+    ///
+    /// Every attempt takes a token of the client's sign-up allowance (past it, ``Throttled``);
+    /// the name and password are checked, and the name looked up, before bcrypt runs, so a taken
+    /// or malformed name costs no hash (the `409` already tells that the name is taken). The
+    /// hash runs on the hashing pool, whose full queue answers ``Overloaded``.
+    public func signUp(username: String, password: String, client: String = "unknown") async throws -> Account {
         guard configuration.allowSignUp else { throw HeraldError.forbidden("sign-up is disabled on this server") }
+        try signUpLimiter.admit(client: client)
         let name = try Self.normalizedUsername(username)
         guard password.utf8.count >= 8 else { throw HeraldError.badRequest("a password has at least 8 characters") }
         guard password.utf8.count <= 72 else { throw HeraldError.badRequest("a password has at most 72 bytes") }
+        guard try await store.account(username: name) == nil else { throw Self.taken(name) }
         let account = Account(username: name, passwordHash: try await hasher.hash(password))
         try await store.createAccount(account)
         return account
@@ -69,25 +88,31 @@ public final class Accounts: Sendable {
     ///
     /// An unknown user name takes as long as a wrong password (a bcrypt check of the same
     /// cost), so the answer's time does not tell which users exist. Failures are counted per
-    /// account and per client `address` (``SignInLimiter``): past the limit, attempts are
-    /// refused with ``Throttled`` before the password is checked.
-    public func verify(username: String, password: String, address: String) async throws -> String? {
+    /// account and `client` (``SocketAddress/clientKey``), per account and per client
+    /// (``SignInLimiter``): past a limit, attempts are refused with ``Throttled`` before the
+    /// password is checked.
+    public func verify(username: String, password: String, client: String) async throws -> String? {
         let name = (try? Self.normalizedUsername(username)) ?? String(username.lowercased().prefix(64))
-        try signInLimiter.check(account: name, address: address)
+        try signInLimiter.check(account: name, client: client)
         let cacheKey = Self.sha256Hex("\(name)\u{0}\(password)")
         let now = Date()
         if let until = basicCache.withLock({ $0[cacheKey] }), until > now { return name }
         let account = Self.isValidUsername(name) ? try await store.account(username: name) : nil
         guard try await hasher.verify(password, against: account?.passwordHash) else {
-            signInLimiter.recordFailure(account: name, address: address)
+            signInLimiter.recordFailure(account: name, client: client)
             return nil
         }
-        signInLimiter.recordSuccess(account: name)
+        signInLimiter.recordSuccess(account: name, client: client)
         basicCache.withLock { cache in
             if cache.count >= Self.basicCacheLimit { cache = cache.filter { $0.value > now } }
             if cache.count < Self.basicCacheLimit { cache[cacheKey] = now.addingTimeInterval(Self.basicCacheLifetime) }
         }
         return name
+    }
+
+    /// The answer to a sign-up with a taken name: the store's own.
+    static func taken(_ name: String) -> HeraldError {
+        .conflict("the user name '\(name)' is taken")
     }
 
     private static func isValidUsername(_ name: String) -> Bool {

@@ -27,7 +27,7 @@ public struct AccountsController: Sendable {
 
     @Sendable func signUp(request: Request, context: AppRequestContext) async throws -> Response {
         let (username, password) = try await credentials(request, context: context)
-        let account = try await accounts.signUp(username: username, password: password)
+        let account = try await accounts.signUp(username: username, password: password, client: context.clientKey)
         context.logger.info("Account created", metadata: ["herald.user": "\(account.username)"])
         return try .json(["username": account.username], status: .created)
     }
@@ -43,7 +43,7 @@ public struct AccountsController: Sendable {
         } else {
             (username, password) = try await credentials(request, context: context)
         }
-        guard let user = try await accounts.verify(username: username, password: password, address: context.clientAddress) else {
+        guard let user = try await accounts.verify(username: username, password: password, client: context.clientKey) else {
             throw HeraldError.unauthorized("wrong user name or password")
         }
         let (token, expiresAt) = try await accounts.issueToken(for: user)

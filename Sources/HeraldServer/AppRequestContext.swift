@@ -21,10 +21,16 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
         self.remoteAddress = source.channel.remoteAddress
     }
 
-    /// The client's IP address, for per-address limits; `unknown` when there is none (tests
-    /// that call the router directly).
+    /// The client's IP address, for logs; `unknown` when there is none (tests that call the
+    /// router directly).
     var clientAddress: String {
         remoteAddress?.ipAddress ?? "unknown"
+    }
+
+    /// The key the per-client limits count this client under (``SocketAddress/clientKey``: an
+    /// IPv6 client by its /64).
+    var clientKey: String {
+        SocketAddress.clientKey(remoteAddress)
     }
 
     /// Request bodies Herald decodes are small JSON documents.

@@ -18,12 +18,15 @@ import HummingbirdTLS
 ///   - appStore: where the app backend keeps its accounts, sessions and secure and rich
 ///     content: the store of its hub.
 ///   - scheme: `https` for the TLS listener: the scheme of the URLs the hub API hands out.
+///   - limits: the limits on callers the server's listeners share; its hashing pool must run
+///     as a service (``buildApplication(hubs:devices:appStore:configuration:services:connections:limits:console:onServerRunning:logger:)`` runs it).
 public func buildRouter(
     hubs: HubRegistry,
     devices: any UserDevices,
     appStore: any AccountStore & ContentStore,
     configuration: ServerConfiguration,
     scheme: String = "http",
+    limits: CallerLimits,
     console: Console? = nil,
     logger: Logger = Logger(label: "herald")
 ) -> Router<AppRequestContext> {
@@ -58,7 +61,7 @@ public func buildRouter(
     if let emulators = configuration.emulators {
         router.get("emulators") { _, _ -> Response in try .json(emulators) }
     }
-    let accounts = Accounts(store: appStore, configuration: configuration)
+    let accounts = Accounts(store: appStore, configuration: configuration, limits: limits)
     let api = router.group("api")
     AccountsController(accounts: accounts).addRoutes(to: api)
     let authenticated = api.group().add(middleware: UserAuthenticator(accounts: accounts))
@@ -68,19 +71,15 @@ public func buildRouter(
     secure.addRoutes(to: authenticated)
     rich.addRoutes(to: authenticated)
     ContentController(secure: secure, rich: rich).addRoutes(to: authenticated)
-    HubAPIController(
-        registry: hubs,
-        scheme: scheme,
-        requestsPerSecond: configuration.hubRequestsPerSecond,
-        now: configuration.now
-    ).addRoutes(to: router)
+    HubAPIController(registry: hubs, scheme: scheme, limiter: limits.hubRequests, now: configuration.now).addRoutes(to: router)
     // The console (`console` is a reserved hub name, so it never shadows a hub's API).
     console?.addRoutes(to: router, hubs: hubs, configuration: configuration, secure: scheme == "https", logger: logger)
     return router
 }
 
 /// Builds the Herald application: the HTTP server, the hub registry (which runs every hub's
-/// delivery worker), and the sweeper of expired secure and rich content.
+/// delivery worker), the sweeper of expired secure and rich content, and the pool that hashes
+/// passwords (of `limits`, which a TLS listener beside it shares; a new one without).
 ///
 /// `services` are what the hubs deliver through (push providers, emulators): they start
 /// before the registry and stop after it, and the HTTP server stops first of all, so that a
@@ -93,15 +92,21 @@ public func buildApplication(
     configuration: ServerConfiguration,
     services: [any Service] = [],
     connections: ConnectionLimiter? = nil,
+    limits: CallerLimits? = nil,
     console: Console? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    var own: [any Service] = [hubs, ContentSweeper(store: appStore, configuration: configuration, logger: logger)]
+    let limits = limits ?? CallerLimits(configuration: configuration)
+    // The hashing pool first: the group stops services in reverse order, so it stops after
+    // the hubs and the server, once no request can hash.
+    var own: [any Service] = [limits.hashing, hubs, ContentSweeper(store: appStore, configuration: configuration, logger: logger)]
     if let history = console?.history { own.append(history) }
     let limiter = connections ?? ConnectionLimiter(limits: configuration.connectionLimits, logger: logger)
     return Application(
-        router: buildRouter(hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, console: console, logger: logger),
+        router: buildRouter(
+            hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, limits: limits, console: console, logger: logger
+        ),
         server: .guardedHTTP1(limiter, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: services + own,
@@ -111,8 +116,9 @@ public func buildApplication(
 }
 
 /// The same APIs over TLS on `configuration.tlsPort`, as the hub SDKs require (they turn
-/// `sb://` into `https://`). Runs no services of its own: run it beside ``buildApplication``,
-/// with the same `connections`, so that the connection limit counts both listeners.
+/// `sb://` into `https://`). Run it beside ``buildApplication``, with the same `connections`
+/// and `limits`, so that the limits count both listeners together; it runs no services of its
+/// own but the hashing pool of `limits` when it makes them.
 public func buildTLSApplication(
     hubs: HubRegistry,
     devices: any UserDevices,
@@ -120,17 +126,21 @@ public func buildTLSApplication(
     configuration: ServerConfiguration,
     tls: TLSConfiguration,
     connections: ConnectionLimiter? = nil,
+    limits: CallerLimits? = nil,
     console: Console? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     logger: Logger
 ) throws -> some ApplicationProtocol {
     let limiter = connections ?? ConnectionLimiter(limits: configuration.connectionLimits, logger: logger)
+    let shared = limits ?? CallerLimits(configuration: configuration)
     return Application(
         router: buildRouter(
-            hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, scheme: "https", console: console, logger: logger
+            hubs: hubs, devices: devices, appStore: appStore, configuration: configuration, scheme: "https", limits: shared, console: console,
+            logger: logger
         ),
         server: try .tls(.guardedHTTP1(limiter, logger: logger), tlsConfiguration: tls),
         configuration: .init(address: .hostname(configuration.host, port: configuration.tlsPort), serverName: "Herald"),
+        services: limits == nil ? [shared.hashing] : [],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.tlsPort) },
         logger: logger
     )

@@ -5,8 +5,9 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// The HTTP server's limits on connections: how many may be open at once, how long one may sit
-/// idle (or take to send a request's head), and how long a request's body may take.
+/// The HTTP server's limits on connections: how many may be open at once, in all and from one
+/// client, how long one may sit idle (or take to send a request's head), and how long a
+/// request's body may take.
 public struct ConnectionLimits: Sendable {
     /// Connections open at once, over the HTTP and TLS listeners together. A connection beyond
     /// it takes the place of the connection idle the longest, which is closed; when every
@@ -17,6 +18,13 @@ public struct ConnectionLimits: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// A request's body must arrive within this long of its head.
     public var bodyTimeout: Duration = .seconds(60)
+    /// Connections open at once from one client (``SocketAddress/clientKey``: an IPv6 client
+    /// by its /64); `0` for no such limit. A client's connection beyond it takes the place of
+    /// that client's connection idle the longest; when all of them are busy, it gets `503` and
+    /// is closed, and other clients are not affected. 256 is far more than a browser (6 per
+    /// host) or an SDK's pool opens, and 40 clients at it are needed to fill the 10,000 in all;
+    /// behind a reverse proxy every connection comes from the proxy: raise it there, or set 0.
+    public var maximumConnectionsPerClient: Int = 256
 
     public init() {}
 }
@@ -31,12 +39,33 @@ public final class ConnectionLimiter: Sendable {
 
     private struct State {
         var connections: [ObjectIdentifier: Connection] = [:]
+        /// Connections open per client key.
+        var perClient: [String: Int] = [:]
         var refused = 0
         var evicted = 0
+
+        mutating func remove(_ id: ObjectIdentifier) -> Connection? {
+            guard let connection = connections.removeValue(forKey: id) else { return nil }
+            let left = (perClient[connection.client] ?? 1) - 1
+            perClient[connection.client] = left > 0 ? left : nil
+            return connection
+        }
+
+        /// The connection idle the longest, of `client` or of anyone. One pass, no copy of the
+        /// table: this runs under the lock, for every connection admitted at a limit.
+        func idleLongest(of client: String? = nil) -> ObjectIdentifier? {
+            var oldest: (key: ObjectIdentifier, value: Connection)?
+            for entry in connections where !entry.value.busy && (client == nil || entry.value.client == client) {
+                if oldest.map({ entry.value.idleSince < $0.value.idleSince }) ?? true { oldest = entry }
+            }
+            return oldest?.key
+        }
     }
 
     private struct Connection {
         var channel: any Channel
+        /// The peer's ``SocketAddress/clientKey``.
+        var client: String
         var busy = false
         var idleSince: ContinuousClock.Instant
     }
@@ -49,40 +78,60 @@ public final class ConnectionLimiter: Sendable {
     /// Connections open now.
     public var openConnections: Int { state.withLock { $0.connections.count } }
 
-    enum Admission {
+    /// Connections open now from `client` (a ``SocketAddress/clientKey``).
+    func openConnections(from client: String) -> Int {
+        state.withLock { $0.perClient[client] ?? 0 }
+    }
+
+    enum Admission: Equatable {
         case admitted
+        /// Every connection allowed is busy.
         case refused
+        /// Every connection allowed to this client is busy.
+        case refusedForClient
     }
 
     func admit(_ channel: any Channel) -> Admission {
+        let client = SocketAddress.clientKey(channel.remoteAddress)
+        let perClient = limits.maximumConnectionsPerClient
         let (admission, evict): (Admission, (any Channel)?) = state.withLock { state in
             var evict: (any Channel)?
-            if state.connections.count >= limits.maximumConnections {
-                // One pass, no copy of the table: this runs under the lock, for every connection
-                // admitted at the limit.
-                var oldest: (key: ObjectIdentifier, value: Connection)?
-                for entry in state.connections where !entry.value.busy {
-                    if oldest.map({ entry.value.idleSince < $0.value.idleSince }) ?? true { oldest = entry }
+            if perClient > 0, state.perClient[client] ?? 0 >= perClient {
+                // The client makes room among its own connections, or is refused: never another's.
+                guard let oldest = state.idleLongest(of: client) else {
+                    state.refused += 1
+                    return (.refusedForClient, nil)
                 }
-                guard let oldest else {
+                evict = state.remove(oldest)?.channel
+                state.evicted += 1
+            } else if state.connections.count >= limits.maximumConnections {
+                guard let oldest = state.idleLongest() else {
                     state.refused += 1
                     return (.refused, nil)
                 }
-                state.connections[oldest.key] = nil
+                evict = state.remove(oldest)?.channel
                 state.evicted += 1
-                evict = oldest.value.channel
             }
-            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel, idleSince: .now)
+            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel, client: client, idleSince: .now)
+            state.perClient[client, default: 0] += 1
             return (.admitted, evict)
         }
         if let evict {
             logger.debug("Closing the connection idle the longest to admit a new one (connection limit reached)")
             evict.close(promise: nil)
         }
-        if case .refused = admission {
+        switch admission {
+        case .refused:
             logger.warning(
                 "Refused a connection: every one of the connections allowed is busy",
                 metadata: ["herald.connections": "\(limits.maximumConnections)"])
+        case .refusedForClient:
+            // Debug only: one client's flood must not flood the log too.
+            logger.debug(
+                "Refused a connection: every one of the connections allowed to its client is busy",
+                metadata: ["herald.client": "\(client)", "herald.connections": "\(perClient)"])
+        case .admitted:
+            break
         }
         return admission
     }
@@ -97,7 +146,7 @@ public final class ConnectionLimiter: Sendable {
     }
 
     func closed(_ channel: any Channel) {
-        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = state.withLock { $0.remove(ObjectIdentifier(channel)) }
     }
 }
 
@@ -127,22 +176,21 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         self.refusesWithResponse = refusesWithResponse
     }
 
-    static let refusal = """
-        HTTP/1.1 503 Service Unavailable\r
-        Content-Type: text/plain; charset=utf-8\r
-        Content-Length: 43\r
-        Retry-After: 1\r
-        Connection: close\r
-        \r
-        Herald is at its connection limit; retry.\n
-        """
+    static let refusal = refusal("Herald is at its connection limit; retry.\n")
+    static let refusalForClient = refusal("Too many connections from your address are busy; retry.\n")
+
+    static func refusal(_ message: String) -> String {
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n"
+            + "Retry-After: 1\r\nConnection: close\r\n\r\n" + message
+    }
 
     func channelActive(context: ChannelHandlerContext) {
-        switch limiter.admit(context.channel) {
+        let admission = limiter.admit(context.channel)
+        switch admission {
         case .admitted:
             admitted = true
             context.fireChannelActive()
-        case .refused:
+        case .refused, .refusedForClient:
             guard refusesWithResponse else {
                 context.close(promise: nil)
                 return
@@ -150,7 +198,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             // Answer, stop sending, and read (and drop) what the client sends for a moment
             // before closing: closing with its request unread would reset the connection, and
             // the client could lose the answer.
-            let bytes = context.channel.allocator.buffer(string: Self.refusal)
+            let bytes = context.channel.allocator.buffer(string: admission == .refused ? Self.refusal : Self.refusalForClient)
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(NIOAny(bytes)).whenComplete { _ in
                 let context = loopBound.value

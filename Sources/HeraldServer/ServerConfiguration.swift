@@ -13,10 +13,20 @@ public struct ServerConfiguration: Sendable {
     public var tokenLifetime: Duration = .seconds(7 * 24 * 3600)
     /// bcrypt cost for stored passwords.
     public var bcryptCost: UInt8 = 12
-    /// Failed sign-ins allowed per account: a burst, then one per refill period.
+    /// Failed sign-ins allowed per account from one client: a burst, then one per refill
+    /// period (``SignInLimiter``).
+    package var signInLimitPerAccountAndClient = SignInLimiter.Limit.perAccountAndClient
+    /// Failed sign-ins allowed per account over every client.
     package var signInLimitPerAccount = SignInLimiter.Limit.perAccount
-    /// Failed sign-ins allowed per client address.
-    package var signInLimitPerAddress = SignInLimiter.Limit.perAddress
+    /// Failed sign-ins allowed per client over every account.
+    package var signInLimitPerClient = SignInLimiter.Limit.perClient
+    /// Sign-ups allowed per client (``SocketAddress/clientKey``) a minute, in bursts of twice
+    /// that: every attempt counts, whatever its answer.
+    public var signUpsPerMinute: Int = 5
+    /// Threads that hash passwords (bcrypt), apart from the store's thread pool.
+    public var passwordHashThreads = 1
+    /// Password hashes that may wait for a thread; beyond, sign-up and sign-in get 503.
+    public var passwordHashQueue = 16
     /// How long `POST /api/notifications` waits for delivery to finish before answering
     /// with the state so far.
     public var notifyWait: Duration = .seconds(10)
@@ -37,6 +47,8 @@ public struct ServerConfiguration: Sendable {
 
     /// Whether `herald serve` serves the console at `/console`.
     public var consoleEnabled = true
+    /// A console session unused for this long ends: the operator signs in again.
+    public var consoleIdleTimeout: Duration = .seconds(30 * 60)
     /// How often the console's charts read the counters of `/metrics`.
     public var consoleSampleInterval: Duration = .seconds(15)
     /// The endpoint of the connection strings the console shows (`sb://host:port/`); `nil`
@@ -87,6 +99,12 @@ public struct ServerConfiguration: Sendable {
     ]
 
     public init() {}
+
+    /// The bucket of ``signUpsPerMinute``: a burst of twice the rate.
+    var signUpLimitPerClient: TokenBuckets.Limit {
+        let rate = max(1, signUpsPerMinute)
+        return .init(burst: 2 * rate, refillSeconds: 60 / Double(rate))
+    }
 }
 
 /// Where the in-process push-service emulators listen, and the CA that signed their certificates.

@@ -1,57 +1,69 @@
 import Foundation
 import Synchronization
 
-/// Limits password guesses: a bucket of failed sign-ins per account and one per client
-/// address. Each failure takes a token; tokens come back at a steady rate; an empty bucket
-/// refuses further attempts (before the password is checked, so a refused attempt tells
-/// nothing) with the seconds until a token is back. A successful sign-in refills its account's
-/// bucket.
+/// Limits password guesses with three kinds of buckets of failed sign-ins:
+///
+/// - per account and client (``Limit/perAccountAndClient``: 10, then one a minute): the
+///   guesses one client may make at one account. A success clears them. Someone else's
+///   failures at an account never lock its owner out from the owner's own address.
+/// - per account over every client (``Limit/perAccount``: 100, then one every 6 minutes, 240
+///   a day): the ceiling against a guesser spread over many addresses. A success does not
+///   clear it (a client signing in with HTTP Basic succeeds every minute); instead, a client
+///   that signed in to the account in the last 30 days is not held back by it, so the owner's
+///   usual devices keep working while someone guesses from elsewhere.
+/// - per client (``Limit/perClient``: 300, then one a second): the guesses one client makes
+///   over every account, high enough for the clients behind one proxy or NAT.
+///
+/// Each failure takes a token from the three; an empty bucket refuses further attempts (before
+/// the password is checked, so a refused attempt tells nothing) with the seconds until a token
+/// is back. A client is known by ``clientKey`` of its address (an IPv6 client by its /64).
 ///
 /// The buckets of an account exist whether or not the account does, so a limit reached tells
 /// nothing about which user names exist. They live in this process: with several nodes, an
 /// attacker spread over all of them gets each node's allowance.
 package final class SignInLimiter: Sendable {
-    package struct Limit: Sendable, Hashable {
-        /// Failures allowed in a burst.
-        package var burst: Int
-        /// Seconds for one failure's token to come back.
-        package var refillSeconds: Double
+    package typealias Limit = TokenBuckets.Limit
 
-        package init(burst: Int, refillSeconds: Double) {
-            self.burst = burst
-            self.refillSeconds = refillSeconds
-        }
-
-        /// 10 failures, then one a minute.
-        package static let perAccount = Limit(burst: 10, refillSeconds: 60)
-        /// 30 failures, then one every 6 seconds (10 a minute).
-        package static let perAddress = Limit(burst: 30, refillSeconds: 6)
+    private struct State {
+        var pairs: TokenBuckets
+        var accounts: TokenBuckets
+        var clients: TokenBuckets
+        /// The account–client pairs that signed in, and when.
+        var trusted: [String: ContinuousClock.Instant] = [:]
     }
 
-    private struct Bucket {
-        var tokens: Double
-        var at: ContinuousClock.Instant
-    }
-
-    private let account: Limit
-    private let address: Limit
-    /// Buckets kept at most per kind; full buckets are dropped first when there are more.
+    /// How long a client that signed in to an account is exempt from the account's ceiling.
+    static let trustedFor: Duration = .seconds(30 * 24 * 3600)
     private let capacity: Int
-    private let buckets = Mutex<(accounts: [String: Bucket], addresses: [String: Bucket])>(([:], [:]))
+    private let state: Mutex<State>
 
-    package init(perAccount: Limit = .perAccount, perAddress: Limit = .perAddress, capacity: Int = 100_000) {
-        self.account = perAccount
-        self.address = perAddress
+    package init(
+        perAccountAndClient: Limit = .perAccountAndClient,
+        perAccount: Limit = .perAccount,
+        perClient: Limit = .perClient,
+        capacity: Int = 100_000
+    ) {
         self.capacity = capacity
+        self.state = Mutex(
+            State(
+                pairs: TokenBuckets(perAccountAndClient, capacity: capacity),
+                accounts: TokenBuckets(perAccount, capacity: capacity),
+                clients: TokenBuckets(perClient, capacity: capacity)
+            )
+        )
     }
 
-    /// Throws ``Throttled`` if the account or the address has no failure left.
-    package func check(account name: String, address client: String) throws {
+    /// Throws ``Throttled`` if the account and client, the account or the client has no
+    /// failure left.
+    package func check(account name: String, client: String) throws {
         let now = ContinuousClock.now
-        let wait = buckets.withLock { buckets -> Double in
-            max(
-                Self.wait(&buckets.accounts, name, account, now),
-                Self.wait(&buckets.addresses, client, address, now)
+        let pair = Self.pair(name, client)
+        let wait = state.withLock { state -> Double in
+            let trusted = state.trusted[pair].map { now - $0 < Self.trustedFor } ?? false
+            return max(
+                state.pairs.wait(pair, now: now),
+                trusted ? 0 : state.accounts.wait(name, now: now),
+                state.clients.wait(client, now: now)
             )
         }
         guard wait > 0 else { return }
@@ -59,52 +71,43 @@ package final class SignInLimiter: Sendable {
         throw Throttled(retryAfterSeconds: seconds, message: "too many failed sign-ins; try again in \(seconds) s")
     }
 
-    /// Takes a token from the account's and the address's buckets.
-    package func recordFailure(account name: String, address client: String) {
+    /// Takes a token from the pair's, the account's and the client's buckets.
+    package func recordFailure(account name: String, client: String) {
         let now = ContinuousClock.now
-        buckets.withLock { buckets in
-            Self.take(&buckets.accounts, name, account, now, capacity: capacity)
-            Self.take(&buckets.addresses, client, address, now, capacity: capacity)
+        state.withLock { state in
+            state.pairs.take(Self.pair(name, client), now: now)
+            state.accounts.take(name, now: now)
+            state.clients.take(client, now: now)
         }
     }
 
-    /// Forgets the account's failures.
-    package func recordSuccess(account name: String) {
-        _ = buckets.withLock { $0.accounts.removeValue(forKey: name) }
-    }
-
-    /// The seconds until `key`'s bucket has a token; 0 if it has one.
-    private static func wait(_ buckets: inout [String: Bucket], _ key: String, _ limit: Limit, _ now: ContinuousClock.Instant) -> Double {
-        guard var bucket = buckets[key] else { return 0 }
-        refill(&bucket, limit, now)
-        buckets[key] = bucket
-        return bucket.tokens >= 1 ? 0 : (1 - bucket.tokens) * limit.refillSeconds
-    }
-
-    private static func take(
-        _ buckets: inout [String: Bucket], _ key: String, _ limit: Limit, _ now: ContinuousClock.Instant, capacity: Int
-    ) {
-        var bucket = buckets[key] ?? Bucket(tokens: Double(limit.burst), at: now)
-        refill(&bucket, limit, now)
-        bucket.tokens = max(0, bucket.tokens - 1)
-        if buckets[key] == nil, buckets.count >= capacity {
-            // Full buckets tell nothing: drop them; if every bucket is in use, the oldest go.
-            buckets = buckets.filter { _, other in
-                var other = other
-                refill(&other, limit, now)
-                return other.tokens < Double(limit.burst)
+    /// Forgets the pair's failures, and exempts the pair from the account's ceiling.
+    package func recordSuccess(account name: String, client: String) {
+        let now = ContinuousClock.now
+        let pair = Self.pair(name, client)
+        state.withLock { state in
+            state.pairs.remove(pair)
+            if state.trusted[pair] == nil, state.trusted.count >= capacity {
+                state.trusted = state.trusted.filter { now - $0.value < Self.trustedFor }
+                if state.trusted.count >= capacity {
+                    let oldest = state.trusted.sorted { $0.value < $1.value }.prefix(state.trusted.count - capacity + 1)
+                    for (key, _) in oldest { state.trusted.removeValue(forKey: key) }
+                }
             }
-            if buckets.count >= capacity {
-                let oldest = buckets.sorted { $0.value.at < $1.value.at }.prefix(buckets.count - capacity + 1)
-                for (key, _) in oldest { buckets.removeValue(forKey: key) }
-            }
+            state.trusted[pair] = now
         }
-        buckets[key] = bucket
     }
 
-    private static func refill(_ bucket: inout Bucket, _ limit: Limit, _ now: ContinuousClock.Instant) {
-        let elapsed = (now - bucket.at) / .seconds(1)
-        bucket.tokens = min(Double(limit.burst), bucket.tokens + elapsed / limit.refillSeconds)
-        bucket.at = now
+    private static func pair(_ account: String, _ client: String) -> String {
+        "\(account)\u{0}\(client)"
     }
+}
+
+extension TokenBuckets.Limit {
+    /// One client's failures at one account: 10, then one a minute.
+    package static let perAccountAndClient = Self(burst: 10, refillSeconds: 60)
+    /// An account's failures over every client: 100, then one every 6 minutes (240 a day).
+    package static let perAccount = Self(burst: 100, refillSeconds: 360)
+    /// One client's failures over every account: 300, then one a second.
+    package static let perClient = Self(burst: 300, refillSeconds: 1)
 }

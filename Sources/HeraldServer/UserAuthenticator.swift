@@ -23,12 +23,12 @@ public struct UserAuthenticator: RouterMiddleware {
         next: (Request, AppRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
-        context.user = try await authenticate(request, address: context.clientAddress)
+        context.user = try await authenticate(request, client: context.clientKey)
         context.logger[metadataKey: "herald.user"] = "\(context.user ?? "-")"
         return try await next(request, context)
     }
 
-    func authenticate(_ request: Request, address: String) async throws -> String {
+    func authenticate(_ request: Request, client: String) async throws -> String {
         guard let header = request.headers[.authorization] else {
             throw HeraldError.unauthorized("sign in: send Authorization: Bearer <token> (from POST /api/token) or Basic credentials")
         }
@@ -51,7 +51,7 @@ public struct UserAuthenticator: RouterMiddleware {
             {
                 return name
             }
-            guard let user = try await accounts.verify(username: username, password: password, address: address) else {
+            guard let user = try await accounts.verify(username: username, password: password, client: client) else {
                 throw HeraldError.unauthorized("wrong user name or password")
             }
             return user

@@ -114,6 +114,12 @@ struct HeraldConfiguration: Sendable {
     var maximumConnections: Int?
     var idleTimeoutSeconds = 60
     var bodyTimeoutSeconds = 60
+    /// Connections open at once from one client; 0: no such limit.
+    var maximumConnectionsPerClient = 256
+    /// Sign-ups per client a minute (bursts of twice that).
+    var signUpsPerMinute = 5
+    /// Seconds a console session may sit unused.
+    var consoleIdleTimeoutSeconds = 1800
 
     var emulators = "auto"
     var emulatorAPNsPort = 0
@@ -164,6 +170,9 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_INSECURE_DEMO_AUTH", help: "accept HTTP Basic with user name = password, no account (demos only; default false)") { $0.insecureDemoAuth = try bool($1, "HERALD_INSECURE_DEMO_AUTH") },
         .init(variable: "HERALD_ALLOW_SIGNUP", help: "whether POST /api/accounts creates accounts (default true)") { $0.allowSignUp = try bool($1, "HERALD_ALLOW_SIGNUP") },
+        .init(variable: "HERALD_SIGNUP_RATE_LIMIT", help: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, bursts of twice that; above it 429 (default 5)") {
+            $0.signUpsPerMinute = try int($1, "HERALD_SIGNUP_RATE_LIMIT", 1...100_000)
+        },
         .init(variable: "HERALD_TOKEN_LIFETIME", help: "bearer token lifetime in seconds (default 604800)") { $0.tokenLifetimeSeconds = try int($1, "HERALD_TOKEN_LIFETIME", 60...31_536_000) },
         .init(variable: "HERALD_BCRYPT_COST", help: "bcrypt cost of stored passwords (default 12)") { $0.bcryptCost = try int($1, "HERALD_BCRYPT_COST", 4...31) },
         .init(variable: "HERALD_PUBLIC_URL", help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)") { $0.publicURL = $1 },
@@ -181,6 +190,9 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_HTTP_MAX_CONNECTIONS", help: "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)") {
             $0.maximumConnections = try int($1, "HERALD_HTTP_MAX_CONNECTIONS", 1...1_000_000)
         },
+        .init(variable: "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", help: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, or, when all are busy, the new one gets 503; 0: no limit (default 256)") {
+            $0.maximumConnectionsPerClient = try int($1, "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", 0...1_000_000)
+        },
         .init(variable: "HERALD_HTTP_IDLE_TIMEOUT", help: "seconds a connection may stay idle, or take to send a request's head, before it is closed (default 60)") {
             $0.idleTimeoutSeconds = try int($1, "HERALD_HTTP_IDLE_TIMEOUT", 1...86_400)
         },
@@ -192,6 +204,9 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_CONSOLE", help: "serve the console at /console: on (default) or off") {
             $0.consoleEnabled = try bool($1, "HERALD_CONSOLE")
+        },
+        .init(variable: "HERALD_CONSOLE_IDLE_TIMEOUT", help: "seconds a console session may sit unused before the operator must sign in again (default 1800)") {
+            $0.consoleIdleTimeoutSeconds = try int($1, "HERALD_CONSOLE_IDLE_TIMEOUT", 60...86_400)
         },
         .init(variable: "HERALD_CONSOLE_SAMPLE_SECONDS", help: "how often the console's charts read the counters, in seconds (default 15)") {
             $0.consoleSampleSeconds = try int($1, "HERALD_CONSOLE_SAMPLE_SECONDS", 1...3600)

@@ -221,6 +221,9 @@ struct HeraldRuntime {
             ?? FileDescriptorLimit.defaultMaximumConnections(limit: openFiles)
         server.connectionLimits.idleTimeout = .seconds(configuration.idleTimeoutSeconds)
         server.connectionLimits.bodyTimeout = .seconds(configuration.bodyTimeoutSeconds)
+        server.connectionLimits.maximumConnectionsPerClient = configuration.maximumConnectionsPerClient
+        server.signUpsPerMinute = configuration.signUpsPerMinute
+        server.consoleIdleTimeout = .seconds(configuration.consoleIdleTimeoutSeconds)
         return server
     }
 

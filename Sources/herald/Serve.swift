@@ -85,7 +85,9 @@ struct Serve: AsyncParsableCommand {
         } else {
             banner.append("  hub API  http://\(configuration.host):\(configuration.port)/{hub} (TLS off: hub SDKs need HERALD_TLS_PORT)")
         }
-        let console = server.consoleEnabled ? try Console(hubs: runtime.registry, configuration: server) : nil
+        // One set of limits on callers for both listeners and the console.
+        let limits = CallerLimits(configuration: server)
+        let console = server.consoleEnabled ? try Console(hubs: runtime.registry, configuration: server, limits: limits) : nil
         if let console {
             banner += try await Self.consoleLines(console, configuration, logger: logger)
         } else {
@@ -127,6 +129,7 @@ struct Serve: AsyncParsableCommand {
             configuration: server,
             services: runtime.services,
             connections: connections,
+            limits: limits,
             console: console,
             onServerRunning: { _ in listeners.bound(.http) },
             logger: logger
@@ -144,6 +147,7 @@ struct Serve: AsyncParsableCommand {
                     configuration: server,
                     tls: tls.configuration,
                     connections: connections,
+                    limits: limits,
                     console: console,
                     onServerRunning: { _ in listeners.bound(.https) },
                     logger: logger

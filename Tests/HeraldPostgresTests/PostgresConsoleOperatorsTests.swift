@@ -21,7 +21,7 @@ struct PostgresConsoleOperatorsTests {
                 let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                     for n in 0..<8 {
                         let node = n.isMultiple(of: 2) ? a : b
-                        group.addTask { try #require(try await node.signIn(name: name, password: password, address: "10.0.0.\(n)")).token }
+                        group.addTask { try #require(try await node.signIn(name: name, password: password, client: "10.0.0.\(n)")).token }
                     }
                     return try await group.reduce(into: [String]()) { $0.append($1) }
                 }

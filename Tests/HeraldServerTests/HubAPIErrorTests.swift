@@ -54,13 +54,13 @@ import Testing
     /// Nodes sharing a database share the limit: each admits the limit divided by their number.
     @Test func nodesShareTheRateLimit() throws {
         let alone = HubRateLimiter(requestsPerSecond: 10)
-        for _ in 0..<20 { try alone.admit("h") }
-        #expect(throws: Throttled.self) { try alone.admit("h") }
+        for _ in 0..<20 { try alone.admit("h", caller: .sendOrManage) }
+        #expect(throws: Throttled.self) { try alone.admit("h", caller: .sendOrManage) }
 
         let oneOfFour = HubRateLimiter(requestsPerSecond: 10)
-        for _ in 0..<5 { try oneOfFour.admit("h", nodes: 4) }
-        #expect(throws: Throttled.self, "a quarter of the burst of 20") { try oneOfFour.admit("h", nodes: 4) }
-        try oneOfFour.admit("other", nodes: 4)
+        for _ in 0..<5 { try oneOfFour.admit("h", caller: .sendOrManage, nodes: 4) }
+        #expect(throws: Throttled.self, "a quarter of the burst of 20") { try oneOfFour.admit("h", caller: .sendOrManage, nodes: 4) }
+        try oneOfFour.admit("other", caller: .sendOrManage, nodes: 4)
     }
 
     /// Feedback containers are not offered: a clear 404 in the hub's format, after the same

@@ -35,13 +35,13 @@ import Testing
         }
     }
 
-    /// Past the account's failures, attempts get 429 with Retry-After, the right password too
-    /// (so a refused attempt reveals nothing), for known and unknown users alike; other accounts
-    /// are not affected until the address's own limit.
+    /// Past the account's failures from one client, attempts get 429 with Retry-After, the
+    /// right password too (so a refused attempt reveals nothing), for known and unknown users
+    /// alike; other accounts are not affected until the client's own limit.
     @Test func failuresPerAccountAndPerAddressAreLimited() async throws {
         try await TestHerald.withHerald(configure: {
-            $0.signInLimitPerAccount = .init(burst: 3, refillSeconds: 60)
-            $0.signInLimitPerAddress = .init(burst: 8, refillSeconds: 60)
+            $0.signInLimitPerAccountAndClient = .init(burst: 3, refillSeconds: 60)
+            $0.signInLimitPerClient = .init(burst: 8, refillSeconds: 60)
         }) { herald in
             try await herald.application().test(.router) { client in
                 _ = try await client.signUp("alice")

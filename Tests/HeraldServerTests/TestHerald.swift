@@ -141,6 +141,8 @@ struct TestHerald {
         server.notifyWait = .seconds(60)
         server.secureKey = try SecurePayloadKey.loadOrCreate(path: directory + "/keys/secure-payload.key")
         server.richPushEnabled = true
+        // Tests sign many users up from one address; CallerLimitsTests sets the limit it tests.
+        server.signUpsPerMinute = 10_000
         let clock = ServerTestClock()
         server.now = { clock.now }
         configure(&server)

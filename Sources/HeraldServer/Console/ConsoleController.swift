@@ -99,7 +99,7 @@ struct ConsoleController {
             return signInForm(context: context, name: name, error: "The sign-in form expired. Please try again.", status: .forbidden)
         }
         do {
-            guard let (token, _, found) = try await operators.signIn(name: name, password: password, address: context.clientAddress) else {
+            guard let (token, _, found) = try await operators.signIn(name: name, password: password, client: context.clientKey) else {
                 logger.notice("Console sign-in failed", metadata: ["herald.client": "\(context.clientAddress)"])
                 return signInForm(context: context, name: name, error: "Wrong operator name or password.", status: .unauthorized)
             }
@@ -111,6 +111,10 @@ struct ConsoleController {
         } catch let throttled as Throttled {
             var response = signInForm(context: context, name: name, error: throttled.message, status: .tooManyRequests)
             response.headers[.retryAfter] = "\(throttled.retryAfterSeconds)"
+            return response
+        } catch let overloaded as Overloaded {
+            var response = signInForm(context: context, name: name, error: overloaded.message, status: .serviceUnavailable)
+            response.headers[.retryAfter] = "\(overloaded.retryAfterSeconds)"
             return response
         }
     }
@@ -130,10 +134,17 @@ struct ConsoleController {
         do {
             try await operators.changePassword(
                 name: signedIn.operatorName, current: context.consoleForm["current"] ?? "", new: context.consoleForm["new"] ?? "",
-                keeping: signedIn.token
+                keeping: signedIn.token, client: context.clientKey
             )
         } catch let error as HeraldError {
             return pages.page("password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: .badRequest, error: error.message)
+        } catch let throttled as Throttled {
+            var response = pages.page(
+                "password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: .tooManyRequests,
+                error: throttled.message
+            )
+            response.headers[.retryAfter] = "\(throttled.retryAfterSeconds)"
+            return response
         }
         logger.notice("Console password changed", metadata: ["herald.operator": "\(signedIn.operatorName)"])
         return ConsolePages.redirect("/console/hubs?done=password")

@@ -29,9 +29,14 @@ public struct HubAPIController: Sendable {
     static let apiVersion = "2020-06"
 
     public init(registry: HubRegistry, scheme: String, requestsPerSecond: Int = 2000, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(registry: registry, scheme: scheme, limiter: HubRateLimiter(requestsPerSecond: requestsPerSecond), now: now)
+    }
+
+    /// With a rate limiter shared by the server's listeners.
+    init(registry: HubRegistry, scheme: String, limiter: HubRateLimiter, now: @escaping @Sendable () -> Date) {
         self.registry = registry
         self.scheme = scheme
-        self.limiter = HubRateLimiter(requestsPerSecond: requestsPerSecond)
+        self.limiter = limiter
         self.now = now
     }
 
@@ -115,7 +120,8 @@ public struct HubAPIController: Sendable {
         let (definition, rule) = try await registry.catalog.authorize(
             header: header, hub: name, requestURL: requestURL(request), right: right, now: now()
         )
-        try limiter.admit(definition.name, nodes: registry.liveNodeCount)
+        let caller: HubRateLimiter.Caller = rule.rights.contains(.send) || rule.rights.contains(.manage) ? .sendOrManage : .listen
+        try limiter.admit(definition.name, caller: caller, nodes: registry.liveNodeCount)
         return AuthorizedRequest(name: name, hub: try await registry.hub(for: definition), definition: definition, rule: rule)
     }
 
