@@ -45,7 +45,7 @@ public func buildRouter(
     // Readiness: every open hub's store answers and can write, and there is a push provider;
     // 503 otherwise. The hubs, stores' errors and providers only to a caller with the metrics
     // token: the status alone to anyone else. Checked at most once a second.
-    let readiness = ReadinessCache(hubs: hubs)
+    let readiness = ReadinessCache(hubs: hubs, maximumAge: configuration.readinessMaximumAge)
     router.get("ready") { request, _ -> Response in
         let current = await readiness.current()
         let status: HTTPResponse.Status = current.isReady ? .ok : .serviceUnavailable

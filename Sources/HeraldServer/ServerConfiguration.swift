@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable {
     public var consoleIdleTimeout: Duration = .seconds(30 * 60)
     /// How often the console's charts read the counters of `/metrics`.
     public var consoleSampleInterval: Duration = .seconds(15)
+    /// How long `/ready` answers with the last check of the stores and providers before it
+    /// checks again: each check pings every open hub's store, and `/ready` is open to anyone.
+    public var readinessMaximumAge: Duration = .seconds(1)
     /// The endpoint of the connection strings the console shows (`sb://host:port/`); `nil`
     /// when TLS is off and none is set, and the console then shows none.
     public var hubEndpoint: String?

@@ -145,14 +145,27 @@ struct SharedAccessSignatureTests {
         #expect(try !SharedAccessSignature(parsing: upper).isValid(key: Self.key, now: Self.beforeExpiry))
     }
 
-    @Test func parsingIsLenientAboutCaseSpacesAndUnknownParameters() throws {
+    @Test func parsingIsLenientAboutCaseAndSpacesButNotUnknownParameters() throws {
         let sr = "http%3a%2f%2fh%2fhub"
         let sig = Self.hmac(sr, "\(Self.expiry)")
         let header =
-            "  sharedaccesssignature   SKN=n&SE=\(Self.expiry)&&extra=1&Sig=\(Self.encodeURIComponent(sig))&SR=\(sr)  "
+            "  sharedaccesssignature   SKN=n&SE=\(Self.expiry)&&Sig=\(Self.encodeURIComponent(sig))&SR=\(sr)  "
         let token = try SharedAccessSignature(parsing: header)
         #expect(token.keyName == "n")
         #expect(token.isValid(key: Self.key, now: Self.beforeExpiry))
+
+        // A token is no place for padding: another parameter, or a header past the limit.
+        let padded = header.trimmingCharacters(in: .whitespaces) + "&extra=1"
+        let unknown = #expect(throws: HeraldError.self) { try SharedAccessSignature(parsing: padded) }
+        #expect(unknown?.code == .unauthorized && unknown?.message.contains("'extra'") == true)
+        let long = "SharedAccessSignature sr=" + String(repeating: "a", count: SharedAccessSignature.maximumHeaderBytes) + "&sig=x&se=1&skn=n"
+        #expect(throws: HeraldError.self) { try SharedAccessSignature(parsing: long) }
+
+        // One token however it is spelled: one fingerprint.
+        let reordered = try SharedAccessSignature(parsing: "SharedAccessSignature sr=\(sr)&sig=\(Self.encodeURIComponent(sig))&se=\(Self.expiry)&skn=n")
+        #expect(reordered.fingerprint == token.fingerprint)
+        let other = try SharedAccessSignature(parsing: "SharedAccessSignature sr=\(sr)&sig=\(Self.encodeURIComponent(sig))&se=\(Self.expiry)&skn=m")
+        #expect(other.fingerprint != token.fingerprint)
     }
 
     @Test func descriptionNeverShowsTheSignature() throws {

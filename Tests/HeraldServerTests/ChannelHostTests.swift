@@ -27,9 +27,7 @@ import Testing
 
                 // The app backend: a signed-up user registering "their" Windows device.
                 let base = URL(string: "http://127.0.0.1:\(server.httpPort)")!
-                let mallory = HeraldClient(baseURL: base)
-                try await mallory.signUp(username: "mallory", password: "mallory-password")
-                try await mallory.signIn(username: "mallory", password: "mallory-password")
+                let mallory = try await signedUpClient("mallory", at: base)
                 let refused = await #expect(throws: HeraldClientError.self) {
                     try await mallory.register(handle: channel, platform: .wns, webPushKeys: nil)
                 }
@@ -75,10 +73,7 @@ import Testing
         try await TestHerald.withHerald { herald in
             try await RecordingHTTPSServer.with(authority: herald.authority) { attacker in
                 try await herald.application().test(.live) { client in
-                    let base = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
-                    let bob = HeraldClient(baseURL: base)
-                    try await bob.signUp(username: "bob", password: "bob-password")
-                    try await bob.signIn(username: "bob", password: "bob-password")
+                    let bob = try await signedUpClient("bob", at: URL(string: "http://127.0.0.1:\(try #require(client.port))")!)
                     let good = herald.wns.registerChannel()
                     let planted = [
                         Registration(id: "1-1-1", platform: .wns, handle: attacker.url("/wns/a"), tags: ["username:bob"], owner: "bob"),
@@ -105,10 +100,7 @@ import Testing
     @Test func apnsAndFCMHandlesCannotNameAHost() async throws {
         try await TestHerald.withHerald { herald in
             try await herald.application().test(.live) { client in
-                let base = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
-                let mallory = HeraldClient(baseURL: base)
-                try await mallory.signUp(username: "mallory", password: "mallory-password")
-                try await mallory.signIn(username: "mallory", password: "mallory-password")
+                let mallory = try await signedUpClient("mallory", at: URL(string: "http://127.0.0.1:\(try #require(client.port))")!)
                 for (platform, handle) in [
                     (Platform.apns, "https://127.0.0.2/3/device/ab"), (.apns, String(repeating: "ab", count: 32) + "/../x"),
                     (.fcm, "https://127.0.0.2/x"), (.fcm, "token/../../v1/projects/other/messages:send"),
@@ -127,10 +119,7 @@ import Testing
         try await TestHerald.withHerald { herald in
             try await RecordingHTTPSServer.with(authority: herald.authority) { attacker in
                 try await herald.application().test(.live) { client in
-                    let base = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
-                    let mallory = HeraldClient(baseURL: base)
-                    try await mallory.signUp(username: "mallory", password: "mallory-password")
-                    try await mallory.signIn(username: "mallory", password: "mallory-password")
+                    let mallory = try await signedUpClient("mallory", at: URL(string: "http://127.0.0.1:\(try #require(client.port))")!)
                     let keys = herald.webPush.subscribe().keys
                     let refused = await #expect(throws: HeraldClientError.self) {
                         try await mallory.register(handle: attacker.url("/push/x"), platform: .webpush, webPushKeys: keys)

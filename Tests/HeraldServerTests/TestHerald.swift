@@ -243,6 +243,15 @@ final class ServerTestClock: Sendable {
     }
 }
 
+/// A client of the app backend at `base`, signed up and signed in as `user` (password:
+/// `<user>-password`).
+func signedUpClient(_ user: String, at base: URL) async throws -> HeraldClient {
+    let client = HeraldClient(baseURL: base)
+    try await client.signUp(username: user, password: "\(user)-password")
+    try await client.signIn(username: user, password: "\(user)-password")
+    return client
+}
+
 /// Signs alice and bob up on the app backend at `base`; returns alice signed in on two
 /// devices and bob on one.
 func signInAliceTwiceAndBob(at base: URL) async throws -> (HeraldClient, HeraldClient, HeraldClient) {
