@@ -47,6 +47,7 @@ struct TestHerald {
 
     static func withHerald<T>(
         configure: (inout ServerConfiguration) -> Void = { _ in },
+        configureHubs: (inout HubEngine.Configuration) -> Void = { _ in },
         _ body: (TestHerald) async throws -> T
     ) async throws -> T {
         var logger = Logger(label: "test")
@@ -119,6 +120,7 @@ struct TestHerald {
         var hubConfiguration = HubEngine.Configuration()
         hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         hubConfiguration.pollInterval = .milliseconds(100)
+        configureHubs(&hubConfiguration)
         let catalog = HubCatalog(dataDirectory: directory)
         try await catalog.prepareAppHub(named: appHubName, logger: logger)
         let registry = HubRegistry(
