@@ -10,6 +10,9 @@ extension HeraldConfiguration {
         var hub = HubEngine.Configuration()
         hub.lease = .seconds(deliveryLeaseSeconds)
         hub.partitionSize = deliveryPartitionSize
+        hub.jobQuota = JobQuota(maxJobs: jobsMaxKept, maxActiveJobs: jobsMaxActive, maxBytes: jobsMaxBytes)
+        hub.maxJobFileBytes = jobFileMaxBytes
+        hub.jobRetention = .seconds(jobsRetentionSeconds)
         return hub
     }
 
