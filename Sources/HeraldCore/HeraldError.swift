@@ -67,6 +67,7 @@ public struct HeraldError: CodedError {
     public static func conflict(_ message: String) -> HeraldError { .init(code: .conflict, message: message) }
     public static func preconditionFailed(_ message: String) -> HeraldError { .init(code: .preconditionFailed, message: message) }
     public static func payloadTooLarge(_ message: String) -> HeraldError { .init(code: .payloadTooLarge, message: message) }
+    public static func tooManyRequests(_ message: String) -> HeraldError { .init(code: .tooManyRequests, message: message) }
     public static func unavailable(_ message: String) -> HeraldError { .init(code: .unavailable, message: message) }
     public static func insufficientStorage(_ message: String) -> HeraldError { .init(code: .insufficientStorage, message: message) }
 }

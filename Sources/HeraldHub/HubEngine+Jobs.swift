@@ -1,7 +1,7 @@
 public import Foundation
 public import HeraldCore
 import HeraldHubWire
-import HeraldStore
+public import HeraldStore
 import Logging
 
 /// Export and import jobs (the hub API's `POST /{hub}/jobs`): kept in the store, run in the
@@ -11,17 +11,49 @@ extension HubEngine {
     /// Lines an import applies, or registrations an export writes, between two saves of progress.
     static let jobPageSize = 500
     static let jobKey = "\u{0}jobs"
-    /// The largest file a job reads or a client uploads.
-    public static let maxJobFileBytes = 64 * 1024 * 1024
+    static let sweepKey = "\u{0}sweep"
 
-    /// Saves a new job and wakes this node's job worker.
+    /// Saves a new job and wakes this node's job worker, within the hub's quota
+    /// (``Configuration/jobQuota``): over it, nothing is saved and the error names the quota:
+    /// ``HeraldError/Code/tooManyRequests`` while too many jobs wait or run (a wait fixes it),
+    /// ``HeraldError/Code/forbidden`` when the hub keeps too many jobs or bytes.
     ///
     /// - Parameter inputFile: for an import, the job file it reads (``jobFile(named:)``).
     public func submitJob(kind: HubJob.Kind, inputFile: String?, now: Date = Date()) async throws -> HubJob {
         let job = HubJob(kind: kind, inputFile: inputFile, createdAt: now, updatedAt: now)
-        try await store.createJob(job)
+        if let refusal = try await store.createJob(job, within: configuration.jobQuota) {
+            throw jobQuotaError(refusal)
+        }
         signal.ring(Self.jobKey, remember: true)
         return try await store.job(id: job.id) ?? job
+    }
+
+    private func jobQuotaError(_ refusal: JobQuota.Refusal) -> HeraldError {
+        let quota = configuration.jobQuota
+        let retention = Self.describe(configuration.jobRetention)
+        switch refusal.limit {
+        case .activeJobs:
+            return .tooManyRequests(
+                "quota of jobs waiting or running at once exceeded: the hub runs at most \(quota.maxActiveJobs), and \(refusal.used) are; submit again once one has finished"
+            )
+        case .jobs:
+            return .forbidden(
+                "quota of jobs kept exceeded: the hub keeps at most \(quota.maxJobs) jobs, and has \(refusal.used); finished jobs are deleted \(retention) after they end"
+            )
+        default:
+            return .forbidden(
+                "quota of job storage exceeded: the hub's job files and outputs take \(refusal.used) bytes of at most \(quota.maxBytes); they are deleted \(retention) after they are written"
+            )
+        }
+    }
+
+    /// A retention for people: `7 days`, `12 hours`, `90 seconds`.
+    static func describe(_ duration: Duration) -> String {
+        let seconds = Int(duration.seconds.rounded())
+        for (unit, length) in [("day", 86_400), ("hour", 3600), ("minute", 60)] where seconds >= length && seconds % length == 0 {
+            return "\(seconds / length) \(unit)\(seconds / length == 1 ? "" : "s")"
+        }
+        return "\(seconds) second\(seconds == 1 ? "" : "s")"
     }
 
     public func job(id: String) async throws -> HubJob? {
@@ -33,27 +65,90 @@ extension HubEngine {
         try await store.listJobs(limit: limit)
     }
 
-    /// Saves (or replaces) an uploaded job file, such as an import's input.
+    /// Saves (or replaces) an uploaded job file at once, such as an import's input, within the
+    /// size and quota an upload has (``beginJobFileUpload(name:)``).
     public func saveJobFile(name: String, bytes: Data, now: Date = Date()) async throws {
+        var upload = try await beginJobFileUpload(name: name)
+        do {
+            try await upload.append(bytes)
+            try await upload.commit(now: now)
+        } catch {
+            await upload.discard()
+            throw error
+        }
+    }
+
+    /// Starts an upload of the job file `name`, which the client streams in with
+    /// ``JobFileUpload/append(_:)`` and ends with ``JobFileUpload/commit(now:)`` (it then
+    /// replaces the file of that name, if any, at once) or ``JobFileUpload/discard()``.
+    public func beginJobFileUpload(name: String) async throws -> JobFileUpload {
         guard HubJob.isValidFileName(name) else {
             throw HeraldError.badRequest("a job file's name is 1–128 letters, digits, '-', '_' and '.', not starting with '.'; '\(name.prefix(40))' is not")
         }
-        try await store.saveJobFile(name: name, bytes: bytes, now: now)
+        let replaced = try await store.jobFileChunks(name: name)?.size ?? 0
+        return JobFileUpload(engine: self, name: name, replacedBytes: replaced)
+    }
+
+    /// Checks that `bytes` more fit the hub's job storage quota, counting what is stored now
+    /// less `releasing` (a file about to be replaced); throws ``HeraldError/Code/forbidden``
+    /// naming the quota otherwise.
+    func checkJobStorage(adding bytes: Int, releasing: Int = 0) async throws {
+        let quota = configuration.jobQuota
+        guard quota.maxBytes != .max else { return }
+        let used = try await store.jobUsage().bytes - releasing
+        if used + bytes > quota.maxBytes {
+            throw jobQuotaError(JobQuota.Refusal(limit: .bytes, used: used))
+        }
     }
 
     /// A job file: an uploaded one, or a job's output (`<job id>/Output.txt`) or failures
     /// (`<job id>/Failed.txt`); `nil` if there is none of that name.
     public func jobFile(named name: String) async throws -> Data? {
+        guard let contents = try await jobFileContents(named: name) else { return nil }
+        var data = Data(capacity: contents.size)
+        try await contents.forEachChunk { data.append($0) }
+        return data
+    }
+
+    /// A job file as its stored chunks, to be read one at a time (a download streams them);
+    /// `nil` if there is none of that name.
+    public func jobFileContents(named name: String) async throws -> JobFileContents? {
+        let store = self.store
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
         if parts.count == 2 {
+            let id = String(parts[0])
+            let failures: Bool
             switch parts[1] {
-            case HubJob.outputFile[...]: return try await store.jobOutput(id: String(parts[0]), failures: false)
-            case HubJob.failuresFile[...]: return try await store.jobOutput(id: String(parts[0]), failures: true)
+            case HubJob.outputFile[...]: failures = false
+            case HubJob.failuresFile[...]: failures = true
             default: return nil
             }
+            guard let chunks = try await store.jobOutputChunks(id: id, failures: failures) else { return nil }
+            return JobFileContents(chunks: chunks) { try await store.jobOutputChunk(id: id, failures: failures, sequence: $0) }
         }
-        guard HubJob.isValidFileName(name) else { return nil }
-        return try await store.jobFile(name: name)
+        guard HubJob.isValidFileName(name), let file = try await store.jobFileChunks(name: name) else { return nil }
+        return JobFileContents(chunks: file.chunks) { try await store.jobFileChunk(upload: file.upload, sequence: $0) }
+    }
+
+    /// Deletes the finished jobs, with their outputs, and the job files that have outlived
+    /// ``Configuration/jobRetention``, and the chunks of uploads broken off a day ago or more
+    /// (``JobSweeper`` runs it on every node).
+    @discardableResult
+    public func sweepJobs(now: Date = Date()) async throws -> JobPurge {
+        let cutoff = now.addingTimeInterval(-configuration.jobRetention.seconds)
+        // An upload in progress lasts at most the body timeout, a day at the most: a chunk a
+        // day old belongs to an upload that was broken off.
+        let abandoned = now.addingTimeInterval(-86_400)
+        let purged = try await store.purgeJobs(finishedBefore: cutoff, filesBefore: cutoff, uploadsBefore: abandoned)
+        if purged.jobs > 0 || purged.files > 0 {
+            logger.debug("Deleted jobs and job files past their retention", metadata: ["herald.jobs.count": "\(purged.jobs)", "herald.files.count": "\(purged.files)"])
+        }
+        return purged
+    }
+
+    /// Waits until the hub stops or `timeout` has passed.
+    func waitForSweep(timeout: Duration) async {
+        await signal.wait(Self.sweepKey, timeout: timeout)
     }
 
     /// Claims the next job that waits (or whose worker died) and runs it to its end; whether
@@ -70,7 +165,7 @@ extension HubEngine {
             } else {
                 try await runExport(&job)
             }
-        } catch let error as HeraldError where error.code == .notFound || error.code == .badRequest {
+        } catch let error as HeraldError where [.notFound, .badRequest, .forbidden].contains(error.code) {
             job.state = .failed
             job.failure = error.message
             try await store.finishJob(job, owner: leaseOwner, output: Data(), failures: Data(), now: Date())
@@ -134,6 +229,8 @@ extension HubEngine {
     /// Saves a page's progress and output, or the end of the job; `false` when the job was
     /// handed back (graceful shutdown) and the worker stops here.
     private func savePage(_ job: inout HubJob, output: String, failures: String, done: Bool) async throws -> Bool {
+        // A page that would overflow the hub's job storage ends the job (failed, the quota named).
+        try await checkJobStorage(adding: output.utf8.count + failures.utf8.count)
         let now = Date()
         if done {
             job.state = .completed

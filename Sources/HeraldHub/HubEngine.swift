@@ -47,6 +47,15 @@ public final class HubEngine: Sendable {
         /// installation or direct send naming another is refused (`badRequest`) before
         /// anything is saved. The real services' hosts by default.
         public var channelHosts: PushChannelHosts = .publicServices
+        /// What the hub's export and import jobs may take: jobs kept, jobs waiting or running
+        /// at once, bytes of job files and outputs.
+        public var jobQuota = JobQuota()
+        /// The largest job file a client uploads (or an import reads).
+        public var maxJobFileBytes = 64 * 1024 * 1024
+        /// How long finished jobs (with their outputs) and uploaded job files are kept.
+        public var jobRetention: Duration = .seconds(7 * 24 * 3600)
+        /// How often the ``JobSweeper`` deletes what outlived ``jobRetention``.
+        public var jobSweepInterval: Duration = .seconds(3600)
 
         public init() {}
     }
@@ -131,6 +140,7 @@ public final class HubEngine: Sendable {
         stopped.store(true, ordering: .relaxed)
         signal.ring(Self.workerKey, remember: true)
         signal.ring(Self.jobKey, remember: true)
+        signal.ring(Self.sweepKey, remember: true)
     }
 
     /// Wakes idle delivery workers: work was announced by another node.

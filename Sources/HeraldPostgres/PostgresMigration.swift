@@ -381,6 +381,60 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 10,
+            name: "job files and outputs in chunks",
+            statements: [
+                // A job's output and failures, one chunk a saved page (file 0 the output, 1
+                // the failures), appended by an INSERT: a page never rewrites what came before.
+                """
+                CREATE TABLE herald.job_output_chunks (
+                    hub text COLLATE "C" NOT NULL,
+                    job_id text COLLATE "C" NOT NULL,
+                    file integer NOT NULL,
+                    sequence integer NOT NULL,
+                    size bigint NOT NULL,
+                    bytes bytea NOT NULL,
+                    PRIMARY KEY (hub, job_id, file, sequence)
+                )
+                """,
+                // Outputs written so far become each job's first chunk.
+                """
+                INSERT INTO herald.job_output_chunks (hub, job_id, file, sequence, size, bytes)
+                SELECT hub, id, 0, 0, octet_length(output), convert_to(output, 'UTF8') FROM herald.jobs WHERE output <> ''
+                """,
+                """
+                INSERT INTO herald.job_output_chunks (hub, job_id, file, sequence, size, bytes)
+                SELECT hub, id, 1, 0, octet_length(failures), convert_to(failures, 'UTF8') FROM herald.jobs WHERE failures <> ''
+                """,
+                "ALTER TABLE herald.jobs DROP COLUMN output, DROP COLUMN failures",
+                // Uploaded files: the chunks of each upload (a random id), and the upload each
+                // name holds now. An upload becomes a file only once complete; the chunks of one
+                // never completed are swept.
+                """
+                CREATE TABLE herald.job_file_chunks (
+                    hub text COLLATE "C" NOT NULL,
+                    upload text COLLATE "C" NOT NULL,
+                    sequence integer NOT NULL,
+                    size bigint NOT NULL,
+                    bytes bytea NOT NULL,
+                    created_at bigint NOT NULL,
+                    PRIMARY KEY (hub, upload, sequence)
+                )
+                """,
+                """
+                INSERT INTO herald.job_file_chunks (hub, upload, sequence, size, bytes, created_at)
+                SELECT hub, 'migrated-' || name, 0, octet_length(bytes), bytes, created_at FROM herald.job_files WHERE octet_length(bytes) > 0
+                """,
+                "ALTER TABLE herald.job_files ADD COLUMN upload text COLLATE \"C\", ADD COLUMN size bigint",
+                "UPDATE herald.job_files SET upload = 'migrated-' || name, size = octet_length(bytes)",
+                """
+                ALTER TABLE herald.job_files DROP COLUMN bytes, ALTER COLUMN upload SET NOT NULL, ALTER COLUMN size SET NOT NULL
+                """,
+                "CREATE INDEX job_files_created_at ON herald.job_files (hub, created_at)",
+                "CREATE INDEX job_file_chunks_created_at ON herald.job_file_chunks (hub, created_at)",
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

@@ -322,6 +322,88 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 10,
+            name: "job files and outputs in chunks",
+            statements: [
+                // A job's output and failures, one chunk a saved page (file 0 the output, 1
+                // the failures), appended by an INSERT: a page never rewrites what came before.
+                """
+                CREATE TABLE job_output_chunks (
+                    job_id TEXT NOT NULL,
+                    file INTEGER NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    size INTEGER NOT NULL,
+                    bytes BLOB NOT NULL,
+                    PRIMARY KEY (job_id, file, sequence)
+                )
+                """,
+                // Outputs written so far become each job's first chunk.
+                """
+                INSERT INTO job_output_chunks (job_id, file, sequence, size, bytes)
+                SELECT id, 0, 0, length(CAST(output AS BLOB)), CAST(output AS BLOB) FROM jobs WHERE output <> ''
+                """,
+                """
+                INSERT INTO job_output_chunks (job_id, file, sequence, size, bytes)
+                SELECT id, 1, 0, length(CAST(failures AS BLOB)), CAST(failures AS BLOB) FROM jobs WHERE failures <> ''
+                """,
+                """
+                CREATE TABLE jobs_chunked (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    processed INTEGER NOT NULL DEFAULT 0,
+                    total INTEGER,
+                    succeeded INTEGER NOT NULL DEFAULT 0,
+                    failed INTEGER NOT NULL DEFAULT 0,
+                    cursor TEXT,
+                    input_file TEXT,
+                    failure TEXT,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    lease_owner TEXT,
+                    lease_until INTEGER
+                )
+                """,
+                """
+                INSERT INTO jobs_chunked SELECT id, kind, state, processed, total, succeeded, failed, cursor, input_file, failure,
+                    created_at, updated_at, lease_owner, lease_until FROM jobs
+                """,
+                "DROP TABLE jobs",
+                "ALTER TABLE jobs_chunked RENAME TO jobs",
+                "CREATE INDEX jobs_state ON jobs (state, created_at)",
+                // Uploaded files: the chunks of each upload (a random id), and the upload each
+                // name holds now. An upload becomes a file only once complete; the chunks of one
+                // never completed are swept.
+                """
+                CREATE TABLE job_file_chunks (
+                    upload TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    size INTEGER NOT NULL,
+                    bytes BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (upload, sequence)
+                )
+                """,
+                """
+                INSERT INTO job_file_chunks (upload, sequence, size, bytes, created_at)
+                SELECT 'migrated-' || name, 0, length(bytes), bytes, created_at FROM job_files WHERE length(bytes) > 0
+                """,
+                """
+                CREATE TABLE job_files_chunked (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    upload TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL
+                )
+                """,
+                "INSERT INTO job_files_chunked SELECT name, 'migrated-' || name, length(bytes), created_at FROM job_files",
+                "DROP TABLE job_files",
+                "ALTER TABLE job_files_chunked RENAME TO job_files",
+                "CREATE INDEX job_files_created_at ON job_files (created_at)",
+                "CREATE INDEX job_file_chunks_created_at ON job_file_chunks (created_at)",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

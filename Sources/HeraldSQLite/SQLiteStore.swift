@@ -321,6 +321,12 @@ public final class SQLiteStore: HeraldStore {
         try await read { connection in try await connection.query(sql) }.first?.columns.first?.data.integer
     }
 
+    /// The statements of every schema migration up to `version`, in order: a file as that
+    /// version of Herald left it (without its `schema_migrations`). For tests.
+    package static func schemaForTesting(through version: Int) -> [String] {
+        SQLiteMigration.all.filter { $0.version <= version }.flatMap(\.statements)
+    }
+
     /// The first column of every row of a query on a reader, as strings. For tests.
     package func stringsForTesting(_ sql: String) async throws -> [String] {
         try await read { connection in try await connection.query(sql) }.compactMap { $0.columns.first?.data.string }

@@ -94,16 +94,30 @@ package enum StoreCopy {
         Table(name: "rich_recipients", columns: [("content_id", .text), ("username", .text)], key: ["content_id", "username"], batchSize: 1000),
         // Up to the largest upload each (10 MB by default): a few at a time.
         Table(name: "rich_content_bytes", columns: [("content_id", .text), ("bytes", .bytea)], key: ["content_id"], batchSize: 4),
-        // Export and import jobs with their output, and the files uploaded for them: a few at a time.
+        // Export and import jobs, their outputs in chunks (one a saved page), and the files
+        // uploaded for them (chunks of up to 1 MiB, and the upload each name holds).
         Table(
             name: "jobs",
             columns: [
                 ("id", .text), ("kind", .text), ("state", .text), ("processed", .bigint), ("total", .bigint), ("succeeded", .bigint),
                 ("failed", .bigint), ("cursor", .text), ("input_file", .text), ("failure", .text), ("created_at", .bigint),
-                ("updated_at", .bigint), ("lease_owner", .text), ("lease_until", .bigint), ("output", .text), ("failures", .text),
+                ("updated_at", .bigint), ("lease_owner", .text), ("lease_until", .bigint),
             ],
-            key: ["id"], batchSize: 4
+            key: ["id"], batchSize: 500
         ),
-        Table(name: "job_files", columns: [("name", .text), ("bytes", .bytea), ("created_at", .bigint)], key: ["name"], batchSize: 4),
+        Table(
+            name: "job_output_chunks",
+            columns: [("job_id", .text), ("file", .bigint), ("sequence", .bigint), ("size", .bigint), ("bytes", .bytea)],
+            key: ["job_id", "file", "sequence"], batchSize: 16
+        ),
+        Table(
+            name: "job_files", columns: [("name", .text), ("upload", .text), ("size", .bigint), ("created_at", .bigint)],
+            key: ["name"], batchSize: 500
+        ),
+        Table(
+            name: "job_file_chunks",
+            columns: [("upload", .text), ("sequence", .bigint), ("size", .bigint), ("bytes", .bytea), ("created_at", .bigint)],
+            key: ["upload", "sequence"], batchSize: 4
+        ),
     ]
 }

@@ -11,6 +11,9 @@ extension HeraldConfiguration {
         hub.lease = .seconds(deliveryLeaseSeconds)
         hub.partitionSize = deliveryPartitionSize
         hub.channelHosts = PushChannelHosts(wns: wns.allowedHosts, webPush: webPush.allowedHosts)
+        hub.jobQuota = JobQuota(maxJobs: jobsMaxKept, maxActiveJobs: jobsMaxActive, maxBytes: jobsMaxBytes)
+        hub.maxJobFileBytes = jobFileMaxBytes
+        hub.jobRetention = .seconds(jobsRetentionSeconds)
         return hub
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HeraldHub
 import HeraldCore
 import HeraldPostgres
+import HeraldStore
 import Logging
 
 /// Everything `herald` can be told, read in one place: command-line flags override
@@ -106,6 +107,13 @@ struct HeraldConfiguration: Sendable {
     }
     /// Requests per second one hub's REST API accepts (bursts of twice that).
     var hubRequestsPerSecond = 2000
+    /// Export and import jobs: per hub, jobs kept, jobs waiting or running at once, bytes of
+    /// job files and outputs, the largest job file, and how long finished jobs and files stay.
+    var jobsMaxKept = JobQuota().maxJobs
+    var jobsMaxActive = JobQuota().maxActiveJobs
+    var jobsMaxBytes = JobQuota().maxBytes
+    var jobFileMaxBytes = HubEngine.Configuration().maxJobFileBytes
+    var jobsRetentionSeconds = 7 * 24 * 3600
     /// The bearer token `GET /metrics` asks for; `nil`: no token.
     var metricsToken: String?
     var consoleEnabled = true
@@ -186,6 +194,21 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_HUB_RATE_LIMIT", help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After (default 2000)") {
             $0.hubRequestsPerSecond = try int($1, "HERALD_HUB_RATE_LIMIT", 1...1_000_000)
+        },
+        .init(variable: "HERALD_JOBS_MAX_KEPT", help: "export and import jobs one hub keeps, finished ones included; beyond it POST /{hub}/jobs gets 403 (default 100)") {
+            $0.jobsMaxKept = try int($1, "HERALD_JOBS_MAX_KEPT", 1...1_000_000)
+        },
+        .init(variable: "HERALD_JOBS_MAX_ACTIVE", help: "jobs one hub has waiting or running at once; beyond it POST /{hub}/jobs gets 429 (default 2)") {
+            $0.jobsMaxActive = try int($1, "HERALD_JOBS_MAX_ACTIVE", 1...1000)
+        },
+        .init(variable: "HERALD_JOBS_MAX_BYTES", help: "bytes of job files and job outputs one hub keeps; beyond it uploads and new jobs get 403 and a running job fails (default 1073741824)") {
+            $0.jobsMaxBytes = try int($1, "HERALD_JOBS_MAX_BYTES", 1...1 << 50)
+        },
+        .init(variable: "HERALD_JOB_FILE_MAX_BYTES", help: "largest job file PUT /{hub}/jobs/files/{name} takes; beyond it 413 (default 67108864)") {
+            $0.jobFileMaxBytes = try int($1, "HERALD_JOB_FILE_MAX_BYTES", 1...1 << 40)
+        },
+        .init(variable: "HERALD_JOBS_RETENTION", help: "seconds finished jobs, their outputs and uploaded job files are kept before the sweep deletes them (default 604800)") {
+            $0.jobsRetentionSeconds = try int($1, "HERALD_JOBS_RETENTION", 60...31_536_000)
         },
         .init(variable: "HERALD_HTTP_MAX_CONNECTIONS", help: "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)") {
             $0.maximumConnections = try int($1, "HERALD_HTTP_MAX_CONNECTIONS", 1...1_000_000)

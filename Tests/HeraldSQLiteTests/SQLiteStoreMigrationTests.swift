@@ -42,7 +42,7 @@ struct SQLiteStoreMigrationTests {
         let clock = StoreTestClock()
 
         try await withStore(at: path, clock: clock) { store throws in
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10])
 
             // Old registrations read back with the new fields at their defaults.
             let r1 = try #require(try await store.registration(id: "r1"))
@@ -114,9 +114,44 @@ struct SQLiteStoreMigrationTests {
         // Opened again: nothing left to apply, everything kept.
         try await withStore(at: path, clock: clock) { store throws in
             #expect(store.appliedMigrations.isEmpty)
-            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 9)
+            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 10)
             #expect(try await store.registration(id: "r1")?.pushVariables == ["m": "hi"])
             #expect(try await store.installation(id: "i1")?.userId == "alice")
+        }
+    }
+
+    /// Version 10 moves the outputs jobs wrote as one growing value, and the files uploaded
+    /// whole, into chunks: they read as they did, and count in the hub's job storage.
+    @Test func jobOutputsAndFilesOfVersion9AreMovedIntoChunks() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.databasePath
+        try await makeDatabase(
+            at: path,
+            statements: SQLiteStore.schemaForTesting(through: 9) + SchemaFixtures.migrationsTable(versions: 1...9) + [
+                """
+                INSERT INTO jobs (id, kind, state, processed, succeeded, failed, created_at, updated_at, output, failures)
+                VALUES ('j1', 'ExportRegistrations', 'Completed', 2, 2, 0, 1000, 2000, 'line é 1\nline 2\n', '')
+                """,
+                """
+                INSERT INTO jobs (id, kind, state, processed, succeeded, failed, created_at, updated_at, output, failures)
+                VALUES ('j2', 'ImportCreateRegistrations', 'Completed', 1, 0, 1, 1000, 2000, '', 'line 1: bad\n')
+                """,
+                "INSERT INTO job_files (name, bytes, created_at) VALUES ('in.txt', X'00FF41', 1000)",
+            ]
+        )
+        try await withStore(at: path) { store throws in
+            #expect(store.appliedMigrations == [10])
+            #expect(try await store.job(id: "j1")?.succeeded == 2)
+            #expect(try await store.jobOutput(id: "j1", failures: false) == Data("line é 1\nline 2\n".utf8))
+            #expect(try await store.jobOutput(id: "j1", failures: true) == Data())
+            #expect(try await store.jobOutput(id: "j2", failures: true) == Data("line 1: bad\n".utf8))
+            #expect(try await store.jobFile(name: "in.txt") == Data([0, 255, 65]))
+            #expect(try await store.jobUsage() == JobUsage(jobs: 2, activeJobs: 0, bytes: 17 + 12 + 3))
+            // And the next page of a job goes after what was moved.
+            try await store.saveJobFile(name: "in.txt", bytes: Data("new".utf8), now: Date())
+            #expect(try await store.jobFile(name: "in.txt") == Data("new".utf8))
+            #expect(try await store.integerForTesting("SELECT count(*) FROM job_file_chunks") == 1)
         }
     }
 
@@ -137,7 +172,7 @@ struct SQLiteStoreMigrationTests {
         try await SQLiteStore.executeForTesting(path: path, statements: ["DROP TABLE installations"], logger: testLogger)
         try await withStore(at: path) { store throws in
             // Had the ALTER TABLEs of the failed attempt stayed, this would fail on a duplicate column.
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10])
             #expect(try await store.registration(id: "r1")?.version == 3)
         }
     }

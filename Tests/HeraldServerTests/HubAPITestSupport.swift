@@ -223,6 +223,7 @@ extension HubTestServer {
         _ target: String,
         headers: [(String, String)] = [],
         body: Data? = nil,
+        streamed: Bool = false,
         auth: WireAuth = .full
     ) async throws -> WireResponse {
         let url = target.hasPrefix("http") ? target : baseURL + target
@@ -237,7 +238,13 @@ extension HubTestServer {
             request.headers.add(name: "Authorization", value: value)
         }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        if let body, streamed {
+            // Chunked, with no Content-Length: the server learns the size as the bytes come.
+            let pieces = stride(from: 0, to: body.count, by: 256 * 1024).map { ByteBuffer(bytes: body[$0..<min(body.count, $0 + 256 * 1024)]) }
+            request.body = .stream(pieces.async, length: .unknown)
+        } else if let body {
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
         let response = try await httpClient.execute(request, timeout: .seconds(60))
         let collected = try await response.body.collect(upTo: 16 * 1024 * 1024)
         return WireResponse(status: Int(response.status.code), headers: response.headers, body: Data(collected.readableBytesView))

@@ -45,8 +45,11 @@ struct HubTestServer: Sendable {
     }
 
     /// Starts a ``TestHerald`` with the hub API, runs `body`, and stops everything.
-    static func withServer<T: Sendable>(_ body: @Sendable (HubTestServer) async throws -> T) async throws -> T {
-        try await TestHerald.withHerald { herald in
+    static func withServer<T: Sendable>(
+        configureHubs: (inout HubEngine.Configuration) -> Void = { _ in },
+        _ body: @Sendable (HubTestServer) async throws -> T
+    ) async throws -> T {
+        try await TestHerald.withHerald(configureHubs: configureHubs) { herald in
             var logger = Logger(label: "test.hub")
             logger.logLevel = .warning
             let catalog = herald.catalog

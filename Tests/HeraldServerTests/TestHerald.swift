@@ -51,6 +51,7 @@ struct TestHerald {
 
     static func withHerald<T>(
         configure: (inout ServerConfiguration) -> Void = { _ in },
+        configureHubs: (inout HubEngine.Configuration) -> Void = { _ in },
         _ body: (TestHerald) async throws -> T
     ) async throws -> T {
         var logger = Logger(label: "test")
@@ -126,6 +127,7 @@ struct TestHerald {
         hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         hubConfiguration.pollInterval = .milliseconds(100)
         hubConfiguration.channelHosts = PushChannelHosts(wns: [emulatorHost], webPush: [emulatorHost])
+        configureHubs(&hubConfiguration)
         let catalog = HubCatalog(dataDirectory: directory)
         try await catalog.prepareAppHub(named: appHubName, logger: logger)
         let registry = HubRegistry(

@@ -90,6 +90,141 @@ enum JobChecks {
             try await store.saveJobFile(name: "in.txt", bytes: Data("again".utf8), now: clock.now)
             #expect(try await store.jobFile(name: "in.txt") == Data("again".utf8))
         },
+
+        check("outputsAreAppendedAsChunksInOrder") { store, clock in
+            let job = HubJob(kind: .exportRegistrations, createdAt: clock.now, updatedAt: clock.now)
+            try await store.createJob(job)
+            #expect(try await store.jobOutputChunks(id: job.id, failures: false) == [])
+            #expect(try await store.jobOutputChunks(id: "nosuchjob", failures: false) == nil)
+            var claimed = try #require(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w1"))
+            for page in 0..<3 {
+                claimed.processed += 1
+                try await store.saveJobProgress(
+                    claimed, owner: "w1", output: Data("page \(page)\n".utf8), failures: page == 1 ? Data("bad\n".utf8) : Data(),
+                    now: clock.now, leaseUntil: clock.now.addingTimeInterval(60)
+                )
+            }
+            claimed.state = .completed
+            try await store.finishJob(claimed, owner: "w1", output: Data(), failures: Data(), now: clock.now)
+            // One chunk a page that wrote something, numbered in order; an empty page adds none.
+            #expect(try await store.jobOutputChunks(id: job.id, failures: false) == (0..<3).map { JobChunk(sequence: $0, size: 7) })
+            #expect(try await store.jobOutputChunks(id: job.id, failures: true) == [JobChunk(sequence: 0, size: 4)])
+            #expect(try await store.jobOutputChunk(id: job.id, failures: false, sequence: 1) == Data("page 1\n".utf8))
+            #expect(try await store.jobOutputChunk(id: job.id, failures: false, sequence: 3) == nil)
+            #expect(try await store.jobOutput(id: job.id, failures: false) == Data("page 0\npage 1\npage 2\n".utf8))
+            #expect(try await store.jobUsage() == JobUsage(jobs: 1, activeJobs: 0, bytes: 25))
+        },
+
+        check("anUploadIsAFileOnlyOnceCommittedAndReplacesTheOldOneWhole") { store, clock in
+            try await store.saveJobFile(name: "in.txt", bytes: Data("old".utf8), now: clock.now)
+            let old = try #require(try await store.jobFileChunks(name: "in.txt"))
+            #expect(old.size == 3 && old.chunks.count == 1)
+
+            let upload = JobChunk.makeUploadID()
+            try await store.appendJobFileChunk(upload: upload, sequence: 0, bytes: Data("new ".utf8), now: clock.now)
+            try await store.appendJobFileChunk(upload: upload, sequence: 1, bytes: Data("file".utf8), now: clock.now)
+            #expect(try await store.jobFile(name: "in.txt") == Data("old".utf8), "an upload in progress is not the file yet")
+            #expect(try await store.jobUsage().bytes == 11, "uploads in progress count")
+            try await store.commitJobFile(name: "in.txt", upload: upload, now: clock.now)
+            #expect(try await store.jobFile(name: "in.txt") == Data("new file".utf8))
+            #expect(try await store.jobFileChunks(name: "in.txt") == JobFileChunks(upload: upload, chunks: [JobChunk(sequence: 0, size: 4), JobChunk(sequence: 1, size: 4)]))
+            #expect(try await store.jobFileChunk(upload: old.upload, sequence: 0) == nil, "the replaced file's chunks are gone")
+            #expect(try await store.jobUsage().bytes == 8)
+
+            // A refused upload leaves nothing; discarding a committed one does nothing.
+            let refused = JobChunk.makeUploadID()
+            try await store.appendJobFileChunk(upload: refused, sequence: 0, bytes: Data("xyz".utf8), now: clock.now)
+            try await store.discardJobFileUpload(refused)
+            try await store.discardJobFileUpload(upload)
+            #expect(try await store.jobFileChunk(upload: refused, sequence: 0) == nil)
+            #expect(try await store.jobFile(name: "in.txt") == Data("new file".utf8))
+            #expect(try await store.jobUsage().bytes == 8)
+
+            // An empty file has no chunk.
+            try await store.saveJobFile(name: "empty.txt", bytes: Data(), now: clock.now)
+            #expect(try await store.jobFile(name: "empty.txt") == Data())
+            #expect(try await store.jobFileChunks(name: "missing.txt") == nil)
+        },
+
+        check("aJobOverQuotaIsRefusedAndNothingIsSaved") { store, clock in
+            let quota = JobQuota(maxJobs: 3, maxActiveJobs: 2, maxBytes: 10)
+            let make = { HubJob(kind: .exportRegistrations, createdAt: clock.now, updatedAt: clock.now) }
+            #expect(try await store.createJob(make(), within: quota) == nil)
+            #expect(try await store.createJob(make(), within: quota) == nil)
+            let third = make()
+            #expect(try await store.createJob(third, within: quota) == JobQuota.Refusal(limit: .activeJobs, used: 2))
+            #expect(try await store.job(id: third.id) == nil)
+
+            // One finishes: a third may wait; then three are kept, the most.
+            var claimed = try #require(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w1"))
+            claimed.state = .completed
+            try await store.finishJob(claimed, owner: "w1", output: Data("12345".utf8), failures: Data(), now: clock.now)
+            #expect(try await store.createJob(third, within: quota) == nil)
+            var last = try #require(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w1"))
+            last.state = .completed
+            try await store.finishJob(last, owner: "w1", output: Data(), failures: Data(), now: clock.now)
+            #expect(try await store.createJob(make(), within: quota) == JobQuota.Refusal(limit: .jobs, used: 3))
+
+            // Bytes: no room left for any output.
+            let roomy = JobQuota(maxJobs: 10, maxActiveJobs: 10, maxBytes: 10)
+            try await store.saveJobFile(name: "big.txt", bytes: Data("12345".utf8), now: clock.now)
+            #expect(try await store.createJob(make(), within: roomy) == JobQuota.Refusal(limit: .bytes, used: 10))
+            #expect(try await store.jobUsage() == JobUsage(jobs: 3, activeJobs: 1, bytes: 10))
+        },
+
+        check("theRetentionSweepDeletesOldFinishedJobsFilesAndAbandonedUploads") { store, clock in
+            let start = clock.now
+            // Old: a finished export, a file, an import that still waits on another old file
+            // and on nothing else, and an abandoned upload.
+            let oldExport = HubJob(kind: .exportRegistrations, createdAt: clock.now, updatedAt: clock.now)
+            try await store.createJob(oldExport)
+            var claimed = try #require(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w1"))
+            claimed.state = .completed
+            try await store.finishJob(claimed, owner: "w1", output: Data("exported\n".utf8), failures: Data(), now: clock.now)
+            let readsExport = HubJob(kind: .exportRegistrations, createdAt: clock.now, updatedAt: clock.now)
+            try await store.createJob(readsExport)
+            var second = try #require(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w1"))
+            second.state = .completed
+            try await store.finishJob(second, owner: "w1", output: Data("kept\n".utf8), failures: Data(), now: clock.now)
+            try await store.saveJobFile(name: "old.txt", bytes: Data("old".utf8), now: clock.now)
+            try await store.saveJobFile(name: "wanted.txt", bytes: Data("wanted".utf8), now: clock.now)
+            let waiting = HubJob(kind: .importUpsertRegistrations, inputFile: "wanted.txt", createdAt: clock.now, updatedAt: clock.now)
+            try await store.createJob(waiting)
+            let waitingOnOutput = HubJob(
+                kind: .importDeleteRegistrations, inputFile: HubJob.outputFileName(jobID: readsExport.id), createdAt: clock.now, updatedAt: clock.now
+            )
+            try await store.createJob(waitingOnOutput)
+            let abandoned = JobChunk.makeUploadID()
+            try await store.appendJobFileChunk(upload: abandoned, sequence: 0, bytes: Data("half".utf8), now: clock.now)
+
+            clock.advance(by: .seconds(3600))
+            // Recent: a finished job, a file, an upload in progress.
+            let recent = HubJob(kind: .exportRegistrations, createdAt: clock.now, updatedAt: clock.now)
+            try await store.createJob(recent)
+            try await store.saveJobFile(name: "new.txt", bytes: Data("new".utf8), now: clock.now)
+            let inProgress = JobChunk.makeUploadID()
+            try await store.appendJobFileChunk(upload: inProgress, sequence: 0, bytes: Data("going".utf8), now: clock.now)
+
+            let cutoff = start.addingTimeInterval(60)
+            // Two sweeps at once (two nodes): each row is deleted once.
+            async let firstSweep = store.purgeJobs(finishedBefore: cutoff, filesBefore: cutoff, uploadsBefore: cutoff)
+            async let secondSweep = store.purgeJobs(finishedBefore: cutoff, filesBefore: cutoff, uploadsBefore: cutoff)
+            let (one, other) = try await (firstSweep, secondSweep)
+            #expect(one.jobs + other.jobs == 1 && one.files + other.files == 1, "\(one) \(other)")
+            #expect(try await store.job(id: oldExport.id) == nil)
+            #expect(try await store.jobOutputChunk(id: oldExport.id, failures: false, sequence: 0) == nil, "its output went with it")
+            #expect(try await store.job(id: readsExport.id) != nil, "an import that waits reads its output")
+            #expect(try await store.job(id: waiting.id) != nil)
+            #expect(try await store.job(id: recent.id) != nil)
+            #expect(try await store.jobFile(name: "old.txt") == nil)
+            #expect(try await store.jobFile(name: "wanted.txt") == Data("wanted".utf8), "an import that waits reads it")
+            #expect(try await store.jobFile(name: "new.txt") == Data("new".utf8))
+            #expect(try await store.jobFileChunk(upload: abandoned, sequence: 0) == nil)
+            #expect(try await store.jobFileChunk(upload: inProgress, sequence: 0) == Data("going".utf8))
+            // Again (another node at the same time, say): nothing more.
+            #expect(try await store.purgeJobs(finishedBefore: cutoff, filesBefore: cutoff, uploadsBefore: cutoff) == JobPurge(jobs: 0, files: 0))
+            #expect(try await store.jobUsage().bytes == Data("kept\nwantednewgoing".utf8).count)
+        },
     ]
 
     private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {

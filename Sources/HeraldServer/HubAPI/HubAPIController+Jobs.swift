@@ -29,7 +29,7 @@ extension HubAPIController {
         var inputFile: String?
         if let uri = submitted.importFileURI {
             let file = try Self.jobFileName(importFileURI: uri, hub: name)
-            guard try await hub.jobFile(named: file) != nil else {
+            guard try await hub.jobFileContents(named: file) != nil else {
                 throw HeraldError.badRequest(
                     "ImportFileUri names the job file '\(file)', which hub \(name) does not have; upload it first with PUT /\(name)/jobs/files/{name}"
                 )
@@ -59,32 +59,49 @@ extension HubAPIController {
         return .xml(feed, contentType: "application/atom+xml;type=feed;charset=utf-8")
     }
 
-    /// `PUT /{hub}/jobs/files/{name}`: an import's input, kept in the hub's store.
+    /// `PUT /{hub}/jobs/files/{name}`: an import's input, kept in the hub's store. The body is
+    /// streamed into the store a chunk at a time, never held whole; past the largest file
+    /// (`413`) or the hub's job storage quota (`403`) the upload stops and nothing is kept.
+    /// A file of the same name is replaced only once the new one is complete.
     @Sendable func uploadJobFile(request: Request, context: AppRequestContext) async throws -> Response {
         let (name, hub) = try await authorize(request, context: context, right: .manage)
         let file = try Self.pathParameter("name", context)
         guard HubJob.isValidFileName(file) else {
             throw HeraldError.badRequest("a job file's name is 1–128 letters, digits, '-', '_' and '.', not starting with '.'; '\(file.prefix(40))' is not")
         }
-        let bytes = try await request.bodyData(limit: HubEngine.maxJobFileBytes)
-        try await hub.saveJobFile(name: file, bytes: bytes, now: now())
+        let limit = hub.configuration.maxJobFileBytes
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+            throw HeraldError.payloadTooLarge("a job file is at most \(limit) bytes (\(limit / 1024 / 1024) MiB); this one is \(declared)")
+        }
+        var upload = try await hub.beginJobFileUpload(name: file)
+        do {
+            for try await buffer in request.body {
+                try await upload.append(buffer.readableBytesView)
+            }
+            try await upload.commit(now: now())
+        } catch {
+            await upload.discard()
+            throw error
+        }
+        context.logger.debug("Stored a job file", metadata: ["herald.job.file.size": "\(upload.size)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/jobs/files/\(file)"
         headers[.contentLength] = "0"
         return Response(status: .created, headers: headers)
     }
 
-    /// `GET /{hub}/jobs/files/{name}`: an uploaded job file.
+    /// `GET /{hub}/jobs/files/{name}`: an uploaded job file, streamed from its chunks.
     @Sendable func downloadJobFile(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .manage)
         let file = try Self.pathParameter("name", context)
-        guard HubJob.isValidFileName(file), let bytes = try await hub.jobFile(named: file) else {
+        guard HubJob.isValidFileName(file), let contents = try await hub.jobFileContents(named: file) else {
             throw HeraldError.notFound("no job file named \(file.prefix(128))")
         }
-        return Self.textFile(bytes)
+        return Self.textFile(contents)
     }
 
-    /// `GET /{hub}/jobs/{id}/Output.txt` and `…/Failed.txt`: what a job wrote.
+    /// `GET /{hub}/jobs/{id}/Output.txt` and `…/Failed.txt`: what a job wrote, streamed from
+    /// the chunks its pages saved.
     @Sendable func downloadJobOutput(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
@@ -92,17 +109,22 @@ extension HubAPIController {
         guard file == HubJob.outputFile || file == HubJob.failuresFile else {
             throw HeraldError.notFound("a job has two files, \(HubJob.outputFile) and \(HubJob.failuresFile); \(file.prefix(40)) is neither")
         }
-        guard let bytes = try await hub.jobFile(named: "\(id)/\(file)") else { throw HeraldError.notFound("no job with id \(id)") }
-        return Self.textFile(bytes)
+        guard let contents = try await hub.jobFileContents(named: "\(id)/\(file)") else { throw HeraldError.notFound("no job with id \(id)") }
+        return Self.textFile(contents)
     }
 
     static let entryContentType = "application/atom+xml;type=entry;charset=utf-8"
 
-    private static func textFile(_ bytes: Data) -> Response {
+    /// A job file's chunks as the body, one at a time, with its length: a chunk that vanished
+    /// meanwhile (replaced, swept) cuts the body short, which the client sees by its length.
+    private static func textFile(_ contents: JobFileContents) -> Response {
         Response(
             status: .ok,
-            headers: [.contentType: "text/plain; charset=utf-8", .contentLength: String(bytes.count)],
-            body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+            headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(contentLength: contents.size) { writer in
+                try await contents.forEachChunk { try await writer.write(ByteBuffer(bytes: $0)) }
+                try await writer.finish(nil)
+            }
         )
     }
 

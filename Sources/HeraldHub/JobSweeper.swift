@@ -1,0 +1,34 @@
+import Foundation
+import HeraldStore
+public import ServiceLifecycle
+import Logging
+
+/// Deletes one hub's finished jobs, their outputs and its job files once they have outlived
+/// ``HubEngine/Configuration/jobRetention``, every ``HubEngine/Configuration/jobSweepInterval``
+/// (and once at start), until graceful shutdown or until the hub stops.
+///
+/// Every node runs one for every open hub: the store's purge deletes each row once, whichever
+/// node gets there first (``JobStore/purgeJobs(finishedBefore:filesBefore:uploadsBefore:)``).
+public struct JobSweeper: Service {
+    let hub: HubEngine
+
+    public init(hub: HubEngine) {
+        self.hub = hub
+    }
+
+    public func run() async throws {
+        let hub = self.hub
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled, !hub.isStopped {
+                do {
+                    try await hub.sweepJobs()
+                } catch is CancellationError {
+                    return
+                } catch {
+                    hub.logger.error("Sweeping old jobs failed; it will be tried again", metadata: ["error": "\(error)"])
+                }
+                await hub.waitForSweep(timeout: hub.configuration.jobSweepInterval)
+            }
+        }
+    }
+}
