@@ -55,14 +55,30 @@ class Emulator:
         self.service = urllib.parse.urlparse(self.settings[f"HERALD_{platform.upper()}_ENDPOINT"])
 
     def stats(self):
-        context = ssl.create_default_context(cafile=self.settings["HERALD_APNS_CA_FILE"])
-        connection = http.client.HTTPSConnection(self.service.hostname, self.service.port, context=context, timeout=10)
-        connection.request("GET", "/_emulator/stats")
-        body = json.loads(connection.getresponse().read())
-        connection.close()
-        return body
+        """The emulator's counts, over one kept-alive connection: the scripts poll every few
+        milliseconds, and a TLS handshake a poll would take CPU from the processes measured.
+        A connection that fails (the emulator closed it, or took over 10 s on a saturated
+        machine) is opened anew, for up to a minute."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if getattr(self, "_stats_connection", None) is None:
+                    context = ssl.create_default_context(cafile=self.settings["HERALD_APNS_CA_FILE"])
+                    self._stats_connection = http.client.HTTPSConnection(
+                        self.service.hostname, self.service.port, context=context, timeout=10)
+                self._stats_connection.request("GET", "/_emulator/stats")
+                return json.loads(self._stats_connection.getresponse().read())
+            except (OSError, http.client.HTTPException) as error:
+                self._stats_connection.close()
+                self._stats_connection = None
+                if time.monotonic() > deadline:
+                    raise
+                print(f"   (the emulator's stats: {error!r}; asking again)", file=sys.stderr, flush=True)
+                time.sleep(0.1)
 
     def stop(self):
+        if getattr(self, "_stats_connection", None) is not None:
+            self._stats_connection.close()
         self.process.terminate()
         self.process.wait(timeout=30)
 

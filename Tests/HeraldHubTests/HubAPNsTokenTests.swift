@@ -94,6 +94,35 @@ struct HubAPNsTokenTests {
         }
     }
 
+    /// A hub given another tenant's team and key ids (they are public) with a key of its own,
+    /// on the same server: its token is refused by APNs, and it neither poisons nor uses the
+    /// tenant's stored token, whose devices are all reached.
+    @Test func anotherTenantsIDsWithAJunkKeyCannotPoisonTheToken() async throws {
+        let harness = try await Harness(minimumTokenInterval: 0)
+        defer { Task { await harness.close() } }
+        let handles = try await harness.register(5, tag: "all")
+
+        var junk = APNsConfiguration(
+            environment: .sandbox, teamID: harness.credentials.apnsTeamID, keyID: harness.credentials.apnsKeyID,
+            privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation, topic: HubAPNsTokenTests.topic)
+        junk.endpoint = harness.emulator.baseURL
+        junk.trustRoots = [try harness.authority.sslCertificate]
+        junk.connections = 1
+        let intruder = try APNsProvider(
+            configuration: junk, logger: hubTestLogger,
+            tokenCache: APNsTokenCache(storage: HubStorageProviderTokens(storage: harness.storage), logger: hubTestLogger))
+        let refused = await intruder.send(PushNotification(body: .bytes(.init(string: #"{"aps":{}}"#))), to: PushTarget(handle: handles[0]))
+        try await intruder.shutdown()
+        #expect(refused.outcome == .invalidCredentials)
+
+        // The tenant's node starts after it, on the same storage.
+        let tenant = try harness.provider()
+        let record = try await harness.broadcast("all", via: tenant)
+        try await tenant.shutdown()
+        #expect(record.counts.count(.success, .apns) == 5, "\(record.counts)")
+        for handle in handles { #expect(harness.emulator.notifications(for: handle).count == 1) }
+    }
+
     @Test func aRestartedServerDeliversWithTheTokenItStored() async throws {
         let harness = try await Harness(minimumTokenInterval: 20 * 60)
         defer { Task { await harness.close() } }
