@@ -70,7 +70,7 @@ public final class Accounts: Sendable {
     /// Every attempt takes a token of the client's sign-up allowance (past it, ``Throttled``);
     /// the name and password are checked, and the name looked up, before bcrypt runs, so a taken
     /// or malformed name costs no hash (the `409` already tells that the name is taken). The
-    /// hash runs on the hashing pool, whose full queue answers ``Overloaded``.
+    /// hash runs on the hashing pool, whose full queue answers ``Throttled`` (`503`).
     public func signUp(username: String, password: String, client: String = "unknown") async throws -> Account {
         guard configuration.allowSignUp else { throw HeraldError.forbidden("sign-up is disabled on this server") }
         try signUpLimiter.admit(client: client)

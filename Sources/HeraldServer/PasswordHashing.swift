@@ -1,10 +1,11 @@
+import HeraldCore
 import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
 /// Where bcrypt runs: a thread pool of its own, so that a flood of sign-ups or sign-ins takes
 /// neither the threads of the store's queries (`NIOThreadPool.singleton`) nor more than its
-/// share of the CPU, with a bounded queue: past it, ``Overloaded`` (503 with `Retry-After`)
+/// share of the CPU, with a bounded queue: past it, ``Throttled`` (`unavailable`) (503 with `Retry-After`)
 /// at once instead of an ever longer wait.
 ///
 /// A service: its pool starts at the first hash and stops when the service shuts down (after
@@ -28,7 +29,7 @@ public final class PasswordHashing: Service, Sendable {
 
     /// - Parameters:
     ///   - threads: the pool's threads (bcrypt at cost 12 takes about 0.25 s of one core).
-    ///   - queue: hashes that may wait for a thread; one more gets ``Overloaded``.
+    ///   - queue: hashes that may wait for a thread; one more gets ``Throttled`` (`unavailable`).
     public init(threads: Int = 1, queue: Int = 16) {
         self.threads = max(1, threads)
         self.queue = max(0, queue)
@@ -47,7 +48,7 @@ public final class PasswordHashing: Service, Sendable {
     /// On `NIOThreadPool.singleton`, with no service to run: for hashing outside a server.
     public static let unmanaged = PasswordHashing(unmanagedQueue: 1_000)
 
-    /// Runs `work` on the pool, or throws ``Overloaded`` when `threads + queue` hashes are
+    /// Runs `work` on the pool, or throws ``Throttled`` (`unavailable`) when `threads + queue` hashes are
     /// already running or waiting, or the pool has stopped.
     func perform<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
         let admitted = state.withLock { state -> Bool in
@@ -60,7 +61,7 @@ public final class PasswordHashing: Service, Sendable {
             return true
         }
         guard admitted else {
-            throw Overloaded(retryAfterSeconds: 1, message: "the server is busy checking passwords; retry in a second")
+            throw Throttled(retryAfterSeconds: 1, message: "the server is busy checking passwords; retry in a second", code: .unavailable)
         }
         defer { state.withLock { $0.inFlight -= 1 } }
         return try await pool.runIfActive(work)

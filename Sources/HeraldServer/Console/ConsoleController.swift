@@ -109,12 +109,8 @@ struct ConsoleController {
             response.setCookie(cookie(Self.signInCookie, "", maxAge: 0))
             return response
         } catch let throttled as Throttled {
-            var response = signInForm(context: context, name: name, error: throttled.message, status: .tooManyRequests)
+            var response = signInForm(context: context, name: name, error: throttled.message, status: throttled.status)
             response.headers[.retryAfter] = "\(throttled.retryAfterSeconds)"
-            return response
-        } catch let overloaded as Overloaded {
-            var response = signInForm(context: context, name: name, error: overloaded.message, status: .serviceUnavailable)
-            response.headers[.retryAfter] = "\(overloaded.retryAfterSeconds)"
             return response
         }
     }
@@ -140,7 +136,7 @@ struct ConsoleController {
             return pages.page("password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: .badRequest, error: error.message)
         } catch let throttled as Throttled {
             var response = pages.page(
-                "password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: .tooManyRequests,
+                "password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: throttled.status,
                 error: throttled.message
             )
             response.headers[.retryAfter] = "\(throttled.retryAfterSeconds)"

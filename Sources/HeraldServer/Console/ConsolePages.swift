@@ -98,8 +98,8 @@ struct ConsolePages: Sendable {
             heading = status == .notFound ? "Not found" : "That did not work"
             message = error.message
         case let error as Throttled:
-            status = .tooManyRequests
-            heading = "Too many attempts"
+            status = error.status
+            heading = error.code == .tooManyRequests ? "Too many attempts" : "Busy"
             message = error.message
         case let error as HTTPError:
             status = error.status

@@ -37,7 +37,7 @@ struct HubErrorMiddleware: RouterMiddleware {
                 status = error.code.httpStatus
                 detail = error.message
             case let error as Throttled:
-                status = 429
+                status = error.code.httpStatus
                 detail = error.message
                 headers[.retryAfter] = "\(error.retryAfterSeconds)"
             case let error as any HTTPResponseError:
