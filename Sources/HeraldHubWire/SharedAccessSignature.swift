@@ -116,12 +116,13 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
         self.signatureBytes = bytes
     }
 
-    /// The SHA-256 of what identifies the token: `sr` as sent, the signature, `se` and `skn`.
-    /// Two headers that spell one token differently (parameter order, names' case) have the
-    /// same fingerprint; a cache of verified tokens keyed by it holds 32 bytes a token.
-    public var fingerprint: [UInt8] {
+    /// The SHA-256 of what identifies the token: `sr` as sent, the signature, `se` and `skn`,
+    /// after `scope` (a hub's name, so that one hash keys a cache shared by hubs). Two headers
+    /// that spell one token differently (parameter order, names' case) have the same
+    /// fingerprint; a cache of verified tokens keyed by it holds 32 bytes a token.
+    public func fingerprint(in scope: String = "") -> [UInt8] {
         var hash = SHA256()
-        for field in [resource, signedExpiry, keyName] {
+        for field in [scope, resource, signedExpiry, keyName] {
             hash.update(data: Data(field.utf8))
             hash.update(data: Data([0]))
         }

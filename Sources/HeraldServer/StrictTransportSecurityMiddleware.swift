@@ -5,15 +5,10 @@ import Hummingbird
 struct StrictTransportSecurityMiddleware<Context: RequestContext>: RouterMiddleware {
     static var value: String { "max-age=31536000" }
 
+    /// Errors reach it as responses already: `RequestLogger`, inside it, turns every error into one.
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            var response = try await next(request, context)
-            response.headers[.strictTransportSecurity] = Self.value
-            return response
-        } catch let error as any HTTPResponseError {
-            var response = try error.response(from: request, context: context)
-            response.headers[.strictTransportSecurity] = Self.value
-            return response
-        }
+        var response = try await next(request, context)
+        response.headers[.strictTransportSecurity] = Self.value
+        return response
     }
 }

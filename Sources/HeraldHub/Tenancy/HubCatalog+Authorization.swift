@@ -1,7 +1,6 @@
 public import Foundation
 import HeraldCore
 public import HeraldHubWire
-import Crypto
 import Synchronization
 
 extension HubCatalog {
@@ -147,11 +146,7 @@ struct VerifiedSignatures: Sendable {
     var count: Int { entries.count }
 
     static func key(hub: String, token: SharedAccessSignature) -> [UInt8] {
-        var hash = SHA256()
-        hash.update(data: Data(hub.lowercased().utf8))
-        hash.update(data: Data([0]))
-        hash.update(data: token.fingerprint)
-        return Array(hash.finalize())
+        token.fingerprint(in: hub.lowercased())
     }
 
     func key(for entry: [UInt8]) -> String? { entries[entry] }
