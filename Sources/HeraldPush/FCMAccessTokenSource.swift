@@ -1,7 +1,7 @@
-import Foundation
+package import Foundation
 import Logging
 import NIOCore
-import _CryptoExtras
+package import _CryptoExtras
 
 /// OAuth2 access tokens for the FCM API, from a service account (RFC 7523 JWT bearer grant),
 /// cached and shared as ``AccessTokenSource`` does for every push service.
@@ -9,9 +9,9 @@ typealias FCMAccessTokenSource = AccessTokenSource<FCMAccessTokenRequest>
 
 /// One FCM token exchange: an RS256 JWT assertion signed with the service account's key,
 /// posted to its `token_uri`.
-struct FCMAccessTokenRequest: AccessTokenRequest {
+package struct FCMAccessTokenRequest: AccessTokenRequest {
     static let scope = "https://www.googleapis.com/auth/firebase.messaging"
-    static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    package static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     let account: FCMServiceAccount
     let key: _RSA.Signing.PrivateKey
@@ -23,6 +23,28 @@ struct FCMAccessTokenRequest: AccessTokenRequest {
     var serviceName: String { "FCM" }
 
     func requestToken(issuedAt: Date) async throws -> IssuedAccessToken {
+        let assertion: String
+        do {
+            assertion = try Self.assertion(account: account, key: key, tokenURI: tokenURI, issuedAt: issuedAt)
+        } catch {
+            throw AccessTokenFailure(error: .signingFailed("the FCM assertion could not be signed"), transient: false)
+        }
+        return try await exchangeForm(
+            [("grant_type", Self.grantType), ("assertion", assertion)],
+            tokenURI: tokenURI,
+            pool: pool,
+            timeout: timeout,
+            defaultLifetime: 3600,
+            logger: logger
+        )
+    }
+
+    /// The signed JWT that a service account exchanges for an access token at `tokenURI`
+    /// (its `aud`), valid for an hour from `issuedAt`. `herald bench` signs one to measure the
+    /// FCM emulator's ceiling with h2load.
+    package static func assertion(
+        account: FCMServiceAccount, key: _RSA.Signing.PrivateKey, tokenURI: String, issuedAt: Date
+    ) throws -> String {
         struct Header: Encodable {
             var alg = "RS256"
             var typ = "JWT"
@@ -37,23 +59,10 @@ struct FCMAccessTokenRequest: AccessTokenRequest {
         }
 
         let iat = Int(issuedAt.timeIntervalSince1970.rounded(.down))
-        let assertion: String
-        do {
-            assertion = try JSONWebToken.rs256(
-                header: Header(kid: account.privateKeyID),
-                claims: Claims(iss: account.clientEmail, scope: Self.scope, aud: tokenURI, iat: iat, exp: iat + 3600),
-                key: key
-            )
-        } catch {
-            throw AccessTokenFailure(error: .signingFailed("the FCM assertion could not be signed"), transient: false)
-        }
-        return try await exchangeForm(
-            [("grant_type", Self.grantType), ("assertion", assertion)],
-            tokenURI: tokenURI,
-            pool: pool,
-            timeout: timeout,
-            defaultLifetime: 3600,
-            logger: logger
+        return try JSONWebToken.rs256(
+            header: Header(kid: account.privateKeyID),
+            claims: Claims(iss: account.clientEmail, scope: Self.scope, aud: tokenURI, iat: iat, exp: iat + 3600),
+            key: key
         )
     }
 }

@@ -55,9 +55,9 @@ extension Bench {
                 throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
             }
 
-            let emulator = try NodeProcess.emulator(directory: directory)
-            defer { emulator.stop() }
-            let settings = try await emulator.waitForSettings(file: directory + "/emulator/herald.env")
+            let emulator = try await EmulatorProcess.start(directory: directory)
+            defer { emulator.process.stop() }
+            let settings = emulator.settings
             var nodes: [NodeProcess] = []
             defer { for node in nodes { node.stop() } }
             for index in 1...count {
@@ -70,40 +70,23 @@ extension Bench {
             }
             say("  \(count) node\(count == 1 ? "" : "s") answer; broadcasting through node1…")
 
-            var tls = TLSConfiguration.makeClientConfiguration()
-            if let ca = settings["HERALD_FCM_CA_FILE"] { tls.trustRoots = .file(ca) }
-            var configuration = HTTPClient.Configuration()
-            configuration.tlsConfiguration = tls
-            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            let http = emulator.client()
             do {
                 let base = "http://127.0.0.1:\(nodes[0].port)"
                 let signature = SharedAccessSignature.make(
                     resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(7200)
                 )
+                let endpoint = try emulator.endpoint(.fcm)
                 let started = ContinuousClock.now
-                let id = try await sendBroadcast(http, base: base, signature: signature)
-                let peaks = PeakSampler(pids: nodes.map(\.pid))
-                var state = "Enqueued"
-                // The devices reached, from the emulator's count, once a second.
-                let progress = ProgressReporter(title: "  reached", total: devices)
-                defer { progress.finish() }
-                var polls = 0
-                while ["Enqueued", "Processing"].contains(state) {
-                    try await Task.sleep(for: .milliseconds(200))
-                    peaks.sample()
-                    state = try await notificationState(http, base: base, id: id, signature: signature)
-                    polls += 1
-                    if polls % 5 == 0 { progress.update(done: try await reachedDevices(http, settings: settings)) }
-                    if ContinuousClock.now - started > .seconds(3600) { throw ValidationError("the broadcast did not finish within an hour") }
-                }
+                let id = try await sendNotification(http, base: base, signature: signature, platform: .fcm, tag: nil)
+                let finished = try await waitUntilFinished(
+                    http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: nodes.map(\.pid))
                 let seconds = (ContinuousClock.now - started).seconds
-                peaks.sample()
-                let reached = try await reachedDevices(http, settings: settings)
-                progress.update(done: reached)
-                progress.finish()
                 try await http.shutdown()
-                say(String(format: "  %@ in %.1f s, %@ devices reached", state, seconds, reached.formatted()))
-                return ClusterRun(nodes: count, devices: devices, state: state, seconds: seconds, reached: reached, peakMegabytes: peaks.peaks)
+                say(String(format: "  %@ in %.1f s, %@ devices reached", finished.state, seconds, finished.reached.formatted()))
+                return ClusterRun(
+                    nodes: count, devices: devices, state: finished.state, seconds: seconds, reached: finished.reached,
+                    peakMegabytes: finished.peakMegabytes)
             } catch {
                 try? await http.shutdown()
                 throw error
@@ -111,22 +94,57 @@ extension Bench {
         }
     }
 
-    /// Sends a broadcast to every FCM device of the hub `bench`; its notification id.
-    static func sendBroadcast(_ http: HTTPClient, base: String, signature: String) async throws -> String {
+    /// Sends a notification of `platform`'s native format to the devices of the hub `bench` that
+    /// hold `tag` (every device for `nil`); its notification id.
+    static func sendNotification(_ http: HTTPClient, base: String, signature: String, platform: Platform, tag: String?) async throws -> String {
         var request = HTTPClientRequest(url: base + "/bench/messages?api-version=2020-06")
         request.method = .POST
         request.headers.add(name: "authorization", value: signature)
         request.headers.add(name: "content-type", value: "application/json;charset=utf-8")
-        request.headers.add(name: "ServiceBusNotification-Format", value: "fcmv1")
-        request.body = .bytes(ByteBuffer(string: #"{"message":{"notification":{"title":"Benchmark","body":"one broadcast"}}}"#))
+        if let tag { request.headers.add(name: "ServiceBusNotification-Tags", value: tag) }
+        switch platform {
+        case .apns:
+            request.headers.add(name: "ServiceBusNotification-Format", value: "apple")
+            request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Benchmark"}}"#))
+        default:
+            request.headers.add(name: "ServiceBusNotification-Format", value: "fcmv1")
+            request.body = .bytes(ByteBuffer(string: #"{"message":{"notification":{"title":"Benchmark","body":"one broadcast"}}}"#))
+        }
         let response = try await http.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 1 << 16)
         guard response.status == .created, let location = response.headers.first(name: "location"),
             let path = URL(string: location)?.path, let id = path.split(separator: "/").last
         else {
-            throw ValidationError("the broadcast answered \(response.status.code): \(String(buffer: body))")
+            throw ValidationError("the send answered \(response.status.code): \(String(buffer: body))")
         }
         return String(id)
+    }
+
+    /// Polls notification `id` until it is no longer enqueued or processing, with the devices
+    /// the emulator at `endpoint` reached as progress and the peak memory of the processes `pids`;
+    /// its final state, the devices reached, and each process's peak resident memory.
+    static func waitUntilFinished(
+        _ http: HTTPClient, base: String, id: String, signature: String, endpoint: String, devices: Int, pids: [Int32]
+    ) async throws -> (state: String, reached: Int, peakMegabytes: [Int]) {
+        let started = ContinuousClock.now
+        let peaks = PeakSampler(pids: pids)
+        var state = "Enqueued"
+        // The devices reached, from the emulator's count, once a second.
+        let progress = ProgressReporter(title: "  reached", total: devices)
+        defer { progress.finish() }
+        var polls = 0
+        while ["Enqueued", "Processing"].contains(state) {
+            try await Task.sleep(for: .milliseconds(200))
+            peaks.sample()
+            state = try await notificationState(http, base: base, id: id, signature: signature)
+            polls += 1
+            if polls % 5 == 0 { progress.update(done: try await reachedDevices(http, endpoint: endpoint)) }
+            if ContinuousClock.now - started > .seconds(3600) { throw ValidationError("the notification was not finished within an hour") }
+        }
+        peaks.sample()
+        let reached = try await reachedDevices(http, endpoint: endpoint)
+        progress.update(done: reached)
+        return (state, reached, peaks.peaks)
     }
 
     /// The notification's `State`, from the hub API's notification details.
@@ -141,9 +159,8 @@ extension Bench {
         return String(body[range].dropFirst(7).dropLast(8))
     }
 
-    /// The devices the FCM emulator reached, from its control API.
-    static func reachedDevices(_ http: HTTPClient, settings: [String: String]) async throws -> Int {
-        guard let endpoint = settings["HERALD_FCM_ENDPOINT"] else { return 0 }
+    /// The devices the emulator at `endpoint` reached, from its control API.
+    static func reachedDevices(_ http: HTTPClient, endpoint: String) async throws -> Int {
         let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/stats"), timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 16)
         struct Stats: Decodable { var devices: Int }
@@ -190,10 +207,11 @@ struct NodeProcess {
         )
     }
 
-    /// A node with a data directory of its own, on a free port, TLS off; `secureKeyFrom` is the
+    /// A node with a data directory of its own, on a free port, TLS off, on the PostgreSQL
+    /// database `databaseURL` or (`nil`) SQLite in its data directory; `secureKeyFrom` is the
     /// secure-payload key file the first node made, which the others must share.
     static func node(
-        name: String, directory: String, settings: [String: String], databaseURL: String, secureKeyFrom: String?
+        name: String, directory: String, settings: [String: String], databaseURL: String?, secureKeyFrom: String?
     ) throws -> NodeProcess {
         let data = "\(directory)/\(name)"
         if let secureKeyFrom {
@@ -205,8 +223,8 @@ struct NodeProcess {
         environment.merge(settings) { _, new in new }
         environment.merge([
             "HERALD_DATA_DIR": data, "HERALD_PORT": "\(port)", "HERALD_TLS_PORT": "0", "HERALD_LOG_LEVEL": "warning",
-            "HERALD_DATABASE_URL": databaseURL,
         ]) { _, new in new }
+        if let databaseURL { environment["HERALD_DATABASE_URL"] = databaseURL }
         return try start(name: name, port: port, directory: directory, arguments: ["serve"], environment: environment)
     }
 

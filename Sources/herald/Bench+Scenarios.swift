@@ -116,68 +116,6 @@ extension Bench {
         }
     }
 
-    /// A broadcast to `devices` APNs registrations in one process with the emulator: seconds
-    /// and peak resident memory.
-    static func broadcastMemory(devices: Int, logger: Logger) async throws -> (seconds: Double, peakMegabytes: Int) {
-        try await withRuntime(.sqlite, logger: logger) { runtime in
-            say("broadcast: seeding \(devices.formatted()) APNs registrations…")
-            let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["all"])
-            say(String(format: "  seeded in %.1f s; RSS now %d MB", seed, residentMegabytes().current))
-            let content = NotificationContent(body: "Broadcast")
-            _ = try await runtime.hub.enqueue(tagExpression: nil, payloads: [try content.payload(for: .apns)])
-            let sampler = Task {
-                var peak = 0
-                while !Task.isCancelled {
-                    peak = max(peak, residentMegabytes().current)
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
-                return peak
-            }
-            let start = ContinuousClock.now
-            try await withDeliveryProgress(runtime.apnsEmulator, total: devices) {
-                while try await runtime.hub.deliverNext() {}
-            }
-            let elapsed = (ContinuousClock.now - start).seconds
-            sampler.cancel()
-            let peak = max(await sampler.value, residentMegabytes().peak)
-            say(String(format: "  %.1f s (%.2f million/min), peak RSS %d MB, emulator included", elapsed, Double(devices) / elapsed * 60 / 1_000_000, peak))
-            return (elapsed, peak)
-        }
-    }
-
-    /// Runs h2load against the APNs emulator with a valid provider token; returns requests/s.
-    static func emulatorCeiling(requests: Int, logger: Logger) async throws -> Double? {
-        guard which("h2load") != nil else { return nil }
-        return try await withRuntime(.sqlite, logger: logger) { (runtime) async throws -> Double? in
-            guard let emulator = runtime.apnsEmulator else { return nil }
-            let directory = runtime.configuration.dataDirectory
-            let credentials = try EmulatorCredentials.loadOrCreate(directory: directory + "/emulator")
-            let authorization = try await runtime.apnsTokens.authorization(
-                teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, privateKeyPEM: credentials.apnsPrivateKeyPEM
-            )
-            let payload = directory + "/payload.json"
-            try Data(#"{"aps":{"alert":"Benchmark"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
-            let token = String(repeating: "ab", count: 32)
-            say("ceiling: h2load → APNs emulator, \(requests.formatted()) requests, 4 connections × 100 streams…")
-            let output = try await runProcess("h2load", [
-                "-n", "\(requests)", "-c", "4", "-m", "100", "-t", "1",
-                "-d", payload,
-                "-H", "authorization: \(authorization)",
-                "-H", "apns-topic: \(runtime.configuration.emulatorTopic)",
-                "\(emulator.baseURL)/3/device/\(token)",
-            ])
-            guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
-                let range = line.range(of: #"[0-9.]+ req/s"#, options: .regularExpression)
-            else {
-                say(output)
-                return nil
-            }
-            let succeeded = output.contains("0 failed") ? "" : " (h2load reported failures)"
-            say("  \(line)\(succeeded)")
-            return Double(line[range].dropLast(6))
-        }
-    }
-
     // MARK: Helpers
 
     /// Runs `body` with a Herald runtime (the APNs emulator in this process) on a new store:
@@ -363,11 +301,6 @@ extension Bench {
         }
         let response = try await http.execute(request, timeout: .seconds(120))
         return (response.status.code, response.headers, try await response.body.collect(upTo: 4 << 20))
-    }
-
-    /// This process's resident memory now and at its peak, in MB.
-    static func residentMegabytes() -> (current: Int, peak: Int) {
-        residentMegabytes(statusFile: "/proc/self/status")
     }
 
     /// A process's resident memory now and at its peak (`VmRSS`, `VmHWM`), in MB.

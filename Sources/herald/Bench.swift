@@ -7,15 +7,16 @@ import ServiceLifecycle
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure fan-out, upserts, installation PUTs and broadcasts on this machine, on SQLite and PostgreSQL.",
+        abstract: "Measure fan-out, CPU per notification, upserts, installation PUTs and broadcasts on this machine, on SQLite and PostgreSQL.",
         discussion: """
-            Build with `swift build -c release` and run `.build/release/herald bench`. Herald, its store and the
-            APNs emulator it delivers to run on this machine, in this process: the SQLite store in a temporary
-            directory and, with --database-url, the PostgreSQL store in a database of its own that the bench
-            creates on that server and drops at the end (the user needs the CREATEDB privilege). With a database,
-            one broadcast is also shared by 1, 2 and 3 `herald serve` processes of this binary, delivering to a
-            `herald emulate` process, with each node's peak memory. The emulator's own ceiling is measured with
-            h2load (Debian's nghttp2-client) in the same run, so the fan-out figures read as ratios.
+            Build with `swift build -c release` and run `.build/release/herald bench`. The fan-out, upsert and
+            installation tests run Herald, its store and the APNs emulator in this process: the SQLite store in a
+            temporary directory and, with --database-url, the PostgreSQL store in a database of its own that the
+            bench creates on that server and drops at the end (the user needs the CREATEDB privilege). Then, for
+            APNs and FCM, a `herald serve` process of this binary on SQLite delivers a fan-out and a broadcast to
+            a `herald emulate` process: the node's own CPU time per notification is read from /proc, beside the
+            emulator's ceiling measured with h2load (Debian's nghttp2-client) in the same run, so the figures
+            read as ratios. With a database, one broadcast is also shared by 1, 2 and 3 node processes.
             Example:  herald bench --database-url postgres://herald:secret@127.0.0.1/postgres
             """
     )
@@ -35,8 +36,11 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Concurrent HTTP connections for the upsert and installation tests.")
     var connections = 32
 
-    @Option(help: "Registrations in the SQLite broadcast memory test (0 skips it).")
+    @Option(help: "Registrations in the broadcast delivered by a node process, on SQLite (0 skips it).")
     var broadcast = 1_000_000
+
+    @Option(help: "The platforms whose fan-out and broadcast are measured in a node process, comma-separated (apns, fcm).")
+    var platforms = "apns,fcm"
 
     @Option(help: "Registrations in the hub whose console pages are timed (0 skips it).")
     var consoleDevices = 1_000_000
@@ -64,7 +68,13 @@ struct Bench: AsyncParsableCommand {
         guard !nodeCounts.isEmpty, nodeCounts.allSatisfy({ (1...8).contains($0) }) else {
             throw ValidationError("--nodes: give node counts from 1 to 8, comma-separated, such as 1,2,3")
         }
+        let names = platforms.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard names.allSatisfy({ $0 == "apns" || $0 == "fcm" }) else {
+            throw ValidationError("--platforms: give apns, fcm or both, comma-separated")
+        }
     }
+
+    var measuredPlatforms: [Platform] { platforms.split(separator: ",").compactMap { Platform(rawValue: $0.trimmingCharacters(in: .whitespaces)) } }
 
     var nodeCounts: [Int] { nodes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
 
@@ -97,14 +107,8 @@ struct Bench: AsyncParsableCommand {
             if metricsRounds > 0, store == .sqlite {
                 summary.metricsCost = try await Self.metricsCost(devices: devices, rounds: metricsRounds, logger: logger)
             }
-            if ceilingRequests > 0, store == .sqlite {
-                if let ceiling = try await Self.emulatorCeiling(requests: ceilingRequests, logger: logger) {
-                    summary.reference = String(
-                        format: "APNs emulator ceiling (h2load, 4 connections × 100 streams): %.0f req/s; SQLite fan-out is %.0f%% of it",
-                        ceiling, fanOut / ceiling * 100)
-                } else {
-                    summary.reference = "APNs emulator ceiling: h2load not found (apt-get install nghttp2-client)"
-                }
+            if store == .sqlite {
+                try await measureNodeProcesses(into: &summary, logger: logger)
             }
             let upserted = try await Self.upserts(store, count: upserts, connections: connections, logger: logger)
             summary.add("registration upserts, PUT /api/register/{id}", store, upserted, unit: "/s", target: "≥ 3,000/s")
@@ -118,12 +122,6 @@ struct Bench: AsyncParsableCommand {
                     summary.consoleLines.append(String(format: "  %@: %.1f ms (%.0f× /health)", timing.what, timing.milliseconds, timing.milliseconds / max(reference, 0.01)))
                 }
             }
-            if broadcast > 0, store == .sqlite {
-                let (seconds, peak) = try await Self.broadcastMemory(devices: broadcast, logger: logger)
-                summary.broadcastLine = String(
-                    format: "SQLite broadcast to %@ APNs registrations, one process with the emulator: %.1f s, peak RSS %d MB (target < 300)",
-                    broadcast.formatted(), seconds, peak)
-            }
         }
         if case .postgres(let server, let text)? = stores.last, clusterDevices > 0 {
             Self.say("\n== one broadcast shared by node processes on PostgreSQL ==")
@@ -133,6 +131,27 @@ struct Bench: AsyncParsableCommand {
             }
         }
         Self.say("\n" + summary.rendered())
+    }
+
+    /// For each platform: the emulator's ceiling with h2load, then the fan-out and the broadcast
+    /// delivered by a node process to an emulator process, with the node's CPU per notification.
+    private func measureNodeProcesses(into summary: inout BenchSummary, logger: Logger) async throws {
+        for platform in measuredPlatforms {
+            Self.say("\n== \(platform.rawValue): a node process and an emulator process ==")
+            if ceilingRequests > 0 {
+                if let ceiling = try await Self.emulatorCeiling(platform: platform, requests: ceilingRequests, logger: logger) {
+                    summary.ceilings.append(ceiling)
+                } else {
+                    summary.missingCeiling = "Emulator ceilings: h2load not found (apt-get install nghttp2-client)"
+                }
+            }
+            if devices > 0 {
+                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: devices, broadcast: false, logger: logger))
+            }
+            if broadcast > 0 {
+                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, logger: logger))
+            }
+        }
     }
 
     /// Prints a line of progress at once, also when the output goes to a file or a pipe.
@@ -167,9 +186,10 @@ struct BenchSummary {
     }
 
     var rows: [Row] = []
-    var reference: String?
     var metricsCost: String?
-    var broadcastLine: String?
+    var ceilings: [Bench.Ceiling] = []
+    var missingCeiling: String?
+    var nodeRuns: [Bench.NodeRun] = []
     var consoleLines: [String] = []
     var cluster: [Bench.ClusterRun] = []
 
@@ -200,9 +220,8 @@ struct BenchSummary {
             }
         }
         lines += Self.aligned(table)
-        if let reference { lines.append(reference) }
         if let metricsCost { lines.append(metricsCost) }
-        if let broadcastLine { lines.append(broadcastLine) }
+        lines += nodeLines()
         lines += consoleLines
         if !cluster.isEmpty {
             lines.append("PostgreSQL broadcast shared by node processes (PostgreSQL, the emulator and the nodes share this machine's cores):")
@@ -219,6 +238,43 @@ struct BenchSummary {
                 ))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The node-process runs beside the emulators' ceilings: CPU per notification, the rate as a
+    /// share of the ceiling, and FCM's cost per device against APNs'.
+    func nodeLines() -> [String] {
+        var lines: [String] = []
+        if !ceilings.isEmpty {
+            lines.append("Emulator ceilings (h2load → an emulator process, 4 connections × 100 streams):")
+            for ceiling in ceilings {
+                lines.append(
+                    String(
+                        format: "  %@: %@ req/s; h2load CPU %.1f µs per request, emulator %.1f µs", ceiling.platform.rawValue,
+                        Int(ceiling.perSecond).formatted(), ceiling.h2loadMicroseconds, ceiling.emulatorMicroseconds))
+            }
+        }
+        if let missingCeiling { lines.append(missingCeiling) }
+        guard !nodeRuns.isEmpty else { return lines }
+        lines.append("One node process on SQLite delivering to an emulator process (CPU from /proc; the node, the emulator and h2load share this machine's cores):")
+        var table = [["what", "devices", "state", "time", "rate", "of ceiling", "node CPU/notification", "emulator CPU", "node peak RSS"]]
+        for run in nodeRuns {
+            let ceiling = ceilings.first { $0.platform == run.platform }
+            table.append([
+                "\(run.platform.rawValue) \(run.kind)", run.devices.formatted(), run.state, String(format: "%.1f s", run.seconds),
+                "\(Int(run.perSecond).formatted())/s", ceiling.map { String(format: "%.0f%%", run.perSecond / $0.perSecond * 100) } ?? "–",
+                String(format: "%.1f µs", run.nodeMicroseconds), String(format: "%.1f µs", run.emulatorMicroseconds), "\(run.peakMegabytes) MB",
+            ])
+        }
+        lines += Self.aligned(table).map { "  " + $0 }
+        lines.append("  targets: node CPU ≤ 35 µs per APNs notification; APNs fan-out ≥ 70% of the ceiling; FCM ≤ 1.5× APNs per device; broadcast peak RSS < 300 MB")
+        for kind in ["fan-out", "broadcast"] {
+            if let apns = nodeRuns.first(where: { $0.platform == .apns && $0.kind == kind }),
+                let fcm = nodeRuns.first(where: { $0.platform == .fcm && $0.kind == kind })
+            {
+                lines.append(String(format: "  FCM / APNs node CPU per device, %@: %.2f×", kind, fcm.nodeMicroseconds / apns.nodeMicroseconds))
+            }
+        }
+        return lines
     }
 
     static func aligned(_ table: [[String]]) -> [String] {

@@ -1,0 +1,259 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldHubWire
+import HeraldPush
+import HeraldStore
+import Logging
+import NIOCore
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one node costs per notification: `herald serve` and `herald emulate` as processes of
+/// their own, so that the node's CPU time (read from `/proc`) counts the node alone, beside
+/// h2load's cost per request to the same emulator.
+extension Bench {
+    /// One send measured in a node process.
+    struct NodeRun {
+        var platform: Platform
+        /// `fan-out` (devices holding a tag, among no others) or `broadcast` (every device).
+        var kind: String
+        var devices: Int
+        var state: String
+        var seconds: Double
+        var reached: Int
+        /// The node's CPU time (user and system) from the send until the notification finished.
+        var nodeCPUSeconds: Double
+        var emulatorCPUSeconds: Double
+        var peakMegabytes: Int
+
+        var perSecond: Double { Double(reached) / seconds }
+        var nodeMicroseconds: Double { nodeCPUSeconds / Double(max(reached, 1)) * 1_000_000 }
+        var emulatorMicroseconds: Double { emulatorCPUSeconds / Double(max(reached, 1)) * 1_000_000 }
+    }
+
+    /// h2load's requests to an emulator process: the ceiling of what any client gets from it here.
+    struct Ceiling {
+        var platform: Platform
+        var requests: Int
+        var perSecond: Double
+        var h2loadCPUSeconds: Double
+        var emulatorCPUSeconds: Double
+
+        var h2loadMicroseconds: Double { h2loadCPUSeconds / Double(requests) * 1_000_000 }
+        var emulatorMicroseconds: Double { emulatorCPUSeconds / Double(requests) * 1_000_000 }
+    }
+
+    /// A `herald emulate` process, with the directory it keeps its keys in and the settings it wrote.
+    struct EmulatorProcess {
+        var process: NodeProcess
+        var directory: String
+        var settings: [String: String]
+
+        static func start(directory: String) async throws -> EmulatorProcess {
+            let process = try NodeProcess.emulator(directory: directory)
+            do {
+                let settings = try await process.waitForSettings(file: directory + "/emulator/herald.env")
+                return EmulatorProcess(process: process, directory: directory + "/emulator", settings: settings)
+            } catch {
+                process.stop()
+                throw error
+            }
+        }
+
+        /// The base URL of `platform`'s emulator.
+        func endpoint(_ platform: Platform) throws -> String {
+            let variable = platform == .apns ? "HERALD_APNS_ENDPOINT" : "HERALD_FCM_ENDPOINT"
+            guard let endpoint = settings[variable] else { throw ValidationError("herald emulate wrote no \(variable)") }
+            return endpoint
+        }
+
+        /// An HTTP client that trusts the emulators' certificate authority.
+        func client() -> HTTPClient {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let ca = settings["HERALD_APNS_CA_FILE"] { tls.trustRoots = .file(ca) }
+            var configuration = HTTPClient.Configuration()
+            configuration.tlsConfiguration = tls
+            return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        }
+    }
+
+    /// Seeds `devices` devices of `platform` into a node's SQLite store (tagged `bench` for the
+    /// fan-out, sent to that tag; untagged for the broadcast, sent to every device), starts the node on them
+    /// with an emulator of its own, sends through the hub REST API and measures until the
+    /// notification is finished.
+    static func nodeRun(platform: Platform, devices: Int, broadcast: Bool, logger: Logger) async throws -> NodeRun {
+        let kind = broadcast ? "broadcast" : "fan-out"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-node-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let emulator = try await EmulatorProcess.start(directory: directory)
+        defer { emulator.process.stop() }
+
+        let data = directory + "/node"
+        let storage = DirectoryHubStorage(dataDirectory: data)
+        let hub = try await HubCatalog(storage: storage).create(name: "bench")
+        let store = try await storage.openStore(forHub: "bench", logger: logger)
+        say("\(platform.rawValue) \(kind) in a node process: seeding \(devices.formatted()) registrations…")
+        let seconds = try await seedRegistrations(store, count: devices) { i in
+            Registration(id: String(format: "bench-%09d", i), platform: platform, handle: benchHandle(platform, i), tags: broadcast ? [] : ["bench"])
+        }
+        try await store.close()
+        say(String(format: "  seeded in %.1f s; starting the node…", seconds))
+        guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
+            throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
+        }
+
+        let node = try NodeProcess.node(name: "node", directory: directory, settings: emulator.settings, databaseURL: nil, secureKeyFrom: nil)
+        defer { node.stop() }
+        try await node.waitUntilHealthy()
+        let http = emulator.client()
+        do {
+            let base = "http://127.0.0.1:\(node.port)"
+            let signature = SharedAccessSignature.make(
+                resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(7200)
+            )
+            let endpoint = try emulator.endpoint(platform)
+            let before = (node: try cpuSeconds(of: node.pid), emulator: try cpuSeconds(of: emulator.process.pid))
+            let reachedBefore = try await reachedDevices(http, endpoint: endpoint)
+            let started = ContinuousClock.now
+            let id = try await sendNotification(http, base: base, signature: signature, platform: platform, tag: broadcast ? nil : "bench")
+            let finished = try await waitUntilFinished(
+                http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: [node.pid])
+            let seconds = (ContinuousClock.now - started).seconds
+            let after = (node: try cpuSeconds(of: node.pid), emulator: try cpuSeconds(of: emulator.process.pid))
+            let reached = finished.reached - reachedBefore
+            try await http.shutdown()
+            let run = NodeRun(
+                platform: platform, kind: kind, devices: devices, state: finished.state, seconds: seconds, reached: reached,
+                nodeCPUSeconds: after.node - before.node, emulatorCPUSeconds: after.emulator - before.emulator,
+                peakMegabytes: finished.peakMegabytes.first ?? 0
+            )
+            say(
+                String(
+                    format: "  %@ in %.1f s, %@ devices reached (%@/s); node CPU %.1f µs per notification, emulator %.1f µs; node peak RSS %d MB",
+                    run.state, run.seconds, run.reached.formatted(), Int(run.perSecond).formatted(), run.nodeMicroseconds,
+                    run.emulatorMicroseconds, run.peakMegabytes))
+            return run
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
+
+    /// A handle of `platform` for device `index`, in the form the emulator's open registry takes.
+    static func benchHandle(_ platform: Platform, _ index: Int) -> String {
+        switch platform {
+        case .fcm: "bench:" + String(format: "%064x", index)
+        default: String(format: "%064x", index)
+        }
+    }
+
+    /// h2load's `requests` requests to `platform`'s emulator in a process of its own (4
+    /// connections × 100 streams, as the node uses), each with a valid credential: the emulator's
+    /// ceiling on this machine, and what h2load and the emulator spent per request.
+    static func emulatorCeiling(platform: Platform, requests: Int, logger: Logger) async throws -> Ceiling? {
+        guard which("h2load") != nil else { return nil }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-ceiling-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let emulator = try await EmulatorProcess.start(directory: directory)
+        defer { emulator.process.stop() }
+        let credentials = try EmulatorCredentials.loadOrCreate(directory: emulator.directory)
+        let endpoint = try emulator.endpoint(platform)
+        let handle = benchHandle(platform, 1)
+        let payload = directory + "/payload.json"
+        var headers: [String]
+        let url: String
+        switch platform {
+        case .apns:
+            let authorization = try await APNsTokenCache().authorization(
+                teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, privateKeyPEM: credentials.apnsPrivateKeyPEM
+            )
+            try Data(#"{"aps":{"alert":"Benchmark"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
+            headers = ["authorization: \(authorization)", "apns-topic: \(emulator.settings["HERALD_APNS_TOPIC"] ?? "")"]
+            url = "\(endpoint)/3/device/\(handle)"
+        case .fcm:
+            let token = try await fcmAccessToken(credentials, tokenURI: endpoint + "/token", emulator: emulator)
+            let body = #"{"message":{"token":"\#(handle)","notification":{"title":"Benchmark","body":"one broadcast"}}}"#
+            try Data(body.utf8).write(to: URL(fileURLWithPath: payload))
+            headers = ["authorization: Bearer \(token)", "content-type: application/json"]
+            url = "\(endpoint)/v1/projects/\(credentials.fcmProjectID)/messages:send"
+        default:
+            return nil
+        }
+        say("ceiling: h2load → \(platform.rawValue) emulator process, \(requests.formatted()) requests, 4 connections × 100 streams…")
+        let emulatorBefore = try cpuSeconds(of: emulator.process.pid)
+        let h2loadBefore = childrenCPUSeconds()
+        let output = try await runProcess(
+            "h2load", ["-n", "\(requests)", "-c", "4", "-m", "100", "-t", "1", "-d", payload] + headers.flatMap { ["-H", $0] } + [url])
+        let h2loadSeconds = childrenCPUSeconds() - h2loadBefore
+        let emulatorSeconds = try cpuSeconds(of: emulator.process.pid) - emulatorBefore
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+            let range = line.range(of: #"[0-9.]+ req/s"#, options: .regularExpression),
+            let perSecond = Double(line[range].dropLast(6))
+        else {
+            say(output)
+            return nil
+        }
+        guard output.contains(" 0 failed"), output.contains(" 0 errored") else {
+            say(output)
+            throw ValidationError("h2load's requests to the \(platform.rawValue) emulator failed")
+        }
+        let ceiling = Ceiling(
+            platform: platform, requests: requests, perSecond: perSecond, h2loadCPUSeconds: h2loadSeconds, emulatorCPUSeconds: emulatorSeconds)
+        say(
+            String(
+                format: "  %@; h2load CPU %.1f µs per request, emulator %.1f µs", String(line), ceiling.h2loadMicroseconds,
+                ceiling.emulatorMicroseconds))
+        return ceiling
+    }
+
+    /// An FCM access token from the emulator's token endpoint, for the emulator's service account.
+    static func fcmAccessToken(_ credentials: EmulatorCredentials, tokenURI: String, emulator: EmulatorProcess) async throws -> String {
+        let account = FCMServiceAccount(
+            projectID: credentials.fcmProjectID, clientEmail: credentials.fcmClientEmail, privateKey: credentials.fcmPrivateKeyPEM,
+            tokenURI: tokenURI, privateKeyID: credentials.fcmPrivateKeyID
+        )
+        let assertion = try FCMAccessTokenRequest.assertion(
+            account: account, key: credentials.fcmPrivateKey, tokenURI: tokenURI, issuedAt: Date())
+        var form = URLComponents()
+        form.queryItems = [URLQueryItem(name: "grant_type", value: FCMAccessTokenRequest.grantType), URLQueryItem(name: "assertion", value: assertion)]
+        let http = emulator.client()
+        defer { _ = http.shutdown() }
+        let response = try await exchange(
+            http, "POST", tokenURI, body: form.percentEncodedQuery ?? "", contentType: "application/x-www-form-urlencoded")
+        struct Token: Decodable { var access_token: String }
+        guard response.status == 200, let token = try? JSONDecoder().decode(Token.self, from: Data(response.body.readableBytesView)) else {
+            throw ValidationError("the FCM emulator's token endpoint answered \(response.status): \(String(buffer: response.body))")
+        }
+        return token.access_token
+    }
+
+    /// The CPU time (user and system) process `pid` has used, from `/proc/PID/stat`.
+    static func cpuSeconds(of pid: Int32) throws -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { throw ValidationError("cannot read /proc/\(pid)/stat") }
+        // After the command name: state is field 3, utime 14 and stime 15 (in clock ticks).
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw ValidationError("/proc/\(pid)/stat has no CPU times")
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The CPU time of this process's children that ended and were waited for.
+    static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
