@@ -97,25 +97,32 @@ extension Bench {
     /// Sends a notification of `platform`'s native format to the devices of the hub `bench` that
     /// hold `tag` (every device for `nil`); its notification id.
     static func sendNotification(_ http: HTTPClient, base: String, signature: String, platform: Platform, tag: String?) async throws -> String {
+        switch platform {
+        case .apns:
+            try await postMessage(http, base: base, signature: signature, format: "apple", tag: tag, body: #"{"aps":{"alert":"Benchmark"}}"#)
+        default:
+            try await postMessage(
+                http, base: base, signature: signature, format: "fcmv1", tag: tag,
+                body: #"{"message":{"notification":{"title":"Benchmark","body":"one broadcast"}}}"#)
+        }
+    }
+
+    /// `POST /bench/messages` with `body` in `format` (`ServiceBusNotification-Format`) to the
+    /// devices holding `tag` (every device for `nil`); the notification's id.
+    static func postMessage(_ http: HTTPClient, base: String, signature: String, format: String, tag: String?, body: String) async throws -> String {
         var request = HTTPClientRequest(url: base + "/bench/messages?api-version=2020-06")
         request.method = .POST
         request.headers.add(name: "authorization", value: signature)
         request.headers.add(name: "content-type", value: "application/json;charset=utf-8")
+        request.headers.add(name: "ServiceBusNotification-Format", value: format)
         if let tag { request.headers.add(name: "ServiceBusNotification-Tags", value: tag) }
-        switch platform {
-        case .apns:
-            request.headers.add(name: "ServiceBusNotification-Format", value: "apple")
-            request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Benchmark"}}"#))
-        default:
-            request.headers.add(name: "ServiceBusNotification-Format", value: "fcmv1")
-            request.body = .bytes(ByteBuffer(string: #"{"message":{"notification":{"title":"Benchmark","body":"one broadcast"}}}"#))
-        }
+        request.body = .bytes(ByteBuffer(string: body))
         let response = try await http.execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 1 << 16)
+        let answer = try await response.body.collect(upTo: 1 << 16)
         guard response.status == .created, let location = response.headers.first(name: "location"),
             let path = URL(string: location)?.path, let id = path.split(separator: "/").last
         else {
-            throw ValidationError("the send answered \(response.status.code): \(String(buffer: body))")
+            throw ValidationError("the send answered \(response.status.code): \(String(buffer: answer))")
         }
         return String(id)
     }

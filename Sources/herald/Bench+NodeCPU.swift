@@ -85,66 +85,128 @@ extension Bench {
     }
 
     /// Seeds `devices` devices of `platform` into a node's SQLite store (tagged `bench` for the
-    /// fan-out, sent to that tag; untagged for the broadcast, sent to every device), starts the node on them
-    /// with an emulator of its own, sends through the hub REST API and measures until the
-    /// notification is finished.
+    /// fan-out, sent to that tag; untagged for the broadcast, sent to every device), starts the
+    /// node on them with an emulator of its own, sends through the hub REST API and measures until
+    /// the notification is finished.
     static func nodeRun(platform: Platform, devices: Int, broadcast: Bool, logger: Logger) async throws -> NodeRun {
         let kind = broadcast ? "broadcast" : "fan-out"
+        say("\(platform.rawValue) \(kind) in a node process: seeding \(devices.formatted()) registrations…")
+        return try await withNode(platform: platform, count: devices, logger: logger) { i in
+            Registration(id: String(format: "bench-%09d", i), platform: platform, handle: benchHandle(platform, i), tags: broadcast ? [] : ["bench"])
+        } _: { node in
+            try await node.measure(kind, devices: devices) { http, base, signature in
+                try await sendNotification(http, base: base, signature: signature, platform: platform, tag: broadcast ? nil : "bench")
+            }
+        }
+    }
+
+    /// A template send and a native send to `devices` APNs devices each, by one node: the first
+    /// half of the hub are template registrations (as installations with a template expand to),
+    /// tagged `template`, the second half native ones tagged `native`.
+    static func templateRuns(devices: Int, logger: Logger) async throws -> (native: NodeRun, template: NodeRun) {
+        say("apns template and native sends in a node process: seeding \((2 * devices).formatted()) registrations…")
+        let template = RegistrationTemplate(body: ##"{"aps":{"alert":"$(message)","badge":"#(count)"},"sender":"$(sender)"}"##)
+        return try await withNode(platform: .apns, count: 2 * devices, logger: logger) { i in
+            var registration = Registration(
+                id: String(format: "bench-%09d", i), platform: .apns, handle: benchHandle(.apns, i), tags: [i < devices ? "template" : "native"])
+            if i < devices {
+                registration.template = template
+                registration.installationID = String(format: "installation-%09d", i)
+            }
+            return registration
+        } _: { node in
+            let native = try await node.measure("native send", devices: devices) { http, base, signature in
+                try await sendNotification(http, base: base, signature: signature, platform: .apns, tag: "native")
+            }
+            let templated = try await node.measure("template send", devices: devices) { http, base, signature in
+                try await sendTemplate(http, base: base, signature: signature, tag: "template")
+            }
+            return (native, templated)
+        }
+    }
+
+    /// A node process on a hub `bench` of `count` registrations (`make(0)` to `make(count - 1)`),
+    /// delivering to an emulator process; `body` measures sends through it.
+    static func withNode<T>(
+        platform: Platform, count: Int, logger: Logger, _ make: (Int) -> Registration, _ body: (MeasuredNode) async throws -> T
+    ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-node-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let emulator = try await EmulatorProcess.start(directory: directory)
         defer { emulator.process.stop() }
 
-        let data = directory + "/node"
-        let storage = DirectoryHubStorage(dataDirectory: data)
+        let storage = DirectoryHubStorage(dataDirectory: directory + "/node")
         let hub = try await HubCatalog(storage: storage).create(name: "bench")
         let store = try await storage.openStore(forHub: "bench", logger: logger)
-        say("\(platform.rawValue) \(kind) in a node process: seeding \(devices.formatted()) registrations…")
-        let seconds = try await seedRegistrations(store, count: devices) { i in
-            Registration(id: String(format: "bench-%09d", i), platform: platform, handle: benchHandle(platform, i), tags: broadcast ? [] : ["bench"])
-        }
+        let seconds = try await seedRegistrations(store, count: count, make: make)
         try await store.close()
         say(String(format: "  seeded in %.1f s; starting the node…", seconds))
         guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
             throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
         }
 
-        let node = try NodeProcess.node(name: "node", directory: directory, settings: emulator.settings, databaseURL: nil, secureKeyFrom: nil)
-        defer { node.stop() }
-        try await node.waitUntilHealthy()
-        let http = emulator.client()
+        let process = try NodeProcess.node(name: "node", directory: directory, settings: emulator.settings, databaseURL: nil, secureKeyFrom: nil)
+        defer { process.stop() }
+        try await process.waitUntilHealthy()
+        let base = "http://127.0.0.1:\(process.port)"
+        let node = MeasuredNode(
+            platform: platform, process: process, emulator: emulator, http: emulator.client(), base: base,
+            signature: SharedAccessSignature.make(
+                resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(7200)))
         do {
-            let base = "http://127.0.0.1:\(node.port)"
-            let signature = SharedAccessSignature.make(
-                resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(7200)
-            )
+            let result = try await body(node)
+            try await node.http.shutdown()
+            return result
+        } catch {
+            try? await node.http.shutdown()
+            throw error
+        }
+    }
+
+    /// A running node process and what it takes to send through it and watch its deliveries.
+    struct MeasuredNode {
+        var platform: Platform
+        var process: NodeProcess
+        var emulator: EmulatorProcess
+        var http: HTTPClient
+        var base: String
+        var signature: String
+
+        /// Sends one notification with `send` (its id) and measures until it is finished: the
+        /// node's and the emulator's CPU time, the devices the emulator reached meanwhile.
+        func measure(
+            _ kind: String, devices: Int, _ send: (HTTPClient, String, String) async throws -> String
+        ) async throws -> NodeRun {
             let endpoint = try emulator.endpoint(platform)
-            let before = (node: try cpuSeconds(of: node.pid), emulator: try cpuSeconds(of: emulator.process.pid))
+            let before = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
             let reachedBefore = try await reachedDevices(http, endpoint: endpoint)
             let started = ContinuousClock.now
-            let id = try await sendNotification(http, base: base, signature: signature, platform: platform, tag: broadcast ? nil : "bench")
+            let id = try await send(http, base, signature)
             let finished = try await waitUntilFinished(
-                http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: [node.pid])
+                http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: [process.pid])
             let seconds = (ContinuousClock.now - started).seconds
-            let after = (node: try cpuSeconds(of: node.pid), emulator: try cpuSeconds(of: emulator.process.pid))
-            let reached = finished.reached - reachedBefore
-            try await http.shutdown()
+            let after = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
             let run = NodeRun(
-                platform: platform, kind: kind, devices: devices, state: finished.state, seconds: seconds, reached: reached,
-                nodeCPUSeconds: after.node - before.node, emulatorCPUSeconds: after.emulator - before.emulator,
-                peakMegabytes: finished.peakMegabytes.first ?? 0
+                platform: platform, kind: kind, devices: devices, state: finished.state, seconds: seconds,
+                reached: finished.reached - reachedBefore, nodeCPUSeconds: after.node - before.node,
+                emulatorCPUSeconds: after.emulator - before.emulator, peakMegabytes: finished.peakMegabytes.first ?? 0
             )
             say(
                 String(
-                    format: "  %@ in %.1f s, %@ devices reached (%@/s); node CPU %.1f µs per notification, emulator %.1f µs; node peak RSS %d MB",
-                    run.state, run.seconds, run.reached.formatted(), Int(run.perSecond).formatted(), run.nodeMicroseconds,
+                    format: "  %@: %@ in %.1f s, %@ devices reached (%@/s); node CPU %.1f µs per notification, emulator %.1f µs; node peak RSS %d MB",
+                    kind, run.state, run.seconds, run.reached.formatted(), Int(run.perSecond).formatted(), run.nodeMicroseconds,
                     run.emulatorMicroseconds, run.peakMegabytes))
             return run
-        } catch {
-            try? await http.shutdown()
-            throw error
         }
+    }
+
+    /// Sends a template notification (its properties `message`, `count` and `sender`) to the
+    /// devices of the hub `bench` holding `tag`; its notification id.
+    static func sendTemplate(_ http: HTTPClient, base: String, signature: String, tag: String) async throws -> String {
+        try await postMessage(
+            http, base: base, signature: signature, format: "template", tag: tag,
+            body: #"{"message":"Benchmark","count":"3","sender":"bench"}"#)
     }
 
     /// A handle of `platform` for device `index`, in the form the emulator's open registry takes.

@@ -42,6 +42,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "The platforms whose fan-out and broadcast are measured in a node process, comma-separated (apns, fcm).")
     var platforms = "apns,fcm"
 
+    @Option(help: "APNs devices of a template send and of a native send, compared in a node process (0 skips it).")
+    var templateDevices = 50_000
+
     @Option(help: "Registrations in the hub whose console pages are timed (0 skips it).")
     var consoleDevices = 1_000_000
 
@@ -150,6 +153,10 @@ struct Bench: AsyncParsableCommand {
             }
             if broadcast > 0 {
                 summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, logger: logger))
+            }
+            if platform == .apns, templateDevices > 0 {
+                let (native, template) = try await Self.templateRuns(devices: templateDevices, logger: logger)
+                summary.nodeRuns += [native, template]
             }
         }
     }
@@ -267,6 +274,9 @@ struct BenchSummary {
         }
         lines += Self.aligned(table).map { "  " + $0 }
         lines.append("  targets: node CPU ≤ 35 µs per APNs notification; APNs fan-out ≥ 70% of the ceiling; FCM ≤ 1.5× APNs per device; broadcast peak RSS < 300 MB")
+        if let native = nodeRuns.first(where: { $0.kind == "native send" }), let template = nodeRuns.first(where: { $0.kind == "template send" }) {
+            lines.append(String(format: "  template / native node CPU per device, APNs: %.2f× (target ≤ 1.2×)", template.nodeMicroseconds / native.nodeMicroseconds))
+        }
         for kind in ["fan-out", "broadcast"] {
             if let apns = nodeRuns.first(where: { $0.platform == .apns && $0.kind == kind }),
                 let fcm = nodeRuns.first(where: { $0.platform == .fcm && $0.kind == kind })
