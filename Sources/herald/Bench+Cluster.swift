@@ -214,11 +214,13 @@ struct NodeProcess {
         )
     }
 
-    /// A node with a data directory of its own, on a free port, TLS off, on the PostgreSQL
-    /// database `databaseURL` or (`nil`) SQLite in its data directory; `secureKeyFrom` is the
-    /// secure-payload key file the first node made, which the others must share.
+    /// A node (`herald serve` of `binary`) with a data directory of its own, on a free port, TLS
+    /// off, on the PostgreSQL database `databaseURL` or (`nil`) SQLite in its data directory;
+    /// `secureKeyFrom` is the secure-payload key file the first node made, which the others must
+    /// share.
     static func node(
-        name: String, directory: String, settings: [String: String], databaseURL: String?, secureKeyFrom: String?
+        name: String, directory: String, settings: [String: String], databaseURL: String?, secureKeyFrom: String?,
+        binary: URL = executable
     ) throws -> NodeProcess {
         let data = "\(directory)/\(name)"
         if let secureKeyFrom {
@@ -232,15 +234,17 @@ struct NodeProcess {
             "HERALD_DATA_DIR": data, "HERALD_PORT": "\(port)", "HERALD_TLS_PORT": "0", "HERALD_LOG_LEVEL": "warning",
         ]) { _, new in new }
         if let databaseURL { environment["HERALD_DATABASE_URL"] = databaseURL }
-        return try start(name: name, port: port, directory: directory, arguments: ["serve"], environment: environment)
+        return try start(name: name, port: port, directory: directory, binary: binary, arguments: ["serve"], environment: environment)
     }
 
-    private static func start(name: String, port: Int, directory: String, arguments: [String], environment: [String: String]) throws -> NodeProcess {
+    private static func start(
+        name: String, port: Int, directory: String, binary: URL = executable, arguments: [String], environment: [String: String]
+    ) throws -> NodeProcess {
         let log = "\(directory)/\(name).log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = binary
         process.arguments = arguments
         process.environment = environment
         process.standardOutput = output

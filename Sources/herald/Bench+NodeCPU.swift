@@ -88,10 +88,10 @@ extension Bench {
     /// fan-out, sent to that tag; untagged for the broadcast, sent to every device), starts the
     /// node on them with an emulator of its own, sends through the hub REST API and measures until
     /// the notification is finished.
-    static func nodeRun(platform: Platform, devices: Int, broadcast: Bool, logger: Logger) async throws -> NodeRun {
+    static func nodeRun(platform: Platform, devices: Int, broadcast: Bool, binary: URL, logger: Logger) async throws -> NodeRun {
         let kind = broadcast ? "broadcast" : "fan-out"
         say("\(platform.rawValue) \(kind) in a node process: seeding \(devices.formatted()) registrations…")
-        return try await withNode(platform: platform, count: devices, logger: logger) { i in
+        return try await withNode(platform: platform, count: devices, binary: binary, logger: logger) { i in
             Registration(id: String(format: "bench-%09d", i), platform: platform, handle: benchHandle(platform, i), tags: broadcast ? [] : ["bench"])
         } _: { node in
             try await node.measure(kind, devices: devices) { http, base, signature in
@@ -103,10 +103,10 @@ extension Bench {
     /// A template send and a native send to `devices` APNs devices each, by one node: the first
     /// half of the hub are template registrations (as installations with a template expand to),
     /// tagged `template`, the second half native ones tagged `native`.
-    static func templateRuns(devices: Int, logger: Logger) async throws -> (native: NodeRun, template: NodeRun) {
+    static func templateRuns(devices: Int, binary: URL, logger: Logger) async throws -> (native: NodeRun, template: NodeRun) {
         say("apns template and native sends in a node process: seeding \((2 * devices).formatted()) registrations…")
         let template = RegistrationTemplate(body: ##"{"aps":{"alert":"$(message)","badge":"#(count)"},"sender":"$(sender)"}"##)
-        return try await withNode(platform: .apns, count: 2 * devices, logger: logger) { i in
+        return try await withNode(platform: .apns, count: 2 * devices, binary: binary, logger: logger) { i in
             var registration = Registration(
                 id: String(format: "bench-%09d", i), platform: .apns, handle: benchHandle(.apns, i), tags: [i < devices ? "template" : "native"])
             if i < devices {
@@ -125,10 +125,11 @@ extension Bench {
         }
     }
 
-    /// A node process on a hub `bench` of `count` registrations (`make(0)` to `make(count - 1)`),
-    /// delivering to an emulator process; `body` measures sends through it.
+    /// A node process (`herald serve` of `binary`) on a hub `bench` of `count` registrations
+    /// (`make(0)` to `make(count - 1)`), delivering to an emulator process of this binary; `body`
+    /// measures sends through it.
     static func withNode<T>(
-        platform: Platform, count: Int, logger: Logger, _ make: (Int) -> Registration, _ body: (MeasuredNode) async throws -> T
+        platform: Platform, count: Int, binary: URL, logger: Logger, _ make: (Int) -> Registration, _ body: (MeasuredNode) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-node-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -146,7 +147,8 @@ extension Bench {
             throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
         }
 
-        let process = try NodeProcess.node(name: "node", directory: directory, settings: emulator.settings, databaseURL: nil, secureKeyFrom: nil)
+        let process = try NodeProcess.node(
+            name: "node", directory: directory, settings: emulator.settings, databaseURL: nil, secureKeyFrom: nil, binary: binary)
         defer { process.stop() }
         try await process.waitUntilHealthy()
         let base = "http://127.0.0.1:\(process.port)"

@@ -45,6 +45,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "APNs devices of a template send and of a native send, compared in a node process (0 skips it).")
     var templateDevices = 50_000
 
+    @Option(help: "The herald binary whose `serve` is the measured node process (default: this one), to compare two builds in one run; the emulator and the rest stay this binary's.")
+    var nodeBinary: String?
+
     @Option(help: "Registrations in the hub whose console pages are timed (0 skips it).")
     var consoleDevices = 1_000_000
 
@@ -70,6 +73,9 @@ struct Bench: AsyncParsableCommand {
         }
         guard !nodeCounts.isEmpty, nodeCounts.allSatisfy({ (1...8).contains($0) }) else {
             throw ValidationError("--nodes: give node counts from 1 to 8, comma-separated, such as 1,2,3")
+        }
+        if let nodeBinary, !FileManager.default.isExecutableFile(atPath: nodeBinary) {
+            throw ValidationError("--node-binary: \(nodeBinary) is not an executable file")
         }
         let names = platforms.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         guard names.allSatisfy({ $0 == "apns" || $0 == "fcm" }) else {
@@ -139,6 +145,8 @@ struct Bench: AsyncParsableCommand {
     /// For each platform: the emulator's ceiling with h2load, then the fan-out and the broadcast
     /// delivered by a node process to an emulator process, with the node's CPU per notification.
     private func measureNodeProcesses(into summary: inout BenchSummary, logger: Logger) async throws {
+        let node = nodeBinary.map { URL(fileURLWithPath: $0) } ?? NodeProcess.executable
+        if let nodeBinary { Self.say("Node processes: \(nodeBinary) serve") }
         for platform in measuredPlatforms {
             Self.say("\n== \(platform.rawValue): a node process and an emulator process ==")
             if ceilingRequests > 0 {
@@ -149,13 +157,13 @@ struct Bench: AsyncParsableCommand {
                 }
             }
             if devices > 0 {
-                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: devices, broadcast: false, logger: logger))
+                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: devices, broadcast: false, binary: node, logger: logger))
             }
             if broadcast > 0 {
-                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, logger: logger))
+                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, binary: node, logger: logger))
             }
             if platform == .apns, templateDevices > 0 {
-                let (native, template) = try await Self.templateRuns(devices: templateDevices, logger: logger)
+                let (native, template) = try await Self.templateRuns(devices: templateDevices, binary: node, logger: logger)
                 summary.nodeRuns += [native, template]
             }
         }
