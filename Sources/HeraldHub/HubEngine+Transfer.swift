@@ -63,7 +63,7 @@ extension HubEngine {
             let (id, action) = try await apply(registration, mode: mode)
             outcome.registrationID = id
             outcome.action = action
-        } catch let error as HeraldError where error.code != .unavailable && error.code != .internalError {
+        } catch let error as HeraldError where error.code != .internalError {
             outcome.error = error.message
         }
         return outcome

@@ -282,7 +282,7 @@ public final class HubEngine: Sendable {
                 try await group.next()
                 group.cancelAll()
             }
-        } catch let error as HeraldError where error.code == .conflict {
+        } catch let error as StoreError where error.code == .leaseLost {
             // The lease ran out while this worker was stalled and another worker took the
             // notification over: it goes on from there; nothing here is saved.
             logger.warning(
@@ -305,7 +305,7 @@ public final class HubEngine: Sendable {
             if isInterrupted { continue }
             do {
                 try await store.renewLease(id: id, owner: leaseOwner, until: Date().addingTimeInterval(configuration.lease.seconds))
-            } catch let error as HeraldError where error.code == .unavailable {
+            } catch let error as StoreError where error.code == .unavailable {
                 // The database is away for a moment: the delivery goes on, the next beat tries again.
                 logger.warning("Could not renew a delivery lease; trying again", metadata: ["herald.notification.id": "\(id)"])
             }
@@ -328,7 +328,7 @@ public final class HubEngine: Sendable {
         while true {
             do {
                 return try await write()
-            } catch let error as HeraldError where error.code == .unavailable && ContinuousClock.now < deadline {
+            } catch let error as StoreError where error.code == .unavailable && ContinuousClock.now < deadline {
                 logger.warning("Could not \(what); trying again", metadata: ["herald.notification.id": "\(id)"])
                 try await Task.sleep(for: .milliseconds(500))
             }
@@ -528,7 +528,7 @@ public final class HubEngine: Sendable {
             )
             signal.ring(Self.workerKey, remember: true)
             return first
-        } catch let error as HeraldError where error.code == .unavailable {
+        } catch let error as StoreError where error.code == .unavailable {
             logger.warning("Could not split a large notification; this worker delivers all of it")
             return nil
         }

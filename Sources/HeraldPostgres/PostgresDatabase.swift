@@ -232,7 +232,7 @@ public final class PostgresDatabase: Service, Sendable {
     /// Whether `error` says the server cannot be reached or dropped the connection (rather than
     /// refusing something, such as too many connections).
     private static func isUnreachable(_ error: any Error) -> Bool {
-        if let error = error as? PostgresStoreError { return error.code == .cannotConnect && !error.message.contains("refused the connection (") }
+        if let error = error as? PostgresStoreError { return error.code == .cannotConnect && !error.refusedByServer }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
         case .connectionError, .serverClosedConnection, .uncleanShutdown: return true
@@ -368,7 +368,7 @@ public final class PostgresDatabase: Service, Sendable {
                 guard let continuation = waiting.withLock({ $0.take() }) else { return }
                 logger.error("A database statement was not answered in time; it is abandoned", metadata: ["herald.timeout": "\(deadline)"])
                 work.cancel()
-                continuation.resume(throwing: HeraldError.unavailable("the database did not answer in time; try again"))
+                continuation.resume(throwing: StoreError.unavailable("the database did not answer in time; try again"))
             }
             // If the statement was answered already, nobody else will cancel the timer.
             let answered = timer.withLock { stored in
@@ -390,18 +390,18 @@ public final class PostgresDatabase: Service, Sendable {
         }
     }
 
-    private func checkReachable() throws(HeraldError) {
+    private func checkReachable() throws(StoreError) {
         guard reachable.load(ordering: .relaxed) else { throw .unavailable("the database is unreachable; try again") }
     }
 
     /// Turns an error of the client into one safe to show: PostgreSQL's own message is logged,
     /// not passed on; errors of Herald's own pass unchanged.
     func mapError(_ error: any Error) -> any Error {
-        if error is HeraldError || error is PostgresStoreError || error is CancellationError { return error }
+        if error is HeraldError || error is StoreError || error is PostgresStoreError || error is CancellationError { return error }
         // The pool gave up connecting (after a minute without a connection), or closed: its error
         // type is in postgres-nio's `_ConnectionPoolModule`, which is not meant to be imported.
         if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") {
-            return HeraldError.unavailable("the database is unavailable; try again")
+            return StoreError.unavailable("the database is unavailable; try again")
         }
         if let transaction = error as? PostgresTransactionError {
             if let closureError = transaction.closureError { return mapError(closureError) }
@@ -427,22 +427,21 @@ public final class PostgresDatabase: Service, Sendable {
             switch state {
             case "40001", "40P01", "55P03", "57014":
                 // Serialization failure, deadlock, lock not available, statement timeout: passes.
-                return HeraldError.unavailable("the database is busy; try again")
+                return StoreError.unavailable("the database is busy; try again")
             case "53100":
                 // disk_full: the server's disk has no room; nothing of the statement was written.
-                return HeraldError.insufficientStorage(
-                    "the server's storage is full, so nothing was written; retry once the operator has freed space")
+                return StoreError.storageFull
             case "3D000", "28000", "28P01":
-                return PostgresStoreError(code: .cannotConnect, message: "the database \(url) refused the connection (\(state))")
+                return PostgresStoreError(code: .cannotConnect, message: "the database \(url) refused the connection (\(state))", refusedByServer: true)
             case let state where state.hasPrefix("08") || state.hasPrefix("57P"):
-                return HeraldError.unavailable("the database is unavailable; try again")
+                return StoreError.unavailable("the database is unavailable; try again")
             default:
                 return PostgresStoreError(code: .database, message: "the database failed (\(state))")
             }
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
             .sslUnsupported, .failedToAddSSLHandler:
             logger.warning("The database connection failed", metadata: ["herald.store.database": "\(url)", "error": "\(error.code)"])
-            return HeraldError.unavailable("the database is unavailable; try again")
+            return StoreError.unavailable("the database is unavailable; try again")
         case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
             return PostgresStoreError(code: .cannotConnect, message: "cannot sign in to the database \(url) (\(error.code))")
         default:

@@ -143,7 +143,7 @@ extension PostgresStore {
         guard let row = try await query(statement).first?.makeRandomAccess() else { return }
         if try row.int("updated") > 0 { return }
         guard let state = try row.optionalString("state") else { throw HeraldError.notFound("no job with id '\(job.id)'") }
-        throw HeraldError.conflict("the job '\(job.id)' is no longer leased by this worker (it is \(state))")
+        throw StoreError(code: .leaseLost, message: "the job '\(job.id)' is no longer leased by this worker (it is \(state))")
     }
 
     public func releaseJob(id: String, owner: String) async throws {

@@ -133,7 +133,7 @@ extension PostgresStore {
         guard let row = try await query(statement).first?.makeRandomAccess() else { return }
         if try row.int("updated") > 0 { return }
         guard let state = try row.optionalString("state") else { throw HeraldError.notFound("no notification with id '\(id)'") }
-        throw HeraldError.leaseLost(id, state: state)
+        throw StoreError.leaseLost(id, state: state)
     }
 
     /// Splits the rest of a claimed notification into partitions (see the protocol): one
@@ -152,7 +152,7 @@ extension PostgresStore {
                 guard let row = try await query(state, on: connection).first else {
                     throw HeraldError.notFound("no notification with id '\(id)'")
                 }
-                throw HeraldError.leaseLost(id, state: try row.makeRandomAccess().string("state"))
+                throw StoreError.leaseLost(id, state: try row.makeRandomAccess().string("state"))
             }
             if let refusal = claimed.splitRefusal(at: boundaries) { throw HeraldError.badRequest(refusal) }
             var bound = SQLStatement()

@@ -30,7 +30,7 @@ public final class PostgresStore: HeraldStore {
         try await database.ping()
     }
 
-    /// Stops this store: later calls throw ``HeraldError/Code/unavailable``. The database's
+    /// Stops this store: later calls throw ``StoreError/Code/unavailable``. The database's
     /// connections belong to ``PostgresDatabase`` and stay open for other hubs.
     public func close() async throws {
         closed.store(true, ordering: .releasing)
@@ -40,7 +40,7 @@ public final class PostgresStore: HeraldStore {
         database.workAnnouncements(hub: hub)
     }
 
-    func checkOpen() throws(HeraldError) {
+    func checkOpen() throws(StoreError) {
         if closed.load(ordering: .acquiring) { throw .unavailable("the store is closed") }
     }
 

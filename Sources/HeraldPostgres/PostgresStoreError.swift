@@ -28,9 +28,17 @@ public struct PostgresStoreError: CodedError {
 
     public let code: Code
     public let message: String
+    /// For ``Code/cannotConnect``: the server answered and refused the user, the password or
+    /// the database (nothing to wait for), rather than could not be reached.
+    package let refusedByServer: Bool
 
     public init(code: Code, message: String) {
+        self.init(code: code, message: message, refusedByServer: false)
+    }
+
+    package init(code: Code, message: String, refusedByServer: Bool) {
         self.code = code
         self.message = message
+        self.refusedByServer = refusedByServer
     }
 }

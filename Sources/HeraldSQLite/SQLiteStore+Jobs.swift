@@ -117,7 +117,7 @@ extension SQLiteStore {
             if updated.isEmpty {
                 let state = try await connection.query("SELECT state FROM jobs WHERE id = ?", [.text(job.id)]).first?.column("state")?.string
                 guard let state else { throw HeraldError.notFound("no job with id '\(job.id)'") }
-                throw HeraldError.conflict("the job '\(job.id)' is no longer leased by this worker (it is \(state))")
+                throw StoreError(code: .leaseLost, message: "the job '\(job.id)' is no longer leased by this worker (it is \(state))")
             }
             for (file, bytes) in [(0, output), (1, failures)] where !bytes.isEmpty {
                 _ = try await connection.query(

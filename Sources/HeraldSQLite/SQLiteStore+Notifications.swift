@@ -118,11 +118,11 @@ extension SQLiteStore {
     }
 
     /// Throws why a write under a lease of `id` changed nothing: `notFound` (no such
-    /// notification) or `conflict` (someone else's, or finished).
+    /// notification) or `leaseLost` (someone else's, or finished).
     private static func throwLeaseRefusal(id: String, on connection: SQLiteConnection) async throws -> Never {
         let state = try await connection.query("SELECT state FROM notifications WHERE id = ?", [.text(id)]).first?.column("state")?.string
         guard let state else { throw HeraldError.notFound("no notification with id '\(id)'") }
-        throw HeraldError.leaseLost(id, state: state)
+        throw StoreError.leaseLost(id, state: state)
     }
 
     /// Splits the rest of a claimed notification into partitions (see the protocol), in one

@@ -8,6 +8,11 @@ public import HeraldCore
 /// (HeraldStoreConformance) checks: `SQLiteStore` (HeraldSQLite, the embedded default, one
 /// file per hub in the data directory) passes it. Every method is a single transaction;
 /// nothing is cached in memory that a restart would lose.
+///
+/// A store speaks of what happened in its own terms: ``StoreError`` when a worker lost its
+/// lease, the database is unavailable for a moment (closed, busy, unreachable) or its disk is
+/// full; ``HeraldError`` for what a caller asked that the data refuses (an id taken, a rule
+/// of the device registry that does not hold), which reaches the caller as it is.
 public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore, NotificationStore, ContentStore, JobStore {
     /// Returns once the store answers a read (for readiness checks); throws if it cannot.
     func ping() async throws
@@ -250,9 +255,9 @@ public protocol NotificationStore: Sendable {
 
     /// Records progress: counts so far and the cursor to resume from; sets the lease's end.
     /// This and ``finishNotification(id:owner:state:counts:endedAt:)`` change the notification
-    /// only while it is processing under `owner`'s lease: they throw
-    /// ``HeraldError/conflict(_:)`` when another worker has claimed it since (the lease ran
-    /// out) or it was finished, so no worker overwrites what another did, and
+    /// only while it is processing under `owner`'s lease: they throw ``StoreError/Code/leaseLost``
+    /// when another worker has claimed it since (the lease ran out) or it was finished, so no
+    /// worker overwrites what another did, and
     /// ``HeraldError/notFound(_:)`` for an unknown id.
     func saveProgress(id: String, owner: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws
 

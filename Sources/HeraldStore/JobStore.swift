@@ -33,7 +33,7 @@ public protocol JobStore: Sendable {
     /// Records progress while `owner` holds the job's lease: `processed`, `total`, `succeeded`
     /// and `failed` from `job`, `updatedAt = now`, the lease to `leaseUntil`, and appends
     /// `output` and `failures` to the job's two files as a chunk each (none when empty), in one
-    /// transaction. Throws ``HeraldError/conflict(_:)`` when the lease was lost (nothing is
+    /// transaction. Throws ``StoreError/Code/leaseLost`` when the lease was lost (nothing is
     /// written) and ``HeraldError/notFound(_:)`` for an unknown job.
     func saveJobProgress(_ job: HubJob, owner: String, output: Data, failures: Data, now: Date, leaseUntil: Date) async throws
 

@@ -154,15 +154,6 @@ extension Installation {
     }
 }
 
-extension HeraldError {
-    /// What ``NotificationStore/saveProgress(id:owner:cursor:counts:leaseUntil:)`` and
-    /// ``NotificationStore/finishNotification(id:owner:state:counts:endedAt:)`` throw when the
-    /// worker no longer holds the notification's lease.
-    package static func leaseLost(_ id: String, state: String) -> HeraldError {
-        .conflict("the notification '\(id)' is no longer leased by this worker (it is \(state)): another worker took it over, or it was finished")
-    }
-}
-
 /// When a store last swept its expired reservations and sessions: at most once a minute per
 /// kind, piggybacked on a write of the same kind.
 package struct Housekeeping: Sendable {

@@ -57,6 +57,8 @@ extension HubCommand {
             throw HubCommandError(error)
         } catch let error as PostgresStoreError {
             throw HubCommandError(error.message)
+        } catch let error as StoreError {
+            throw HubCommandError(error.message)
         }
     }
 

@@ -78,6 +78,8 @@ extension StoreCommand {
                 }
             } catch let error as PostgresStoreError {
                 throw HubCommandError(error.message)
+            } catch let error as StoreError {
+                throw HubCommandError(error.message)
             } catch let error as HeraldError {
                 throw HubCommandError(error)
             }

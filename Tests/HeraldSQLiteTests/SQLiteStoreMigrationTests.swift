@@ -78,7 +78,7 @@ struct SQLiteStoreMigrationTests {
             #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "test")?.id == "n1")
             // Version 4's lease owner: the claim's holder saves progress, nobody else.
             try await store.saveProgress(id: "n1", owner: "test", cursor: "r1", counts: OutcomeCounts(), leaseUntil: clock.now)
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.saveProgress(id: "n1", owner: "other", cursor: "r2", counts: OutcomeCounts(), leaseUntil: clock.now)
             }
 

@@ -29,7 +29,7 @@ enum JobChecks {
                 claimed, owner: "w1", output: Data("line 1: created a\n".utf8), failures: Data("line 2: bad\n".utf8),
                 now: clock.now, leaseUntil: clock.now.addingTimeInterval(60)
             )
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.saveJobProgress(claimed, owner: "w2", output: Data("x".utf8), failures: Data(), now: clock.now, leaseUntil: clock.now)
             }
             claimed.processed = 3
@@ -63,7 +63,7 @@ enum JobChecks {
             clock.advance(by: .seconds(31))
             let resumed = try #require(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w2"))
             #expect(resumed.processed == 500 && resumed.cursor == "r500", "it goes on from the last page saved")
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.saveJobProgress(claimed, owner: "w1", output: Data("b\n".utf8), failures: Data(), now: clock.now, leaseUntil: clock.now)
             }
             #expect(try await store.jobOutput(id: job.id, failures: false) == Data("a\n".utf8), "the old worker wrote nothing more")

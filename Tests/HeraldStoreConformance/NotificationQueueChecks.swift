@@ -153,7 +153,7 @@ public enum NotificationQueueChecks {
             // Once the heartbeat stops (the node died), the lease runs out and another takes over.
             clock.advance(by: .seconds(31))
             #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "other")?.id == "n1")
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.renewLease(id: "n1", owner: "busy", until: clock.now.addingTimeInterval(30))
             }
             await expectHeraldError(.notFound) {
@@ -174,10 +174,10 @@ public enum NotificationQueueChecks {
             // The slow worker wakes up: it can neither save its progress nor finish.
             var slowCounts = OutcomeCounts()
             slowCounts.add(.success, platform: .apns)
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.saveProgress(id: "n1", owner: "slow", cursor: "reg-9", counts: slowCounts, leaseUntil: clock.now.addingTimeInterval(30))
             }
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.finishNotification(id: "n1", owner: "slow", state: .completed, counts: slowCounts, endedAt: clock.now)
             }
             let current = try #require(try await store.notification(id: "n1"))
@@ -187,10 +187,10 @@ public enum NotificationQueueChecks {
 
             // Once finished, nobody changes it, its owner included.
             try await store.finishNotification(id: "n1", owner: "fast", state: .completed, counts: fastCounts, endedAt: clock.now)
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.saveProgress(id: "n1", owner: "fast", cursor: "reg-6", counts: slowCounts, leaseUntil: clock.now)
             }
-            await expectHeraldError(.conflict) {
+            await expectCodedError(.leaseLost, of: StoreError.self) {
                 try await store.finishNotification(id: "n1", owner: "fast", state: .abandoned, counts: slowCounts, endedAt: clock.now)
             }
             #expect(try await store.notification(id: "n1")?.state == .completed)
@@ -367,7 +367,7 @@ public enum NotificationQueueChecks {
             await expectHeraldError(.notFound) { try await store.splitNotification(id: "n0", owner: "worker-a", at: ["r5"]) }
             _ = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-a")
             try await store.saveProgress(id: "n1", owner: "worker-a", cursor: "r3", counts: OutcomeCounts(), leaseUntil: clock.now.addingTimeInterval(30))
-            await expectHeraldError(.conflict) { try await store.splitNotification(id: "n1", owner: "worker-b", at: ["r5"]) }
+            await expectCodedError(.leaseLost, of: StoreError.self) { try await store.splitNotification(id: "n1", owner: "worker-b", at: ["r5"]) }
             await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1", owner: "worker-a", at: []) }
             await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r2"]) }
             await expectHeraldError(.badRequest) { try await store.splitNotification(id: "n1", owner: "worker-a", at: ["r7", "r5"]) }

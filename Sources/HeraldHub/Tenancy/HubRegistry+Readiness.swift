@@ -37,7 +37,7 @@ extension HubRegistry {
                             do {
                                 try await store.ping()
                                 return "ok"
-                            } catch let error as HeraldError where error.code == .insufficientStorage {
+                            } catch let error as StoreError where error.code == .storageFull {
                                 return "the store cannot write: its disk is full"
                             } catch {
                                 return "the store does not answer: \(error)"

@@ -116,9 +116,10 @@ extension ConsoleController {
                 ]
             }
             return render(.ok, nil)
-        } catch let error as HeraldError {
-            return render(.init(code: error.code.httpStatus), error.message)
         } catch {
+            if let error = HeraldError(reporting: error) {
+                return render(.init(code: error.code.httpStatus), error.message)
+            }
             return pages.error(error, context: context, hub: name)
         }
     }

@@ -63,7 +63,7 @@ struct ConsoleController {
         do {
             return try await work()
         } catch {
-            if !(error is HeraldError) && !(error is HTTPError) {
+            if HeraldError(reporting: error) == nil && !(error is HTTPError) {
                 logger.error("Console request failed", metadata: ["error": "\(String(reflecting: error))"])
             }
             return pages.error(error, context: context, hub: hub)

@@ -92,16 +92,16 @@ struct ConsolePages: Sendable {
     /// The error page for `error`, with its status.
     func error(_ error: any Error, context: AppRequestContext, hub: String? = nil) -> Response {
         let (status, heading, message): (HTTPResponse.Status, String, String)
-        switch error {
-        case let error as HeraldError:
+        switch (HeraldError(reporting: error), error) {
+        case (let error?, _):
             status = .init(code: error.code.httpStatus)
             heading = status == .notFound ? "Not found" : "That did not work"
             message = error.message
-        case let error as Throttled:
+        case (nil, let error as Throttled):
             status = error.status
             heading = error.code == .tooManyRequests ? "Too many attempts" : "Busy"
             message = error.message
-        case let error as HTTPError:
+        case (nil, let error as HTTPError):
             status = error.status
             heading = error.status.reasonPhrase
             message = error.body ?? error.status.reasonPhrase

@@ -32,15 +32,15 @@ struct HubErrorMiddleware: RouterMiddleware {
             let status: Int
             let detail: String
             var headers = HTTPFields()
-            switch error {
-            case let error as HeraldError:
-                status = error.code.httpStatus
-                detail = error.message
-            case let error as Throttled:
+            switch (HeraldError(reporting: error), error) {
+            case (let reported?, _):
+                status = reported.code.httpStatus
+                detail = reported.message
+            case (nil, let error as Throttled):
                 status = error.code.httpStatus
                 detail = error.message
                 headers[.retryAfter] = "\(error.retryAfterSeconds)"
-            case let error as any HTTPResponseError:
+            case (nil, let error as any HTTPResponseError):
                 status = Int(error.status.code)
                 detail = error.status == .contentTooLarge
                     ? "the request body is larger than the hub accepts (64 KB)"

@@ -1,0 +1,56 @@
+public import HeraldCore
+
+/// What the store contract refuses in its own terms, for the engine to act on: a worker that
+/// lost its lease, a database that is away for a moment, a disk that is full.
+///
+/// These are not a caller's mistakes, and they carry no HTTP status: the engine decides what
+/// each means for a delivery (stop, try again, report), and HeraldServer alone chooses the
+/// status a caller sees when one reaches it. Equality compares the code only (``CodedError``).
+public struct StoreError: CodedError {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case leaseLost, unavailable, storageFull
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The worker no longer holds the notification's lease: it ran out while the worker
+        /// stalled and another took the notification over, or the notification ended. Nothing
+        /// was changed.
+        public static let leaseLost = Code(.leaseLost)
+        /// The database cannot answer now (closed, busy, restarting, unreachable). Nothing was
+        /// written; the same operation may succeed when tried again.
+        public static let unavailable = Code(.unavailable)
+        /// The store cannot write: its disk is full. Nothing was written; retry once there is room.
+        public static let storageFull = Code(.storageFull)
+
+        /// A short name, safe as a metric label.
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// What ``NotificationStore/saveProgress(id:owner:cursor:counts:leaseUntil:)``,
+    /// ``NotificationStore/finishNotification(id:owner:state:counts:endedAt:)`` and the other
+    /// writes of a lease's holder throw when the worker no longer holds it.
+    package static func leaseLost(_ id: String, state: String) -> StoreError {
+        StoreError(
+            code: .leaseLost,
+            message: "the notification '\(id)' is no longer leased by this worker (it is \(state)): another worker took it over, or it was finished"
+        )
+    }
+
+    public static func unavailable(_ message: String) -> StoreError { StoreError(code: .unavailable, message: message) }
+
+    /// The one message of a full disk, whichever store reports it.
+    package static let storageFull = StoreError(
+        code: .storageFull,
+        message: "the server's storage is full, so nothing was written; retry once the operator has freed space"
+    )
+}
