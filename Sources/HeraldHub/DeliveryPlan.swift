@@ -24,10 +24,17 @@ struct DeliveryPlan: Sendable {
     let kind: RegistrationKind?
     let mode: Mode
 
+    /// The plan of a stored notification, whose tag expression is parsed again.
+    ///
     /// - Throws: when the stored notification cannot be delivered (a tag expression or a
     ///   payload that no longer parses, a direct send without its payload).
     init(_ record: NotificationRecord) throws {
-        expression = try record.tagExpression.map { try TagExpression(parsing: $0) }
+        try self.init(record, expression: record.tagExpression.map { try TagExpression(parsing: $0) })
+    }
+
+    /// The plan of a notification whose tag expression, `expression`, is parsed already.
+    init(_ record: NotificationRecord, expression: TagExpression?) throws {
+        self.expression = expression
         if let targets = record.directTargets {
             guard record.payloads.count == 1, let payload = record.payloads.first else {
                 throw HeraldError.badRequest("a direct send has exactly one payload")
@@ -47,28 +54,29 @@ struct DeliveryPlan: Sendable {
         }
     }
 
-    /// What one registration gets: nothing (not a target of this notification), an outcome
-    /// decided here (no provider, a duplicate), or a send.
+    /// What one device gets: nothing (not a target of this notification), an outcome decided
+    /// here (no provider, a duplicate), or a send.
     ///
     /// Native sends reach native registrations only, once per handle. Template sends reach
     /// template registrations only (of the named template, when the send names one), once per
     /// handle and template name: one notification per matching template, as the established
-    /// hub does.
+    /// hub does. A direct send reaches its devices, once per handle.
     func step(
-        for registration: Registration,
+        for device: DeliveryDevice,
         providers: [Platform: any PushProvider],
         selection: inout Selection
     ) -> DeliveryStep {
-        let platform = registration.platform
-        switch mode {
-        case .native(let notifications):
+        switch (mode, device) {
+        case (.native(let notifications), .registration(let registration)):
+            let platform = registration.platform
             guard registration.template == nil, let notification = notifications[platform] else { return .ignore }
             guard let provider = providers[platform] else { return .outcome(platform, .noProvider) }
             // Two registrations of one handle are one device: send once.
             guard selection.firstTime(registration.handle) else { return .outcome(platform, .skipped) }
             let target = PushTarget(handle: registration.handle, webPushKeys: registration.webPushKeys)
             return .send(platform, provider, target, .ready(notification))
-        case .template(let properties):
+        case (.template(let properties), .registration(let registration)):
+            let platform = registration.platform
             guard let template = registration.template else { return .ignore }
             if let wanted = properties.templateName, template.name != wanted { return .ignore }
             guard let provider = providers[platform] else { return .outcome(platform, .noProvider) }
@@ -83,8 +91,51 @@ struct DeliveryPlan: Sendable {
             )
             let target = PushTarget(handle: registration.handle, webPushKeys: registration.webPushKeys)
             return .send(platform, provider, target, .template(rendering))
-        case .direct:
+        case (.direct(let platform, let notification, _), .direct(let device, _)):
+            guard device.platform == platform else { return .ignore }
+            guard let provider = providers[platform] else { return .outcome(platform, .noProvider) }
+            guard selection.firstTime(device.handle) else { return .outcome(platform, .skipped) }
+            return .send(platform, provider, PushTarget(handle: device.handle, webPushKeys: device.webPushKeys), .ready(notification))
+        case (.native, .direct), (.template, .direct), (.direct, .registration):
             return .ignore
+        }
+    }
+
+    /// The devices of the page after `cursor` (`nil`: the first), at most `pageSize`: the
+    /// registrations this plan targets, in the order of their ids, read from `store`; or a
+    /// direct send's devices, whose cursor is the number of devices done.
+    func page(after cursor: String?, pageSize: Int, store: any HeraldStore) async throws -> [DeliveryDevice] {
+        if case .direct(_, _, let targets) = mode {
+            let start = min(max(0, cursor.flatMap { Int($0) } ?? 0), targets.count)
+            let end = min(start + pageSize, targets.count)
+            return (start..<end).map { .direct(targets[$0], position: $0) }
+        }
+        return try await store.registrations(matching: expression, platforms: platforms, kind: kind, after: cursor, limit: pageSize)
+            .map { .registration($0) }
+    }
+
+    /// Whether a large notification of this plan may be split into partitions: a send to
+    /// registrations, which partitions cut by registration id.
+    var isPartitionable: Bool { kind != nil }
+}
+
+/// One device of a delivery run: a registration the notification targets, or a device of a
+/// direct send (at its position among the send's devices).
+enum DeliveryDevice: Sendable {
+    case registration(Registration)
+    case direct(DirectTarget, position: Int)
+
+    /// The registration that holds the device; `nil` for a direct send's device.
+    var registrationID: String? {
+        if case .registration(let registration) = self { registration.id } else { nil }
+    }
+
+    /// Where delivery resumes after this device: its registration id, or for a direct send
+    /// the number of devices done.
+    var cursor: String {
+        switch self {
+        case .registration(let registration): registration.id
+        case .direct(_, let position): String(position + 1)
         }
     }
 }

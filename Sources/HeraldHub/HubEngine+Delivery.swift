@@ -51,12 +51,8 @@ extension HubEngine {
             return try await finish(claimed, state: .abandoned, counts: claimed.counts)
         }
         logger.debug("Delivering", metadata: ["herald.resume": "\(claimed.cursor != nil)"])
-        let counts: OutcomeCounts
-        if case .direct(_, let notification, let targets) = plan.mode {
-            counts = try await deliverDirect(claimed, notification: notification, targets: targets, logger: logger)
-        } else {
-            counts = try await deliverToRegistrations(claimed, plan: plan, logger: logger)
-        }
+        var run = DeliveryRun(engine: self, record: claimed, staleAt: staleAt(claimed), logger: logger)
+        let counts = try await run.run(claimed, plan: plan)
         return try await finish(claimed, state: Self.finalState(counts), counts: counts)
     }
 
@@ -71,95 +67,6 @@ extension HubEngine {
     /// or after its scheduled time.
     func staleAt(_ record: NotificationRecord) -> Date {
         max(record.enqueuedAt, record.scheduledAt ?? record.enqueuedAt).addingTimeInterval(configuration.abandonAfter.seconds)
-    }
-
-    /// Tag and broadcast sends: reads the matching registrations page by page from the cursor,
-    /// up to the record's upper bound. A notification whose first page is full is split before
-    /// it is sent (``split(_:after:logger:)``), so that the workers of every node share it.
-    func deliverToRegistrations(
-        _ claimed: NotificationRecord,
-        plan: DeliveryPlan,
-        logger: Logger
-    ) async throws -> OutcomeCounts {
-        let pageSize = configuration.pageSize
-        var counts = claimed.counts
-        var cursor = claimed.cursor
-        var upperBound = claimed.upperBound
-        var splitTried = false
-        var selection = Selection()
-
-        let store = self.store
-        let expression = plan.expression
-        let platforms = plan.platforms
-        let kind = plan.kind
-        let fetch: @Sendable (String?) async throws -> [Registration] = { after in
-            try await store.registrations(
-                matching: expression, platforms: platforms, kind: kind, after: after, limit: pageSize
-            )
-        }
-        deliveryLog.recordProgress(notification: claimed.partOf ?? claimed.id, part: claimed.id, counts: counts)
-        var page = try await fetch(cursor)
-        while true {
-            var more = page.count == pageSize
-            if more, !splitTried, claimed.partOf == nil, upperBound == nil {
-                splitTried = true
-                upperBound = try await split(claimed, after: cursor, logger: logger)
-            }
-            // A partition ends at its upper bound (the next one starts after it).
-            if let upperBound, let end = page.firstIndex(where: { Self.id($0.id, isAfter: upperBound) }) {
-                page.removeSubrange(end...)
-                more = false
-            }
-            guard let last = page.last?.id else { break }
-            // Read the next page while this one is being sent (a child task, cancelled if
-            // this page fails).
-            let readNext = more
-            async let next = readNext ? fetch(last) : []
-
-            var expired: [String] = []
-            var expiredPerPlatform: [Platform: Int] = [:]
-            let providers = self.providers
-            let countsBefore = counts
-            var reached: [(registrationID: String, outcome: DeliveryOutcome)] = []
-            let sent = await fanOut(
-                count: page.count,
-                staleAt: staleAt(claimed),
-                logger: logger,
-                step: { index in plan.step(for: page[index], providers: providers, selection: &selection) },
-                done: { index, platform, result in
-                    counts.add(result.outcome, platform: platform)
-                    reached.append((page[index].id, result.outcome))
-                    if result.disposition == .channelExpired {
-                        expired.append(page[index].id)
-                        expiredPerPlatform[platform, default: 0] += 1
-                    }
-                }
-            )
-            if !sent {
-                // Shutdown came while a push service refused every send: the page is sent again
-                // from its start by whoever resumes the notification.
-                try await saveProgress(of: claimed.id, cursor: cursor, counts: countsBefore, handBack: true)
-                logger.info("Delivery interrupted by shutdown while a push service paused; the page is handed back")
-                throw CancellationError()
-            }
-            if !expired.isEmpty {
-                try await store.deleteRegistrations(ids: expired)
-                recordExpired(expiredPerPlatform)
-                logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
-            }
-            deliveryLog.record(notification: claimed.partOf ?? claimed.id, outcomes: reached)
-            deliveryLog.recordProgress(notification: claimed.partOf ?? claimed.id, part: claimed.id, counts: counts)
-            cursor = last
-            // Interrupted with devices left: hand the notification back (its lease ends now).
-            let handBack = isInterrupted && more
-            try await saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: handBack)
-            if handBack {
-                logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
-                throw CancellationError()
-            }
-            page = try await next
-        }
-        return counts
     }
 
     /// Whether the registration id `id` sorts after `bound`, in the stores' order (bytes).

@@ -1,8 +1,5 @@
 import Foundation
 public import HeraldCore
-import HeraldPush
-import HeraldStore
-import Logging
 
 extension HubEngine {
     /// The most devices one direct send reaches (the established hub's batch limit).
@@ -52,44 +49,5 @@ extension HubEngine {
             directTargets: normalized
         )
         return try await accept(record)
-    }
-
-    /// Direct sends: the record's targets from the cursor (the number of targets done) on.
-    func deliverDirect(
-        _ claimed: NotificationRecord,
-        notification: PushNotification,
-        targets: [DirectTarget],
-        logger: Logger
-    ) async throws -> OutcomeCounts {
-        var counts = claimed.counts
-        var start = min(max(0, claimed.cursor.flatMap { Int($0) } ?? 0), targets.count)
-        var handles = Set<String>()
-        let pageSize = max(1, configuration.pageSize)
-        while start < targets.count {
-            let chunk = targets[start..<min(start + pageSize, targets.count)]
-            let providers = self.providers
-            let countsBefore = counts
-            let sent = await fanOut(
-                count: chunk.count,
-                staleAt: staleAt(claimed),
-                logger: logger,
-                step: { index in
-                    let target = chunk[chunk.startIndex + index]
-                    guard let provider = providers[target.platform] else { return .outcome(target.platform, .noProvider) }
-                    guard handles.insert(target.handle).inserted else { return .outcome(target.platform, .skipped) }
-                    let push = PushTarget(handle: target.handle, webPushKeys: target.webPushKeys)
-                    return .send(target.platform, provider, push, .ready(notification))
-                },
-                done: { _, platform, result in counts.add(result.outcome, platform: platform) }
-            )
-            if !sent {
-                // Shutdown came while a push service refused every send: hand the chunk back.
-                try await saveProgress(of: claimed.id, cursor: String(start), counts: countsBefore, handBack: true)
-                throw CancellationError()
-            }
-            start = chunk.endIndex
-            try await saveProgress(of: claimed.id, cursor: String(start), counts: counts, handBack: false)
-        }
-        return counts
     }
 }

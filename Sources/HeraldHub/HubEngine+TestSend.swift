@@ -55,74 +55,50 @@ extension HubEngine {
         var logger = self.logger
         logger[metadataKey: "herald.notification.id"] = "\(record.id)"
 
-        // Choose the targets: the first `limit` registrations that would get something.
         let limit = max(1, limit)
-        var chosen: [(registration: Registration, step: DeliveryStep)] = []
+        // Choose the targets: the first `limit` registrations that would get something.
+        var chosen: [(device: DeliveryDevice, step: DeliveryStep)] = []
         var selection = Selection()
-        var cursor: String?
-        let pageSize = max(limit, min(configuration.pageSize, 1000))
         if let registrationID {
             guard let registration = try await store.registration(id: registrationID) else {
                 throw HeraldError.notFound("there is no registration \(registrationID)")
             }
-            let step = plan.step(for: registration, providers: self.providers, selection: &selection)
+            let device = DeliveryDevice.registration(registration)
+            let step = plan.step(for: device, providers: self.providers, selection: &selection)
             switch step {
             case .ignore, .outcome(_, .skipped): break
-            default: chosen.append((registration, step))
+            default: chosen.append((device, step))
             }
         }
+        var cursor: String?
+        let pageSize = max(limit, min(configuration.pageSize, 1000))
         choosing: while registrationID == nil {
-            let page = try await store.registrations(
-                matching: plan.expression, platforms: plan.platforms, kind: plan.kind, after: cursor, limit: pageSize
-            )
+            let page = try await plan.page(after: cursor, pageSize: pageSize, store: store)
             let providers = self.providers
-            for registration in page {
-                let step = plan.step(for: registration, providers: providers, selection: &selection)
+            for device in page {
+                let step = plan.step(for: device, providers: providers, selection: &selection)
                 switch step {
                 case .ignore, .outcome(_, .skipped): continue
-                default: chosen.append((registration, step))
+                default: chosen.append((device, step))
                 }
                 if chosen.count == limit { break choosing }
             }
             guard page.count == pageSize, let last = page.last else { break }
-            cursor = last.id
+            cursor = last.cursor
         }
 
-        var outcomes = [DeliveryOutcome?](repeating: nil, count: chosen.count)
-        var counts = OutcomeCounts()
-        var expired: [String] = []
-        var expiredPerPlatform: [Platform: Int] = [:]
         // Someone waits for the answer: a paused provider is waited for 10 seconds at most.
-        await fanOut(
-            count: chosen.count,
-            staleAt: Date().addingTimeInterval(10),
-            logger: logger,
-            step: { chosen[$0].step },
-            done: { index, platform, result in
-                outcomes[index] = result.outcome
-                counts.add(result.outcome, platform: platform)
-                if result.disposition == .channelExpired {
-                    expired.append(chosen[index].registration.id)
-                    expiredPerPlatform[platform, default: 0] += 1
-                }
-            }
-        )
-        deliveryLog.record(
-            notification: record.id,
-            outcomes: chosen.indices.compactMap { index in outcomes[index].map { (chosen[index].registration.id, $0) } }
-        )
-        if !expired.isEmpty {
-            try await store.deleteRegistrations(ids: expired)
-            recordExpired(expiredPerPlatform)
-        }
+        var run = DeliveryRun(engine: self, record: record, staleAt: Date().addingTimeInterval(10), logger: logger)
+        let outcomes = try await run.deliver(chosen.map(\.device), steps: chosen.map(\.step), handsBack: false).outcomes
 
-        record.counts = counts
-        record.state = counts.total == 0 ? .noTargetFound : .completed
+        record.counts = run.counts
+        record.state = run.counts.total == 0 ? .noTargetFound : .completed
         record.endedAt = Date()
         try await store.enqueueNotification(record)
         signal.ring(record.id)
-        let results = chosen.indices.map { index in
-            TestSendResult.Result(registration: chosen[index].registration, outcome: outcomes[index] ?? .unknownError)
+        let results = chosen.indices.compactMap { index -> TestSendResult.Result? in
+            guard case .registration(let registration) = chosen[index].device else { return nil }
+            return TestSendResult.Result(registration: registration, outcome: outcomes[index] ?? .unknownError)
         }
         return TestSendResult(record: record, results: results)
     }

@@ -42,6 +42,27 @@ struct HubDirectAndTestSendTests {
         }
     }
 
+    @Test func aDirectSendRecordsItsProgressPageByPage() async throws {
+        try await HubFixture.with(configure: { $0.pageSize = 2 }) { f in
+            let targets = (1...5).map { DirectTarget(platform: .apns, handle: apnsToken($0)) }
+            let record = try await f.hub.enqueueDirect(payload: Self.apnsPayload, targets: targets)
+            try await f.deliverAll()
+            let progress = f.hub.deliveryLog.progress(notificationID: record.id)
+            #expect(progress.map(\.reached) == [0, 2, 4, 5], "a sample at the start and one per page")
+            #expect(progress.last?.perPlatform == [.apns: 5])
+        }
+    }
+
+    @Test func aTestSendRecordsItsProgressAndItsDevicesOutcomes() async throws {
+        try await HubFixture.with { f in
+            try await f.register(.apns(1, tags: ["qa"]), .apns(2, tags: ["qa"]))
+            let result = try await f.hub.testSend(tagExpression: "qa", payloads: [Self.apnsPayload], template: nil)
+            #expect(result.results.map(\.outcome) == [.success, .success])
+            #expect(f.hub.deliveryLog.progress(notificationID: result.record.id).last?.perPlatform == [.apns: 2])
+            #expect(f.hub.deliveryLog.outcomes(registrationID: "reg-00001").first?.notificationID == result.record.id)
+        }
+    }
+
     @Test func aWebPushDirectSendCarriesTheSubscriptionKeys() async throws {
         try await HubFixture.with { f in
             let keys = WebPushKeys(p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")

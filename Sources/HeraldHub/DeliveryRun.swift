@@ -1,0 +1,141 @@
+import Foundation
+import HeraldCore
+import HeraldPush
+import HeraldStore
+import Logging
+
+/// The delivery of one notification (or one partition of it), whatever its target: a tag
+/// expression or broadcast, a direct send's devices, a test send's registrations. It sends
+/// page by page and keeps the books of what it sent in one place: the outcome counts, the
+/// registrations whose channel expired (removed and counted), the delivery log's outcomes and
+/// progress (the console's per-platform progress chart). The metrics of the outcomes and each
+/// page's span are the fan-out's (``HubEngine/fanOut(count:staleAt:logger:step:done:)``).
+struct DeliveryRun {
+    let engine: HubEngine
+    /// The notification the delivery log knows: the whole one, for a partition.
+    let notification: String
+    /// The record delivered: the notification, or one of its partitions.
+    let part: String
+    /// When a device still waiting for a paused provider counts as abandoned.
+    let staleAt: Date
+    let logger: Logger
+    /// The outcomes so far, those of earlier runs of the record included.
+    private(set) var counts: OutcomeCounts
+
+    init(engine: HubEngine, record: NotificationRecord, staleAt: Date, logger: Logger) {
+        self.engine = engine
+        self.notification = record.partOf ?? record.id
+        self.part = record.id
+        self.staleAt = staleAt
+        self.logger = logger
+        self.counts = record.counts
+        engine.deliveryLog.recordProgress(notification: notification, part: part, counts: counts)
+    }
+
+    /// Delivers a claimed record from its cursor to the end, saving the counts and the cursor
+    /// after every page; returns the counts.
+    ///
+    /// Registrations are read up to the record's upper bound, and the next page is read while
+    /// the current one is sent. A notification to registrations whose first page is full is
+    /// split before it is sent (``HubEngine/split(_:after:logger:)``), so that the workers of
+    /// every node share it. Interrupted (shutdown), it hands the record back from its cursor.
+    mutating func run(_ claimed: NotificationRecord, plan: DeliveryPlan) async throws -> OutcomeCounts {
+        let engine = self.engine, store = engine.store
+        let pageSize = max(1, engine.configuration.pageSize)
+        var cursor = claimed.cursor
+        var upperBound = claimed.upperBound
+        var splitTried = !plan.isPartitionable || claimed.partOf != nil || upperBound != nil
+        var selection = Selection()
+        var page = try await plan.page(after: cursor, pageSize: pageSize, store: store)
+        while true {
+            var more = page.count == pageSize
+            if more, !splitTried {
+                splitTried = true
+                upperBound = try await engine.split(claimed, after: cursor, logger: logger)
+            }
+            // A partition ends at its upper bound (the next one starts after it).
+            if let upperBound, let end = page.firstIndex(where: { HubEngine.id($0.cursor, isAfter: upperBound) }) {
+                page.removeSubrange(end...)
+                more = false
+            }
+            guard let last = page.last?.cursor else { break }
+            // Read the next page while this one is being sent (a child task, cancelled if this
+            // page fails).
+            let readNext = more
+            async let next = readNext ? plan.page(after: last, pageSize: pageSize, store: store) : []
+
+            let providers = engine.providers
+            let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }
+            let countsBefore = counts
+            guard try await deliver(page, steps: steps).complete else {
+                // Shutdown came while a push service refused every send: the page is sent again
+                // from its start by whoever resumes the notification.
+                try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: countsBefore, handBack: true)
+                logger.info("Delivery interrupted by shutdown while a push service paused; the page is handed back")
+                throw CancellationError()
+            }
+            cursor = last
+            // Interrupted with devices left: hand the notification back (its lease ends now).
+            let handBack = engine.isInterrupted && more
+            try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: handBack)
+            if handBack {
+                logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
+                throw CancellationError()
+            }
+            page = try await next
+        }
+        return counts
+    }
+
+    /// Sends one page and books it.
+    ///
+    /// - Parameters:
+    ///   - steps: what each device gets, in the order of `devices`.
+    ///   - handsBack: whether a page interrupted while a provider paused goes back unbooked,
+    ///     for whoever resumes the notification to send again (a delivery through the queue);
+    ///     a test send books what it has.
+    /// - Returns: each device's outcome (`nil` for a device the notification does not
+    ///   target), and whether they are all final: `false` when delivery was interrupted while
+    ///   a device waited for its paused provider.
+    mutating func deliver(
+        _ devices: [DeliveryDevice],
+        steps: [DeliveryStep],
+        handsBack: Bool = true
+    ) async throws -> (outcomes: [DeliveryOutcome?], complete: Bool) {
+        var outcomes = [DeliveryOutcome?](repeating: nil, count: devices.count)
+        var counts = self.counts
+        var expired: [String] = []
+        var expiredPerPlatform: [Platform: Int] = [:]
+        let sent = await engine.fanOut(
+            count: devices.count,
+            staleAt: staleAt,
+            logger: logger,
+            step: { steps[$0] },
+            done: { index, platform, result in
+                outcomes[index] = result.outcome
+                counts.add(result.outcome, platform: platform)
+                // A direct send's device has no registration to remove.
+                if result.disposition == .channelExpired, let id = devices[index].registrationID {
+                    expired.append(id)
+                    expiredPerPlatform[platform, default: 0] += 1
+                }
+            }
+        )
+        if !sent, handsBack { return (outcomes, false) }
+        self.counts = counts
+        if !expired.isEmpty {
+            try await engine.store.deleteRegistrations(ids: expired)
+            engine.recordExpired(expiredPerPlatform)
+            logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
+        }
+        engine.deliveryLog.record(
+            notification: notification,
+            outcomes: devices.indices.compactMap { index in
+                guard let id = devices[index].registrationID, let outcome = outcomes[index] else { return nil }
+                return (id, outcome)
+            }
+        )
+        engine.deliveryLog.recordProgress(notification: notification, part: part, counts: counts)
+        return (outcomes, sent)
+    }
+}
