@@ -1,40 +1,133 @@
-public import Foundation
+import Foundation
 public import HeraldCore
 import HeraldMetrics
+import HeraldPush
 import HeraldStore
 import Tracing
 
 extension HubEngine {
-    /// Validates and durably accepts a native notification. When this returns, the
-    /// notification survives a crash; a ``DeliveryWorker`` delivers it.
+    /// The most devices one direct send reaches (the established hub's batch limit).
+    public static let directTargetLimit = 1000
+
+    /// The one way into the engine: validates `request` once and has it delivered.
     ///
-    /// Native notifications reach native registrations only (those without a template).
+    /// A send to tags, to a user or to devices is accepted durably: when this returns, the
+    /// notification survives a crash, and a ``DeliveryWorker`` delivers it (at its scheduled
+    /// time, if it has one); the result has no ``SendResult/results``. A test send, or a send
+    /// to one registration, is delivered at once, not through the queue, and the result tells
+    /// each registration's outcome.
     ///
-    /// - Parameters:
-    ///   - tagExpression: whom to send to; `nil` broadcasts to every registration.
-    ///   - payloads: one rendered payload per platform to deliver on; registrations on other
-    ///     platforms are not targeted.
-    ///   - scheduledAt: when delivery may start; a future time stores the notification as
-    ///     ``NotificationState/scheduled`` until then. `nil` (or a past time) delivers at once.
-    public func enqueue(
-        tagExpression: String?,
-        payloads: [PlatformPayload],
-        scheduledAt: Date? = nil
-    ) async throws -> NotificationRecord {
-        try Self.checkTagExpression(tagExpression)
-        guard !payloads.isEmpty else { throw HeraldError.badRequest("a notification needs at least one platform payload") }
-        guard Set(payloads.map(\.platform)).count == payloads.count else {
-            throw HeraldError.badRequest("a notification has at most one payload per platform")
+    /// - Throws: ``HeraldError`` `badRequest` for a request that cannot be sent (nothing is
+    ///   stored), `notFound` for a send to a registration that does not exist.
+    public func send(_ request: SendRequest) async throws -> SendResult {
+        let accepted = try validate(request)
+        switch request.target {
+        case .test(let tags, let limit):
+            return try await testSend(accepted, expression: tags?.expression, limit: limit, registrationID: nil)
+        case .registration(let id):
+            return try await testSend(accepted, expression: nil, limit: 1, registrationID: id)
+        case .tags, .user, .devices:
+            return SendResult(record: try await accept(accepted), results: [])
         }
-        _ = try Self.prepareForSending(payloads)
-        let record = NotificationRecord(
+    }
+
+    /// Checks a request and returns the notification it becomes, not stored yet: payloads
+    /// with the request's options applied and checked as a provider will send them, direct
+    /// devices' handles normalized and checked against ``Configuration/channelHosts``.
+    func validate(_ request: SendRequest) throws(HeraldError) -> NotificationRecord {
+        var payloads: [PlatformPayload] = []
+        var template: TemplateSend?
+        switch request.content {
+        case .native(let given):
+            guard !given.isEmpty else { throw .badRequest("a notification needs at least one platform payload") }
+            guard Set(given.map(\.platform)).count == given.count else {
+                throw .badRequest("a notification has at most one payload per platform")
+            }
+            payloads = given.map { $0.applying(request.options) }
+            _ = try Self.prepareForSending(payloads)
+        case .template(let send):
+            try Self.check(send)
+            template = send
+        }
+        let scheduledAt = request.options.scheduledAt
+        var tagExpression: String?
+        var directTargets: [DirectTarget]?
+        switch request.target {
+        case .tags(let tags):
+            tagExpression = tags?.text
+        case .user(let user):
+            do {
+                tagExpression = try SendRequest.Tags(parsing: "username:\(user)").text
+            } catch {
+                throw error.heraldError
+            }
+        case .devices(let targets):
+            guard let payload = payloads.first, payloads.count == 1 else {
+                throw .badRequest("a direct send carries one native payload, for the devices' platform")
+            }
+            directTargets = try checkDirect(targets, platform: payload.platform)
+        case .test(let tags, let limit):
+            guard (1...SendRequest.testLimit).contains(limit) else {
+                throw .badRequest("a test send reaches 1 to \(SendRequest.testLimit) registrations, not \(limit)")
+            }
+            tagExpression = tags?.text
+        case .registration:
+            break
+        }
+        switch request.target {
+        case .test, .registration:
+            guard scheduledAt == nil else { throw .badRequest("a test send goes at once: it cannot be scheduled") }
+        case .tags, .user, .devices:
+            break
+        }
+        return NotificationRecord(
             id: Self.newNotificationID(),
             tagExpression: tagExpression,
             payloads: payloads,
+            template: template,
+            directTargets: directTargets,
             scheduledAt: scheduledAt,
             state: Self.initialState(scheduledAt: scheduledAt)
         )
-        return try await accept(record)
+    }
+
+    /// A direct send's devices, checked and normalized as a registration's are (APNs tokens
+    /// lowercased, without spaces; Web Push devices need their subscription keys).
+    private func checkDirect(_ targets: [DirectTarget], platform: Platform) throws(HeraldError) -> [DirectTarget] {
+        guard (1...Self.directTargetLimit).contains(targets.count) else {
+            throw .badRequest("a direct send goes to 1 to \(Self.directTargetLimit) devices; this one has \(targets.count)")
+        }
+        var normalized: [DirectTarget] = []
+        normalized.reserveCapacity(targets.count)
+        for (index, target) in targets.enumerated() {
+            let which = targets.count == 1 ? "the device" : "device \(index + 1)"
+            guard target.platform == platform else {
+                throw .badRequest("\(which) is on \(target.platform) but the notification is for \(platform); a direct send goes to one platform")
+            }
+            var checked = target
+            do {
+                checked.handle = try Registration.normalizedHandle(target.handle, platform: target.platform)
+                try configuration.channelHosts.check(checked.handle, platform: target.platform)
+            } catch {
+                throw .badRequest("\(which): \(error.message)")
+            }
+            if target.platform == .webpush, target.webPushKeys == nil {
+                throw .badRequest("\(which) is a Web Push subscription and needs its p256dh and auth keys")
+            }
+            normalized.append(checked)
+        }
+        return normalized
+    }
+
+    static func check(_ send: TemplateSend) throws(HeraldError) {
+        if let name = send.templateName {
+            guard !name.isEmpty, name.count <= 200 else {
+                throw .badRequest("a template name has 1 to 200 characters; this one has \(name.count)")
+            }
+        }
+        for name in send.properties.keys.sorted() where name.isEmpty {
+            throw .badRequest("a template property needs a name; one of the properties has an empty name")
+        }
     }
 
     /// Cancels a scheduled notification that has not started: `false` if there is no such
@@ -70,15 +163,6 @@ extension HubEngine {
 
     static func initialState(scheduledAt: Date?, now: Date = Date()) -> NotificationState {
         if let scheduledAt, scheduledAt > now { .scheduled } else { .enqueued }
-    }
-
-    static func checkTagExpression(_ tagExpression: String?) throws {
-        guard let tagExpression else { return }
-        do {
-            _ = try TagExpression(parsing: tagExpression)
-        } catch {
-            throw error.heraldError
-        }
     }
 
     /// Waits until a notification has finished or `timeout` has passed, and returns it as it

@@ -1,61 +1,35 @@
 import Foundation
-public import HeraldCore
+import HeraldCore
 import HeraldPush
 import HeraldStore
 import Logging
 
 extension HubEngine {
-    /// Sends a notification at once, not through the queue, to at most `limit` of the
-    /// registrations it targets, and reports each one's outcome: the hub API's test send.
+    /// Delivers a validated notification at once, not through the queue, to at most `limit`
+    /// of the registrations it targets, and reports each one's outcome: a test send
+    /// (``SendRequest/Target/test(_:limit:)``), or a send to one registration
+    /// (``SendRequest/Target/registration(_:)``, `404` if there is none).
     ///
     /// Targets are chosen as for a queued send (native payloads reach native registrations,
     /// a template send template registrations; one send per handle, or per handle and
     /// template) in the order of registration ids. Registrations whose channel the push
     /// service reports dead are removed. The finished notification is stored, so that
     /// ``notification(id:)`` returns it.
-    ///
-    /// - Parameters:
-    ///   - tagExpression: whom to send to; `nil` for every registration.
-    ///   - payloads: native payloads, one per platform; empty for a template send.
-    ///   - template: the template send's properties; `nil` for a native send.
-    ///   - limit: the most registrations reached (at least 1).
-    ///   - registrationID: one registration to send to instead of those `tagExpression`
-    ///     targets (a console's "test send to this device"); `404` if there is none.
-    public func testSend(
-        tagExpression: String?,
-        payloads: [PlatformPayload],
-        template: TemplateSend?,
-        limit: Int = 10,
-        registrationID: String? = nil
-    ) async throws -> TestSendResult {
-        try Self.checkTagExpression(tagExpression)
-        if let template {
-            guard payloads.isEmpty else {
-                throw HeraldError.badRequest("a test send is either native (payloads) or a template send, not both")
-            }
-            try Self.check(template)
-        } else {
-            guard !payloads.isEmpty else { throw HeraldError.badRequest("a notification needs at least one platform payload") }
-            guard Set(payloads.map(\.platform)).count == payloads.count else {
-                throw HeraldError.badRequest("a notification has at most one payload per platform")
-            }
-            _ = try Self.prepareForSending(payloads)
-        }
+    func testSend(
+        _ accepted: NotificationRecord,
+        expression: TagExpression?,
+        limit: Int,
+        registrationID: String?
+    ) async throws -> SendResult {
         let started = Date()
-        var record = NotificationRecord(
-            id: Self.newNotificationID(),
-            tagExpression: tagExpression,
-            payloads: payloads,
-            template: template,
-            state: .processing,
-            enqueuedAt: started,
-            startedAt: started
-        )
-        let plan = try DeliveryPlan(record)
+        var record = accepted
+        record.state = .processing
+        record.enqueuedAt = started
+        record.startedAt = started
+        let plan = try DeliveryPlan(record, expression: expression)
         var logger = self.logger
         logger[metadataKey: "herald.notification.id"] = "\(record.id)"
 
-        let limit = max(1, limit)
         // Choose the targets: the first `limit` registrations that would get something.
         var chosen: [(device: DeliveryDevice, step: DeliveryStep)] = []
         var selection = Selection()
@@ -96,10 +70,10 @@ extension HubEngine {
         record.endedAt = Date()
         try await store.enqueueNotification(record)
         signal.ring(record.id)
-        let results = chosen.indices.compactMap { index -> TestSendResult.Result? in
+        let results = chosen.indices.compactMap { index -> SendResult.Result? in
             guard case .registration(let registration) = chosen[index].device else { return nil }
-            return TestSendResult.Result(registration: registration, outcome: outcomes[index] ?? .unknownError)
+            return SendResult.Result(registration: registration, outcome: outcomes[index] ?? .unknownError)
         }
-        return TestSendResult(record: record, results: results)
+        return SendResult(record: record, results: results)
     }
 }

@@ -39,8 +39,8 @@ extension HubEngine: UserDevices {
         }
     }
 
-    public func send(tagExpression: String, payloads: [PlatformPayload], wait: Duration) async throws -> NotificationRecord {
-        let record = try await enqueue(tagExpression: tagExpression, payloads: payloads)
+    public func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord {
+        let record = try await send(request).record
         return try await waitForCompletion(id: record.id, timeout: wait) ?? record
     }
 

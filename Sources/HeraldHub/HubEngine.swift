@@ -10,9 +10,10 @@ import Synchronization
 /// the store, renders per platform, delivers with bounded concurrency, retries what is
 /// retryable, removes registrations whose channel is dead, and records outcomes.
 ///
-/// Accepting (``enqueue(tagExpression:payloads:)``) only writes to the store; a
-/// ``DeliveryWorker`` delivers. A crash between the two loses nothing: the next worker
-/// claims the notification and resumes from its last saved cursor.
+/// Every send enters through ``send(_:)``, one ``SendRequest`` validated once. Accepting only
+/// writes to the store; a ``DeliveryWorker`` delivers, through one delivery run whatever the
+/// target. A crash between the two loses nothing: the next worker claims the notification and
+/// resumes from its last saved cursor.
 public final class HubEngine: Sendable {
     public struct Configuration: Sendable {
         /// Registrations read from the store per page.

@@ -29,7 +29,8 @@ public protocol UserDevices: Sendable {
     ///   another user.
     func deleteRegistration(id: String, user: String) async throws
 
-    /// Sends and waits up to `wait` for delivery to end; returns the notification as it is
-    /// then, with its outcome counts.
-    func send(tagExpression: String, payloads: [PlatformPayload], wait: Duration) async throws -> NotificationRecord
+    /// Sends (the app backend's sends are to a user, ``SendRequest/Target/user(_:)``, with
+    /// native payloads) and waits up to `wait` for delivery to end; returns the notification as
+    /// it is then, with its outcome counts.
+    func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord
 }

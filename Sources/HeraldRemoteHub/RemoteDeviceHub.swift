@@ -107,7 +107,13 @@ public struct RemoteDeviceHub: UserDevices {
         registration.tags.first { $0.hasPrefix("username:") }.map { String($0.dropFirst("username:".count)) }
     }
 
-    public func send(tagExpression: String, payloads: [PlatformPayload], wait: Duration) async throws -> NotificationRecord {
+    /// Sends as the app backend does, native payloads to one user's devices (its `username:`
+    /// tag), one hub send per payload; other requests are refused (`badRequest`).
+    public func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord {
+        guard case .user(let user) = request.target, case .native(let payloads) = request.content else {
+            throw HeraldError.badRequest("a hub reached through its REST API takes the app backend's sends only: native payloads to one user's devices")
+        }
+        let tagExpression = "username:\(user)"
         let enqueuedAt = Date()
         var ids: [String] = []
         for payload in payloads {

@@ -37,7 +37,7 @@ struct NotifyTarget {
         wait: Duration,
         logger: Logger
     ) async throws -> (NotificationRecord, HTTPResponse.Status) {
-        let outcome = try await devices.send(tagExpression: "username:\(recipient)", payloads: payloads, wait: wait)
+        let outcome = try await devices.send(SendRequest(target: .user(recipient), content: .native(payloads)), wait: wait)
         logger.info(
             "Notification sent",
             metadata: ["herald.notification.id": "\(outcome.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]

@@ -44,7 +44,8 @@ extension Bench {
             let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["bench"])
             say(String(format: "  seeded in %.1f s", seed))
             let content = NotificationContent(body: "Benchmark")
-            let record = try await runtime.hub.enqueue(tagExpression: "bench", payloads: [try content.payload(for: .apns)])
+            let request = SendRequest(target: .tags(try SendRequest.Tags(parsing: "bench")), content: .native([try content.payload(for: .apns)]))
+            let record = try await runtime.hub.send(request).record
             let start = ContinuousClock.now
             try await withDeliveryProgress(runtime.apnsEmulator, total: devices) {
                 while try await runtime.hub.deliverNext() {}

@@ -77,7 +77,9 @@ struct Send: AsyncParsableCommand {
         let record: NotificationRecord
         do {
             let platforms = try self.platforms.split(separator: ",").map { try Platform(parsing: String($0)) }
-            record = try await hub.enqueue(tagExpression: to, payloads: try platforms.map { try content.payload(for: $0) })
+            let tags = try to.map { text throws(TagExpressionSyntaxError) in try SendRequest.Tags(parsing: text) }
+            let request = SendRequest(target: .tags(tags), content: .native(try platforms.map { try content.payload(for: $0) }))
+            record = try await hub.send(request).record
         } catch let error as HeraldError {
             throw ValidationError(error.message)
         } catch let error as TagExpressionSyntaxError {

@@ -146,10 +146,6 @@ struct HubDirectAndTestSendTests {
             #expect(nobody.results.isEmpty)
             #expect(nobody.record.state == .noTargetFound)
             #expect(try await f.stored(nobody.record.id).state == .noTargetFound)
-
-            await expectHeraldError(.badRequest, containing: "not both") {
-                _ = try await f.hub.testSend(tagExpression: nil, payloads: [Self.apnsPayload], template: TemplateSend(properties: [:]))
-            }
         }
     }
 }

@@ -195,7 +195,7 @@ import HeraldSQLite
             ])
             // Accepted, then the process "dies" before any worker ran.
             let content = NotificationContent.notifyUser(from: "bob", message: "survive")
-            let record = try await herald.hub.enqueue(tagExpression: "username:alice", payloads: [try content.payload(for: .apns)])
+            let record = try await herald.hub.send(SendRequest(target: .user("alice"), content: .native([try content.payload(for: .apns)]))).record
             try await herald.store.close()
 
             var logger = Logger(label: "test")

@@ -73,7 +73,8 @@ import HeraldSQLite
                     // caller's 401 or 403.
                     let listenOnly = RemoteDeviceHub(client: try hubServer.client(.tls, rule: SharedAccessRule.defaultListenRuleName))
                     let refused = await #expect(throws: HeraldError.self) {
-                        try await listenOnly.send(tagExpression: "username:alice", payloads: [try NotificationContent.notifyUser(from: "bob", message: "hi").payload(for: .apns)], wait: .zero)
+                        let content = try NotificationContent.notifyUser(from: "bob", message: "hi").payload(for: .apns)
+                        _ = try await listenOnly.send(SendRequest(target: .user("alice"), content: .native([content])), wait: .zero)
                     }
                     #expect(refused?.code == .unavailable)
                     #expect(refused?.message.contains("Send") == true)

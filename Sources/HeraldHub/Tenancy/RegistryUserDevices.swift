@@ -37,7 +37,7 @@ public struct RegistryUserDevices: UserDevices {
         try await engine().deleteRegistration(id: id, user: user)
     }
 
-    public func send(tagExpression: String, payloads: [PlatformPayload], wait: Duration) async throws -> NotificationRecord {
-        try await engine().send(tagExpression: tagExpression, payloads: payloads, wait: wait)
+    public func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord {
+        try await engine().send(request, wait: wait)
     }
 }

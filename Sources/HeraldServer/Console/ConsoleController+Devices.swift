@@ -37,7 +37,7 @@ extension ConsoleController {
         }
         var query = RegistrationQuery()
         if !parts.isEmpty {
-            query.expression = try ConsoleController.parse(parts.joined(separator: " && "))
+            query.expression = try ConsoleController.parse(parts.joined(separator: " && ")).expression
         }
         if let platform = fields["platform"], !platform.isEmpty {
             query.platform = try Platform(parsing: platform)

@@ -72,14 +72,14 @@ extension ConsoleController {
             let payload = try Self.payload(platform: platform, text: fields["payload"] ?? "")
             let device = fields["target"] == "device" ? fields["device"]?.trimmingCharacters(in: .whitespaces) : nil
             let expressionText = fields["expression"]?.trimmingCharacters(in: .whitespaces) ?? ""
-            let expression = expressionText.isEmpty ? nil : expressionText
+            let tags = expressionText.isEmpty ? nil : try Self.parse(expressionText)
             if fields["mode"] == "full" {
                 guard device == nil || device == "" else {
                     throw HeraldError.badRequest("a send to one device is a test send")
                 }
                 var query = RegistrationQuery()
                 query.platform = platform
-                if let expression { query.expression = try Self.parse(expression) }
+                query.expression = tags?.expression
                 let matching = try await engine.countRegistrations(query)
                 let delay = Self.delays.first { $0.value == (fields["delay"] ?? "") }?.seconds ?? 0
                 guard let confirmed = fields["confirmed"], Int(confirmed) == matching else {
@@ -89,22 +89,23 @@ extension ConsoleController {
                     values["matchingNoun"] = matching == 1 ? "device" : "devices"
                     values["platform"] = platform.rawValue
                     values["platformLabel"] = platform.rawValue
-                    values["expressionLabel"] = expression ?? "every device"
+                    values["expressionLabel"] = tags?.text ?? "every device"
                     values["delay"] = fields["delay"] ?? ""
                     values["when"] = Self.delays.first { $0.seconds == delay }?.label.lowercased() ?? "now"
                     return render(.ok, fields["confirmed"] == nil ? nil : "The number of matching devices changed: check it again.")
                 }
-                let record = try await engine.enqueue(
-                    tagExpression: expression, payloads: [payload],
-                    scheduledAt: delay > 0 ? Date().addingTimeInterval(Double(delay)) : nil
-                )
+                let record = try await engine.send(
+                    SendRequest(
+                        target: .tags(tags), content: .native([payload]),
+                        options: SendRequest.Options(scheduledAt: delay > 0 ? Date().addingTimeInterval(Double(delay)) : nil)
+                    )
+                ).record
                 audit("sent a notification", context, hub: name, ["herald.notification.id": "\(record.id)", "herald.devices": "\(matching)"])
                 return ConsolePages.redirect("/console/hubs/\(ConsolePages.segment(name))/notifications/\(ConsolePages.segment(record.id))?done=sent")
             }
-            let result = try await engine.testSend(
-                tagExpression: device == nil ? expression : nil, payloads: [payload], template: nil, limit: 10,
-                registrationID: device.flatMap { $0.isEmpty ? nil : $0 }
-            )
+            let target: SendRequest.Target =
+                if let device, !device.isEmpty { .registration(device) } else { .test(device == nil ? tags : nil, limit: SendRequest.testLimit) }
+            let result = try await engine.send(SendRequest(target: target, content: .native([payload])))
             audit("made a test send", context, hub: name, ["herald.notification.id": "\(result.record.id)", "herald.devices": "\(result.results.count)"])
             values["results"] = true
             values["notification"] = result.record.id
@@ -135,9 +136,11 @@ extension ConsoleController {
         return try PlatformPayload.hubNative(platform: platform, legacyGCM: false, body: body, headers: [])
     }
 
-    static func parse(_ expression: String) throws -> TagExpression {
+    /// A tag expression typed into the console, parsed once for its count and its send; `400`
+    /// with what is wrong otherwise.
+    static func parse(_ expression: String) throws -> SendRequest.Tags {
         do throws(TagExpressionSyntaxError) {
-            return try TagExpression(parsing: expression)
+            return try SendRequest.Tags(parsing: expression)
         } catch {
             throw HeraldError.badRequest("the tag expression is not valid: \(error.message)")
         }

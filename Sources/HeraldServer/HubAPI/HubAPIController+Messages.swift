@@ -26,14 +26,16 @@ extension HubAPIController {
             }
             let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)
             let target = try Self.directTarget(platform: platform, handle: handle, auth: request.header("Auth"), p256dh: request.header("P256DH"))
-            let record = try await hub.enqueueDirect(payload: payload, targets: [target])
-            return accepted(record, request: request, hub: name, context: context)
+            let sent = try await hub.send(SendRequest(target: .devices([target]), content: .native([payload]), options: try Self.options(request)))
+            return accepted(sent.record, request: request, hub: name, context: context)
         }
 
-        let (payloads, template) = try content(format: format, body: body, request: request)
+        let content = try content(format: format, body: body, request: request)
 
         if request.hasQueryFlag("test") || request.header("ServiceBusNotification-TestSend")?.lowercased() == "true" {
-            let result = try await hub.testSend(tagExpression: tags, payloads: payloads, template: template)
+            let result = try await hub.send(
+                SendRequest(target: .test(tags, limit: SendRequest.testLimit), content: content, options: try Self.options(request))
+            )
             let outcome = NotificationOutcome(
                 success: result.results.filter { $0.outcome == .success }.count,
                 failure: result.results.filter { $0.outcome != .success }.count,
@@ -51,8 +53,8 @@ extension HubAPIController {
             return .xml(outcome.xml(), status: .created, headers: headers)
         }
 
-        let record = try await Self.enqueue(payloads, template: template, tags: tags, at: nil, on: hub)
-        return accepted(record, request: request, hub: name, context: context)
+        let sent = try await hub.send(SendRequest(target: .tags(tags), content: content, options: try Self.options(request)))
+        return accepted(sent.record, request: request, hub: name, context: context)
     }
 
     /// `POST /{hub}/messages/$batch?direct`: one payload to up to 1000 handles, as
@@ -75,8 +77,8 @@ extension HubAPIController {
         }
         let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: notification.body, request: request)
         let targets = try Self.batchTargets(platform: platform, devices: devices.body)
-        let record = try await hub.enqueueDirect(payload: payload, targets: targets)
-        return accepted(record, request: request, hub: name, context: context)
+        let sent = try await hub.send(SendRequest(target: .devices(targets), content: .native([payload]), options: try Self.options(request)))
+        return accepted(sent.record, request: request, hub: name, context: context)
     }
 
     @Sendable func schedule(request: Request, context: AppRequestContext) async throws -> Response {
@@ -95,8 +97,8 @@ extension HubAPIController {
         let at = try Self.scheduleTime(timeText)
         let body = try await request.bodyData(limit: Self.maxBodyBytes)
         let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
-        let (payloads, template) = try content(format: format, body: body, request: request)
-        let record = try await Self.enqueue(payloads, template: template, tags: tags, at: at, on: hub)
+        let content = try content(format: format, body: body, request: request)
+        let record = try await hub.send(SendRequest(target: .tags(tags), content: content, options: try Self.options(request, scheduledAt: at))).record
         context.logger.info("Notification scheduled", metadata: ["herald.notification.id": "\(record.id)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/schedulednotifications/\(record.id)?api-version=\(Self.apiVersion)"
@@ -127,30 +129,18 @@ extension HubAPIController {
 
     /// What a send to tags carries: the native payload, or the template send's properties
     /// (and the one template to use, `ServiceBusNotification-TemplateName`).
-    private func content(format: HubFormat, body: Data, request: Request) throws -> (payloads: [PlatformPayload], template: TemplateSend?) {
+    private func content(format: HubFormat, body: Data, request: Request) throws -> SendRequest.Content {
         switch format {
         case .native(let platform, let legacyGCM):
-            return ([try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)], nil)
+            return .native([try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)])
         case .template:
-            let send = TemplateSend(
-                properties: try Self.templateProperties(body),
-                templateName: request.header("ServiceBusNotification-TemplateName")
+            return .template(
+                TemplateSend(
+                    properties: try Self.templateProperties(body),
+                    templateName: request.header("ServiceBusNotification-TemplateName")
+                )
             )
-            return ([], send)
         }
-    }
-
-    private static func enqueue(
-        _ payloads: [PlatformPayload],
-        template: TemplateSend?,
-        tags: String?,
-        at scheduledAt: Date?,
-        on hub: HubEngine
-    ) async throws -> NotificationRecord {
-        if let template {
-            return try await hub.enqueueTemplate(tagExpression: tags, send: template, scheduledAt: scheduledAt)
-        }
-        return try await hub.enqueue(tagExpression: tags, payloads: payloads, scheduledAt: scheduledAt)
     }
 
     private func accepted(_ record: NotificationRecord, request: Request, hub: String, context: AppRequestContext) -> Response {
@@ -174,42 +164,25 @@ extension HubAPIController {
             else { return nil }
             return PlatformPayload.Header(name: field.name.rawName, value: field.value)
         }
-        return try PlatformPayload.hubNative(
-            platform: platform,
-            legacyGCM: legacyGCM,
-            body: body,
-            headers: headers + Self.lifetimeHeaders(platform: platform, request: request, present: Set(headers.map { $0.name.lowercased() }))
-        )
+        return try PlatformPayload.hubNative(platform: platform, legacyGCM: legacyGCM, body: body, headers: headers)
     }
 
-    /// `ServiceBusNotification-TimeToLive` (seconds) and `-Urgency`, which some clients send,
-    /// as the platform's own headers, unless the request has those already.
-    static func lifetimeHeaders(platform: Platform, request: Request, present: Set<String>) throws -> [PlatformPayload.Header] {
-        var headers: [PlatformPayload.Header] = []
+    /// How the request asks its notification to be delivered: `ServiceBusNotification-TimeToLive`
+    /// (seconds) and `-Urgency`, which some clients send, and the scheduled time.
+    static func options(_ request: Request, scheduledAt: Date? = nil) throws -> SendRequest.Options {
+        var options = SendRequest.Options(scheduledAt: scheduledAt, urgency: request.header("ServiceBusNotification-Urgency"))
         if let text = request.header("ServiceBusNotification-TimeToLive") {
             guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
                 throw HeraldError.badRequest("ServiceBusNotification-TimeToLive is a number of seconds, not '\(text)'")
             }
-            switch platform {
-            case .webpush where !present.contains("ttl"):
-                headers.append(.init(name: "TTL", value: String(seconds)))
-            case .wns where !present.contains("x-wns-ttl"):
-                headers.append(.init(name: "X-WNS-TTL", value: String(seconds)))
-            case .apns where !present.contains("apns-expiration"):
-                headers.append(.init(name: "apns-expiration", value: String(Int(Date().timeIntervalSince1970) + seconds)))
-            default:
-                break
-            }
+            options.timeToLive = .seconds(seconds)
         }
-        if platform == .webpush, !present.contains("urgency"), let urgency = request.header("ServiceBusNotification-Urgency") {
-            headers.append(.init(name: "Urgency", value: urgency.lowercased()))
-        }
-        return headers
+        return options
     }
 
     /// The `ServiceBusNotification-Tags` header as a tag expression: an expression as it is,
     /// or a comma-separated list of tags, which targets any of them.
-    static func tagExpression(_ header: String?) throws -> String? {
+    static func tagExpression(_ header: String?) throws -> SendRequest.Tags? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
         let expression: String
         if header.contains(","), !header.contains("&&"), !header.contains("||"), !header.contains("!"), !header.contains("(") {
@@ -218,11 +191,10 @@ extension HubAPIController {
             expression = header
         }
         do {
-            _ = try TagExpression(parsing: expression)
+            return try SendRequest.Tags(parsing: expression)
         } catch {
             throw error.heraldError
         }
-        return expression
     }
 
     /// A template send's body: a flat JSON object of string values.

@@ -210,10 +210,12 @@ import Testing
 
     @Test func notificationsScheduledOnesAndTheQueue() async throws {
         try await Self.withConsole { herald, _, browser, _ in
-            let later = try await herald.hub.enqueue(
-                tagExpression: "qa", payloads: [PlatformPayload(platform: .apns, body: Data(#"{"aps":{}}"#.utf8))],
-                scheduledAt: Date().addingTimeInterval(3600)
-            )
+            let later = try await herald.hub.send(
+                SendRequest(
+                    target: .tags(try SendRequest.Tags(parsing: "qa")), content: .native([PlatformPayload(platform: .apns, body: Data(#"{"aps":{}}"#.utf8))]),
+                    options: SendRequest.Options(scheduledAt: Date().addingTimeInterval(3600))
+                )
+            ).record
             let base = "/console/hubs/\(TestHerald.appHubName)"
             let list = try await browser.get(base + "/notifications")
             #expect(list.body.contains(later.id))
@@ -229,9 +231,12 @@ import Testing
             #expect(queue.body.contains("The queue is empty"))
             // A notification a worker of another node holds: its state, node and lease show.
             herald.hub.stop()
-            let held = try await herald.hub.enqueue(
-                tagExpression: "nobody-has-this", payloads: [PlatformPayload(platform: .apns, body: Data(#"{"aps":{}}"#.utf8))]
-            )
+            let held = try await herald.hub.send(
+                SendRequest(
+                    target: .tags(try SendRequest.Tags(parsing: "nobody-has-this")),
+                    content: .native([PlatformPayload(platform: .apns, body: Data(#"{"aps":{}}"#.utf8))])
+                )
+            ).record
             _ = try await herald.hub.store.claimNotification(now: Date(), lease: .seconds(60), owner: "node-b/host:42:abcd")
             let busy = try await browser.get(base + "/queue")
             #expect(busy.body.contains(held.id))

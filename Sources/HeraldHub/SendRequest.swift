@@ -1,0 +1,84 @@
+public import Foundation
+public import HeraldCore
+
+/// What enters the engine: whom to send to, what, and how. Every API — the hub REST API, the
+/// app backend, the console, the command line — builds one, and ``HubEngine/send(_:)``
+/// validates it once, stores it and has it delivered.
+public struct SendRequest: Sendable {
+    /// Whom a send reaches.
+    public enum Target: Sendable {
+        /// The registrations whose tags match the expression; `nil` for every registration (a
+        /// broadcast).
+        case tags(Tags?)
+        /// Every device of one user of the app backend: the registrations tagged
+        /// `username:<name>`.
+        case user(String)
+        /// The given devices, whether or not a registration holds them: 1 to
+        /// ``HubEngine/directTargetLimit``, all on the platform of the one native payload.
+        case devices([DirectTarget])
+        /// One registration, by id, sent to at once with its outcome reported (a console's
+        /// "test send to this device").
+        case registration(String)
+        /// A test: sent at once, not through the queue, to at most `limit` (1 to
+        /// ``SendRequest/testLimit``) of the registrations the expression targets, with each
+        /// one's outcome reported.
+        case test(Tags?, limit: Int)
+    }
+
+    /// A tag expression as its sender wrote it, parsed once, where the request is built.
+    public struct Tags: Sendable, Hashable {
+        /// The text, kept with the notification and shown to its senders.
+        public let text: String
+        public let expression: TagExpression
+
+        /// - Throws: what is wrong in the expression, for the caller to word
+        ///   (``TagExpressionSyntaxError/heraldError`` says it as a `400`).
+        public init(parsing text: String) throws(TagExpressionSyntaxError) {
+            expression = try TagExpression(parsing: text)
+            self.text = text
+        }
+    }
+
+    /// What a send carries.
+    public enum Content: Sendable {
+        /// One payload per platform, in the push services' own formats; only registrations on
+        /// those platforms are reached, native ones only.
+        case native([PlatformPayload])
+        /// Properties that each template registration's template is rendered with (and
+        /// optionally the one template to use); only template registrations are reached.
+        case template(TemplateSend)
+    }
+
+    /// How a send is delivered.
+    public struct Options: Sendable {
+        /// When delivery may start; a future time keeps the notification
+        /// ``NotificationState/scheduled`` until then. `nil` (or a past time) for at once.
+        public var scheduledAt: Date?
+        /// How long the push services keep the notification for a device that is offline:
+        /// Web Push `TTL`, WNS `X-WNS-TTL`, APNs `apns-expiration`, unless a native payload
+        /// sets its own.
+        public var timeToLive: Duration?
+        /// The Web Push `Urgency` (`very-low`, `low`, `normal`, `high`), unless the payload
+        /// sets its own.
+        public var urgency: String?
+
+        public init(scheduledAt: Date? = nil, timeToLive: Duration? = nil, urgency: String? = nil) {
+            self.scheduledAt = scheduledAt
+            self.timeToLive = timeToLive
+            self.urgency = urgency
+        }
+    }
+
+    /// The most registrations a test send reaches (the established hub's limit).
+    public static let testLimit = 10
+
+    public var target: Target
+    public var content: Content
+    public var options: Options
+
+    public init(target: Target, content: Content, options: Options = Options()) {
+        self.target = target
+        self.content = content
+        self.options = options
+    }
+}

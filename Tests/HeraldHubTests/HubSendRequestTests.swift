@@ -1,0 +1,75 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldTestSupport
+import Testing
+
+/// One send request in, one delivery run out: what every kind of send has in common.
+@Suite("Hub: send requests and delivery runs")
+struct HubSendRequestTests {
+    static let apnsPayload = PlatformPayload(platform: .apns, body: Data(#"{"aps":{"alert":"hi"}}"#.utf8))
+    static let keys = WebPushKeys(
+        p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg"
+    )
+
+    @Test func aSendToAUserReachesThatUsersDevicesOnly() async throws {
+        try await HubFixture.with { f in
+            try await f.register(.apns(1, tags: ["username:ann"]), .apns(2, tags: ["username:bob"]), .apns(3, tags: ["username:ann", "news"]))
+            let sent = try await f.hub.send(SendRequest(target: .user("ann"), content: .native([Self.apnsPayload])))
+            #expect(sent.results.isEmpty, "a send through the queue reports no outcome yet")
+            #expect(sent.record.tagExpression == "username:ann")
+            try await f.deliverAll()
+            #expect(f.apns.sent.map(\.handle).sorted() == [apnsToken(1), apnsToken(3)])
+        }
+    }
+
+    @Test func optionsBecomeThePlatformsOwnHeadersUnlessThePayloadHasThem() async throws {
+        try await HubFixture.with { f in
+            let device = DirectTarget(platform: .webpush, handle: "https://push.example.com/1", webPushKeys: Self.keys)
+            let options = SendRequest.Options(timeToLive: .seconds(60), urgency: "High")
+            let plain = PlatformPayload(platform: .webpush, body: Data("text".utf8))
+            _ = try await f.hub.send(SendRequest(target: .devices([device]), content: .native([plain]), options: options))
+            let own = PlatformPayload(platform: .webpush, body: Data("own".utf8), headers: [.init(name: "TTL", value: "5")])
+            _ = try await f.hub.send(SendRequest(target: .devices([device]), content: .native([own]), options: options))
+            let before = Int(Date().timeIntervalSince1970)
+            _ = try await f.hub.send(
+                SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(1))]), content: .native([Self.apnsPayload]), options: options)
+            )
+            try await f.deliverAll()
+            let web = f.webPush.sent.sorted { $0.body < $1.body }
+            #expect(web.map(\.body) == ["own", "text"])
+            #expect(web.map { $0.headers["TTL"] } == ["5", "60"])
+            #expect(web.map { $0.headers["Urgency"] } == ["high", "high"])
+            let expiration = try #require(f.apns.sent.first?.headers["apns-expiration"].flatMap { Int($0) })
+            #expect((before + 60...Int(Date().timeIntervalSince1970) + 60).contains(expiration))
+        }
+    }
+
+    @Test func requestsThatCannotBeSentAreRefusedBeforeAnythingIsStored() async throws {
+        try await HubFixture.with { f in
+            try await f.register(.apns(1))
+            let native = SendRequest.Content.native([Self.apnsPayload])
+            await expectHeraldError(.badRequest, containing: "1 to 10 registrations, not 11") {
+                _ = try await f.hub.send(SendRequest(target: .test(nil, limit: 11), content: native))
+            }
+            await expectHeraldError(.badRequest, containing: "1 to 10 registrations, not 0") {
+                _ = try await f.hub.send(SendRequest(target: .test(nil, limit: 0), content: native))
+            }
+            await expectHeraldError(.badRequest, containing: "cannot be scheduled") {
+                _ = try await f.hub.send(
+                    SendRequest(target: .registration("reg-00001"), content: native, options: .init(scheduledAt: Date().addingTimeInterval(60)))
+                )
+            }
+            await expectHeraldError(.badRequest, containing: "one native payload") {
+                _ = try await f.hub.send(
+                    SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(1))]), content: .template(TemplateSend(properties: [:])))
+                )
+            }
+            await expectHeraldError(.notFound) {
+                _ = try await f.hub.send(SendRequest(target: .registration("reg-99999"), content: native))
+            }
+            #expect(try await f.deliverAll() == 0)
+            #expect(f.apns.sent.isEmpty)
+        }
+    }
+}
