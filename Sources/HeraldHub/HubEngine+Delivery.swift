@@ -94,7 +94,7 @@ extension HubEngine {
             )
             signal.ring(Self.workerKey, remember: true)
             return first
-        } catch let error as StoreError where error.code == .unavailable {
+        } catch let error as StoreError where error.code == .databaseUnavailable {
             logger.warning("Could not split a large notification; this worker delivers all of it")
             return nil
         }

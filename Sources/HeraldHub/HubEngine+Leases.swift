@@ -47,7 +47,7 @@ extension HubEngine {
             if isInterrupted { continue }
             do {
                 try await store.renewLease(id: id, owner: leaseOwner, until: Date().addingTimeInterval(configuration.lease.seconds))
-            } catch let error as StoreError where error.code == .unavailable {
+            } catch let error as StoreError where error.code == .databaseUnavailable {
                 // The database is away for a moment: the delivery goes on, the next beat tries again.
                 logger.warning("Could not renew a delivery lease; trying again", metadata: ["herald.notification.id": "\(id)"])
             }
@@ -70,7 +70,7 @@ extension HubEngine {
         while true {
             do {
                 return try await write()
-            } catch let error as StoreError where error.code == .unavailable && ContinuousClock.now < deadline {
+            } catch let error as StoreError where error.code == .databaseUnavailable && ContinuousClock.now < deadline {
                 logger.warning("Could not \(what); trying again", metadata: ["herald.notification.id": "\(id)"])
                 try await Task.sleep(for: .milliseconds(500))
             }

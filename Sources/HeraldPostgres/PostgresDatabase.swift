@@ -368,7 +368,7 @@ public final class PostgresDatabase: Service, Sendable {
                 guard let continuation = waiting.withLock({ $0.take() }) else { return }
                 logger.error("A database statement was not answered in time; it is abandoned", metadata: ["herald.timeout": "\(deadline)"])
                 work.cancel()
-                continuation.resume(throwing: StoreError.unavailable("the database did not answer in time; try again"))
+                continuation.resume(throwing: StoreError.databaseUnavailable("the database did not answer in time; try again"))
             }
             // If the statement was answered already, nobody else will cancel the timer.
             let answered = timer.withLock { stored in
@@ -391,7 +391,7 @@ public final class PostgresDatabase: Service, Sendable {
     }
 
     private func checkReachable() throws(StoreError) {
-        guard reachable.load(ordering: .relaxed) else { throw .unavailable("the database is unreachable; try again") }
+        guard reachable.load(ordering: .relaxed) else { throw .databaseUnavailable("the database is unreachable; try again") }
     }
 
     /// Turns an error of the client into one safe to show: PostgreSQL's own message is logged,
@@ -401,7 +401,7 @@ public final class PostgresDatabase: Service, Sendable {
         // The pool gave up connecting (after a minute without a connection), or closed: its error
         // type is in postgres-nio's `_ConnectionPoolModule`, which is not meant to be imported.
         if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") {
-            return StoreError.unavailable("the database is unavailable; try again")
+            return StoreError.databaseUnavailable("the database is unavailable; try again")
         }
         if let transaction = error as? PostgresTransactionError {
             if let closureError = transaction.closureError { return mapError(closureError) }
@@ -427,21 +427,21 @@ public final class PostgresDatabase: Service, Sendable {
             switch state {
             case "40001", "40P01", "55P03", "57014":
                 // Serialization failure, deadlock, lock not available, statement timeout: passes.
-                return StoreError.unavailable("the database is busy; try again")
+                return StoreError.databaseUnavailable("the database is busy; try again")
             case "53100":
                 // disk_full: the server's disk has no room; nothing of the statement was written.
                 return StoreError.storageFull
             case "3D000", "28000", "28P01":
                 return PostgresStoreError(code: .cannotConnect, message: "the database \(url) refused the connection (\(state))", refusedByServer: true)
             case let state where state.hasPrefix("08") || state.hasPrefix("57P"):
-                return StoreError.unavailable("the database is unavailable; try again")
+                return StoreError.databaseUnavailable("the database is unavailable; try again")
             default:
                 return PostgresStoreError(code: .database, message: "the database failed (\(state))")
             }
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
             .sslUnsupported, .failedToAddSSLHandler:
             logger.warning("The database connection failed", metadata: ["herald.store.database": "\(url)", "error": "\(error.code)"])
-            return StoreError.unavailable("the database is unavailable; try again")
+            return StoreError.databaseUnavailable("the database is unavailable; try again")
         case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
             return PostgresStoreError(code: .cannotConnect, message: "cannot sign in to the database \(url) (\(error.code))")
         default:

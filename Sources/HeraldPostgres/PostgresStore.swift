@@ -30,7 +30,7 @@ public final class PostgresStore: HeraldStore {
         try await database.ping()
     }
 
-    /// Stops this store: later calls throw ``StoreError/Code/unavailable``. The database's
+    /// Stops this store: later calls throw ``StoreError/Code/databaseUnavailable``. The database's
     /// connections belong to ``PostgresDatabase`` and stay open for other hubs.
     public func close() async throws {
         closed.store(true, ordering: .releasing)
@@ -41,7 +41,7 @@ public final class PostgresStore: HeraldStore {
     }
 
     func checkOpen() throws(StoreError) {
-        if closed.load(ordering: .acquiring) { throw .unavailable("the store is closed") }
+        if closed.load(ordering: .acquiring) { throw .databaseUnavailable("the store is closed") }
     }
 
     // MARK: Running statements

@@ -168,7 +168,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// Closes every connection once the operations in progress are done. Later calls fail
-    /// with ``StoreError/Code/unavailable``; closing twice does nothing.
+    /// with ``StoreError/Code/databaseUnavailable``; closing twice does nothing.
     public func close() async throws {
         // Closing runs to the end even for a caller whose task is cancelled (a service group
         // that stopped on an error): a connection left open would keep the file's locks.
@@ -224,7 +224,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// Runs `body` on a reader connection.
     func read<T>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
-        guard gate.enter() else { throw StoreError.unavailable("the store is closed") }
+        guard gate.enter() else { throw StoreError.databaseUnavailable("the store is closed") }
         defer { gate.leave() }
         let index = nextReader.add(1, ordering: .relaxed).oldValue
         let reader = readers[Int(UInt(bitPattern: index) % UInt(readers.count))]
@@ -237,7 +237,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// Runs `body` in one write transaction on the writer connection.
     func write<T: Sendable>(_ body: @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
-        guard gate.enter() else { throw StoreError.unavailable("the store is closed") }
+        guard gate.enter() else { throw StoreError.databaseUnavailable("the store is closed") }
         defer { gate.leave() }
         do {
             let result = try await writer.transaction(body)
@@ -255,7 +255,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// Runs `body`, a group-committed write of the writer, while the store is open.
     func groupCommitted<T: Sendable>(_ body: (SQLiteWriter) async throws -> T) async throws -> T {
-        guard gate.enter() else { throw StoreError.unavailable("the store is closed") }
+        guard gate.enter() else { throw StoreError.databaseUnavailable("the store is closed") }
         defer { gate.leave() }
         do {
             let result = try await body(writer)
@@ -279,7 +279,7 @@ public final class SQLiteStore: HeraldStore {
         switch error.reason {
         case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked:
             logger.warning("The SQLite database is busy", metadata: ["error": "\(error)"])
-            return StoreError.unavailable("the database is busy; try again")
+            return StoreError.databaseUnavailable("the database is busy; try again")
         case .full:
             // Logged once, when the disk fills: every write fails the same way until it has room.
             if !diskFull.exchange(true, ordering: .relaxed) {

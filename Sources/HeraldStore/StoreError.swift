@@ -1,7 +1,7 @@
 public import HeraldCore
 
 /// What the store contract refuses in its own terms, for the engine to act on: a worker that
-/// lost its lease, a database that is away for a moment, a disk that is full.
+/// lost its lease, a database that is away for a moment (unavailable), a disk that is full.
 ///
 /// These are not a caller's mistakes, and they carry no HTTP status: the engine decides what
 /// each means for a delivery (stop, try again, report), and HeraldServer alone chooses the
@@ -9,7 +9,7 @@ public import HeraldCore
 public struct StoreError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case leaseLost, unavailable, storageFull
+            case leaseLost, databaseUnavailable, storageFull
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -20,7 +20,7 @@ public struct StoreError: CodedError {
         public static let leaseLost = Code(.leaseLost)
         /// The database cannot answer now (closed, busy, restarting, unreachable). Nothing was
         /// written; the same operation may succeed when tried again.
-        public static let unavailable = Code(.unavailable)
+        public static let databaseUnavailable = Code(.databaseUnavailable)
         /// The store cannot write: its disk is full. Nothing was written; retry once there is room.
         public static let storageFull = Code(.storageFull)
 
@@ -46,7 +46,7 @@ public struct StoreError: CodedError {
         )
     }
 
-    public static func unavailable(_ message: String) -> StoreError { StoreError(code: .unavailable, message: message) }
+    public static func databaseUnavailable(_ message: String) -> StoreError { StoreError(code: .databaseUnavailable, message: message) }
 
     /// The one message of a full disk, whichever store reports it.
     package static let storageFull = StoreError(

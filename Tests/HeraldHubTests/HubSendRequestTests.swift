@@ -38,8 +38,8 @@ struct HubSendRequestTests {
             try await f.deliverAll()
             let web = f.webPush.sent.sorted { $0.body < $1.body }
             #expect(web.map(\.body) == ["own", "text"])
-            #expect(web.map { $0.headers["TTL"] } == ["5", "60"])
-            #expect(web.map { $0.headers["Urgency"] } == ["high", "high"])
+            #expect(web.map { $0.headers["ttl"] } == ["5", "60"])
+            #expect(web.map { $0.headers["urgency"] } == ["high", "high"])
             let expiration = try #require(f.apns.sent.first?.headers["apns-expiration"].flatMap { Int($0) })
             #expect((before + 60...Int(Date().timeIntervalSince1970) + 60).contains(expiration))
         }

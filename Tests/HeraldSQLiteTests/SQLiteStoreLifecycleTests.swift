@@ -102,9 +102,9 @@ struct SQLiteStoreLifecycleTests {
         let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
         try await store.close()
         try await store.close()  // closing twice is fine
-        await expectCodedError(.unavailable, of: StoreError.self) { _ = try await store.registrationCount() }
-        await expectCodedError(.unavailable, of: StoreError.self) { _ = try await store.upsertRegistration(.sample(), ifVersion: nil) }
-        await expectCodedError(.unavailable, of: StoreError.self) { try await store.deleteSession(tokenHash: "x") }
+        await expectCodedError(.databaseUnavailable, of: StoreError.self) { _ = try await store.registrationCount() }
+        await expectCodedError(.databaseUnavailable, of: StoreError.self) { _ = try await store.upsertRegistration(.sample(), ifVersion: nil) }
+        await expectCodedError(.databaseUnavailable, of: StoreError.self) { try await store.deleteSession(tokenHash: "x") }
     }
 
     @Test(arguments: [SQLiteStore.Configuration.Synchronous.normal, .full])

@@ -25,7 +25,7 @@ extension HubAPIController {
                 throw HeraldError.badRequest("a direct send needs the ServiceBusNotification-DeviceHandle header")
             }
             let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)
-            let target = try Self.directTarget(platform: platform, handle: handle, auth: request.header("Auth"), p256dh: request.header("P256DH"))
+            let target = Self.directTarget(platform: platform, handle: handle, auth: request.header("Auth"), p256dh: request.header("P256DH"))
             let sent = try await hub.send(SendRequest(target: .devices([target]), content: .native([payload]), options: try Self.options(request)))
             return accepted(sent.record, request: request, hub: name, context: context)
         }
@@ -220,16 +220,14 @@ extension HubAPIController {
         return properties
     }
 
-    static func directTarget(platform: Platform, handle: String, auth: String?, p256dh: String?) throws -> DirectTarget {
-        let normalized = try Registration.normalizedHandle(handle, platform: platform)
+    /// A direct send's device as the request names it: its handle, and for a browser the
+    /// subscription's keys. The engine checks and normalizes it with the send's other devices.
+    static func directTarget(platform: Platform, handle: String, auth: String?, p256dh: String?) -> DirectTarget {
         var keys: WebPushKeys?
-        if platform == .webpush {
-            guard let auth, let p256dh, !auth.isEmpty, !p256dh.isEmpty else {
-                throw HeraldError.badRequest("a direct browser send needs the Auth and P256DH headers of the subscription")
-            }
+        if platform == .webpush, let auth, let p256dh, !auth.isEmpty, !p256dh.isEmpty {
             keys = WebPushKeys(p256dh: p256dh, auth: auth)
         }
-        return DirectTarget(platform: platform, handle: normalized, webPushKeys: keys)
+        return DirectTarget(platform: platform, handle: handle, webPushKeys: keys)
     }
 
     /// The `devices` part: handles as strings, or for browsers `{"endpoint", "p256dh", "auth"}` objects.
@@ -237,16 +235,13 @@ extension HubAPIController {
         guard let items = try? JSONSerialization.jsonObject(with: devices) as? [Any] else {
             throw HeraldError.badRequest("the devices part is a JSON array of device handles")
         }
-        guard (1...1000).contains(items.count) else {
-            throw HeraldError.badRequest("a batch goes to 1 to 1000 devices; this one lists \(items.count)")
-        }
         return try items.map { item in
             if let handle = item as? String {
-                return try directTarget(platform: platform, handle: handle, auth: nil, p256dh: nil)
+                return directTarget(platform: platform, handle: handle, auth: nil, p256dh: nil)
             }
             if let object = item as? [String: Any], let endpoint = object["endpoint"] as? String {
                 let keys = object["keys"] as? [String: Any] ?? object
-                return try directTarget(platform: platform, handle: endpoint, auth: keys["auth"] as? String, p256dh: keys["p256dh"] as? String)
+                return directTarget(platform: platform, handle: endpoint, auth: keys["auth"] as? String, p256dh: keys["p256dh"] as? String)
             }
             throw HeraldError.badRequest("each device of a batch is a handle string (or a browser subscription object)")
         }
