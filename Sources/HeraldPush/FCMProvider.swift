@@ -111,10 +111,11 @@ public final class FCMProvider: PushProvider {
         return ByteBuffer(bytes: try makeEncoder().encode(SendRequest(message: .object(fields))))
     }
 
-    /// The encoder of request bodies (and of the tokens spliced into them).
+    /// The encoder of request bodies (and of the tokens spliced into them); keys sorted, so
+    /// that a message always encodes to the same bytes.
     static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return encoder
     }
 
