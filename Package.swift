@@ -65,6 +65,8 @@ let package = Package(
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // `swift package generate-documentation` for the DocC catalogs (HeraldClient, HeraldCore).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        // Micro-benchmarks (Benchmarks/): allocations per send, counted by the malloc interposer.
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // Pure model: no NIO, no networking, no dependencies. Shared by the server and the app SDK.
@@ -286,6 +288,23 @@ let package = Package(
             path: "Tests/HeraldStoreConformance",
             swiftSettings: swiftSettings
         ),
+        // `swift package benchmark --target HTTP2ClientBenchmarks`: allocations and CPU per
+        // send through the push providers' HTTP/2 client. CI builds it (every target is built)
+        // but does not run it.
+        .executableTarget(
+            name: "HTTP2ClientBenchmarks",
+            dependencies: [
+                "HeraldPush",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            path: "Benchmarks/HTTP2ClientBenchmarks",
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: ["HeraldCore", "HeraldTestSupport"],
@@ -370,6 +389,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -138,9 +138,12 @@ public final class APNsProvider: PushProvider {
         var providerToken: APNsProviderToken?
         if let tokenEntry, let signingKey {
             do {
-                let metrics = self.metrics
-                providerToken = try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime) {
-                    metrics?.tokenRefresh(platform: .apns, succeeded: true)
+                // The current token without a suspension; signing (or reading the stored
+                // token) only when it is missing or old.
+                if let current = tokenEntry.currentToken(lifetime: tokenLifetime) {
+                    providerToken = current
+                } else {
+                    providerToken = try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime, signed: tokenSigned)
                 }
             } catch {
                 answered()
@@ -151,15 +154,17 @@ public final class APNsProvider: PushProvider {
             }
         }
 
+        guard
+            let headers = headerBlock(
+                path: devicePathPrefix + target.handle, for: notification, authorization: providerToken?.authorization)
+        else {
+            answered()
+            return .rejectedLocally(.invalidNotificationFormat, reason: "an apns-* header is not a valid HTTP field")
+        }
         let response: HTTP2Client.Response
         let start = ContinuousClock.now
         do {
-            response = try await client.send(
-                path: devicePathPrefix + target.handle,
-                headers: headers(for: notification, authorization: providerToken?.authorization),
-                body: body,
-                deadline: .now() + timeout
-            )
+            response = try await client.send(headerBlock: headers, body: body, deadline: .now() + timeout)
         } catch {
             answered()
             metrics?.pushRequest(platform: .apns, status: nil, duration: .now - start)
@@ -279,15 +284,18 @@ public final class APNsProvider: PushProvider {
         }
     }
 
-    /// Request headers: authorization (token authentication only), topic, push type and every
-    /// `apns-*` header of the notification, names lowercased as HTTP/2 requires.
-    private func headers(for notification: PushNotification, authorization: String?) -> HPACKHeaders {
-        var headers = HPACKHeaders()
-        headers.reserveCapacity(notification.headers.count + 3)
+    /// The request's whole header block, built once: pseudo-header fields, authorization
+    /// (token authentication only), topic, push type and every `apns-*` header of the
+    /// notification, names lowercased as HTTP/2 requires. `nil` when an `apns-*` header is not
+    /// a valid HTTP field (its name a token, its value without CR, LF or NUL): HTTP/2's own
+    /// checks of header blocks are off on the client's connections.
+    private func headerBlock(path: String, for notification: PushNotification, authorization: String?) -> HPACKHeaders? {
+        var headers = client.headerBlock(path: path, reservingCapacity: notification.headers.count + 3)
         if let authorization { headers.add(name: "authorization", value: authorization) }
         var hasTopic = false
         var hasPushType = false
         for header in notification.headers where header.name.hasCaseInsensitivePrefix("apns-") {
+            guard Self.isValidFieldName(header.name), Self.isValidFieldValue(header.value) else { return nil }
             if header.name.utf8.count == 10, header.name.hasCaseInsensitivePrefix("apns-topic") {
                 hasTopic = true
             } else if header.name.utf8.count == 14, header.name.hasCaseInsensitivePrefix("apns-push-type") {
@@ -299,6 +307,25 @@ public final class APNsProvider: PushProvider {
         if !hasTopic { headers.add(name: "apns-topic", value: configuration.topic) }
         if !hasPushType { headers.add(name: "apns-push-type", value: "alert") }
         return headers
+    }
+
+    /// An HTTP token (RFC 9110 §5.1): letters, digits and ``!#$%&'*+-.^_`|~``.
+    static func isValidFieldName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+
+    /// No CR, LF or NUL (RFC 9113 §8.2.1).
+    static func isValidFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 }
     }
 
     /// Non-empty, hexadecimal: anything else cannot be a device token and would not even

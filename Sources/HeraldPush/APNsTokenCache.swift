@@ -106,6 +106,17 @@ public final class APNsTokenCache: Sendable {
             stored.isSigned(by: publicKey, teamID: teamID, keyID: keyID)
         }
 
+        /// The current token if it is younger than `lifetime`: no suspension and no
+        /// allocation, for the send path; `nil` when ``token(key:lifetime:signed:)`` must make
+        /// or find one.
+        func currentToken(lifetime: TimeInterval) -> APNsProviderToken? {
+            let now = self.now()
+            if case .use(let token) = state.withLock({ $0.tokenNeeded(now: now, lifetime: lifetime) }) {
+                return token
+            }
+            return nil
+        }
+
         /// The current token; when there is none, or it is older than `lifetime`, the one
         /// stored by this or another process if it is still young enough, or else a new one
         /// signed with `key` (and stored). `signed` is called when this process signed it.

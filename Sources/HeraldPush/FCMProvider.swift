@@ -74,10 +74,14 @@ public final class FCMProvider: PushProvider {
             return .rejectedLocally(.badChannel, reason: FCMErrorCode.invalidArgument.rawValue)
         }
         let body: ByteBuffer
-        do {
-            body = try Self.requestBody(notification.body, token: target.handle)
-        } catch {
-            return .rejectedLocally(.invalidNotificationFormat, reason: "the FCM message is not a JSON object")
+        if let spliced = notification.fcmRequest?.body(token: target.handle) {
+            body = spliced
+        } else {
+            do {
+                body = try Self.requestBody(notification.body, token: target.handle)
+            } catch {
+                return .rejectedLocally(.invalidNotificationFormat, reason: "the FCM message is not a JSON object")
+            }
         }
         var request = HTTPClientRequest(url: sendURL)
         request.method = .POST
@@ -88,7 +92,8 @@ public final class FCMProvider: PushProvider {
     }
 
     /// `{"message": {…fields, "token": token}}`, encoded with `JSONEncoder`. A byte body
-    /// must hold a JSON object of message fields.
+    /// must hold a JSON object of message fields. A notification with a message body is
+    /// encoded once instead (``FCMRequestTemplate``, the same bytes) and completed per device.
     static func requestBody(_ body: PushNotification.Body, token: String) throws -> ByteBuffer {
         struct SendRequest: Encodable { var message: JSONValue }
         let message: JSONValue
@@ -103,9 +108,15 @@ public final class FCMProvider: PushProvider {
         }
         fields.removeAll { $0.key == "token" }
         fields.append((key: "token", value: .string(token)))
+        return ByteBuffer(bytes: try makeEncoder().encode(SendRequest(message: .object(fields))))
+    }
+
+    /// The encoder of request bodies (and of the tokens spliced into them); keys sorted, so
+    /// that a message always encodes to the same bytes.
+    static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return ByteBuffer(bytes: try encoder.encode(SendRequest(message: .object(fields))))
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        return encoder
     }
 
     static func errorCode(fromBody data: Data) -> FCMErrorCode? {

@@ -1,8 +1,8 @@
-import HeraldTLS
-import NIOCore
-import NIOHPACK
+package import HeraldTLS
+package import NIOCore
+package import NIOHPACK
 import NIOPosix
-import NIOSSL
+package import NIOSSL
 import Synchronization
 
 /// A lean HTTP/2 client for one origin: a fixed number of connections, requests spread over
@@ -28,38 +28,38 @@ import Synchronization
 /// resets its stream (a cancellation that races with the request's hand-over to the event loop
 /// may be missed; the deadline still bounds it).
 /// Call ``shutdown()`` when done.
-final class HTTP2Client: Sendable {
-    struct Configuration: Sendable {
+package final class HTTP2Client: Sendable {
+    package struct Configuration: Sendable {
         /// Host name or IP address to connect to; also the `:authority` and the TLS server name.
-        var host: String
-        var port: Int
+        package var host: String
+        package var port: Int
         /// TLS (ALPN `h2`, the host name for SNI and verification); `false` speaks cleartext
         /// HTTP/2 with prior knowledge.
-        var usesTLS = true
+        package var usesTLS = true
         /// Certificates to trust; `nil` uses the system roots.
-        var trustRoots: [NIOSSLCertificate]? = nil
+        package var trustRoots: [NIOSSLCertificate]? = nil
         /// The certificate chain and key presented to the server (TLS client authentication);
         /// `nil` presents none.
-        var clientIdentity: TLSIdentity? = nil
+        package var clientIdentity: TLSIdentity? = nil
         /// Number of connections that requests are spread over, round-robin.
-        var connections: Int = 1
+        package var connections: Int = 1
         /// Time allowed to set a connection up: TCP connect, and again TLS plus the server's SETTINGS.
-        var connectTimeout: TimeAmount = .seconds(10)
+        package var connectTimeout: TimeAmount = .seconds(10)
         /// The wait after a failed connection attempt, doubling with each consecutive failure
         /// up to ``maximumReconnectBackoff``. Requests during the wait fail at once.
-        var initialReconnectBackoff: TimeAmount = .milliseconds(100)
-        var maximumReconnectBackoff: TimeAmount = .seconds(5)
+        package var initialReconnectBackoff: TimeAmount = .milliseconds(100)
+        package var maximumReconnectBackoff: TimeAmount = .seconds(5)
         /// Streams opened on one connection before it is replaced; at most 2³⁰, what the client's
         /// stream id space holds.
-        var maxStreamsPerConnection: Int = 1 << 30
+        package var maxStreamsPerConnection: Int = 1 << 30
         /// Larger response bodies reset the stream and fail the request with ``HTTP2ClientError/Code/invalidResponse``.
-        var maxResponseBodySize: Int = 16 * 1024
+        package var maxResponseBodySize: Int = 16 * 1024
         /// How often deadlines are checked while requests are in flight.
-        var timeoutResolution: TimeAmount = .milliseconds(50)
+        package var timeoutResolution: TimeAmount = .milliseconds(50)
         /// The event loops connections run on; `nil` uses NIO's shared singleton group.
-        var eventLoopGroup: (any EventLoopGroup)? = nil
+        package var eventLoopGroup: (any EventLoopGroup)? = nil
 
-        init(host: String, port: Int) {
+        package init(host: String, port: Int) {
             self.host = host
             self.port = port
         }
@@ -85,15 +85,15 @@ final class HTTP2Client: Sendable {
         }
     }
 
-    struct Response: Sendable {
-        var status: Int
+    package struct Response: Sendable {
+        package var status: Int
         /// The response header fields, `:status` included.
-        var headers: HPACKHeaders
+        package var headers: HPACKHeaders
         /// The body, `nil` if there was none.
-        var body: ByteBuffer?
+        package var body: ByteBuffer?
 
         /// The first value of a header field; `name` in lowercase.
-        func header(_ name: String) -> String? { headers.first(name: name) }
+        package func header(_ name: String) -> String? { headers.first(name: name) }
     }
 
     let configuration: Configuration
@@ -104,7 +104,7 @@ final class HTTP2Client: Sendable {
     private let authority: String
 
     /// - Throws: NIOSSL's error when the trust roots cannot be turned into a TLS context.
-    init(configuration: Configuration) throws {
+    package init(configuration: Configuration) throws {
         var configuration = configuration
         configuration.connections = max(1, configuration.connections)
         configuration.maxStreamsPerConnection = min(max(1, configuration.maxStreamsPerConnection), 1 << 30)
@@ -139,15 +139,37 @@ final class HTTP2Client: Sendable {
 
     /// Sends `request` and waits for the whole response or until `deadline`.
     func send(_ request: Request, deadline: NIODeadline) async throws(HTTP2ClientError) -> Response {
+        var headers = headerBlock(method: request.method, path: request.path, reservingCapacity: request.headers.count)
+        headers.add(contentsOf: request.headers)
+        return try await send(headerBlock: headers, body: request.body, deadline: deadline)
+    }
+
+    /// The pseudo-header fields of a request to `path` on this client's origin, with room for
+    /// `capacity` more: a caller that builds a request's header block itself appends its
+    /// fields (names in lowercase) and sends it with ``send(headerBlock:body:deadline:)``, so
+    /// that the block is built once and never copied.
+    ///
+    /// `:path` is never added to HPACK's dynamic table: it names one device, and indexing it
+    /// would push out the fields that repeat on every request of the connection (authority,
+    /// authorization, topic), which are then sent as an index of a byte or two each.
+    package func headerBlock(method: String = "POST", path: String, reservingCapacity capacity: Int) -> HPACKHeaders {
         var headers = HPACKHeaders()
-        headers.reserveCapacity(request.headers.count + 4)
-        headers.add(name: ":method", value: request.method)
+        headers.reserveCapacity(capacity + 4)
+        headers.add(name: ":method", value: method)
         headers.add(name: ":scheme", value: scheme)
         headers.add(name: ":authority", value: authority)
-        headers.add(name: ":path", value: request.path)
-        headers.add(contentsOf: request.headers)
+        headers.add(name: ":path", value: path, indexing: .nonIndexable)
+        return headers
+    }
+
+    /// Sends a complete header block (from ``headerBlock(method:path:reservingCapacity:)``,
+    /// pseudo-header fields first) and `body`, and waits for the whole response or until
+    /// `deadline`. The block is sent as it is: HTTP/2's header validation is off on this
+    /// client's connections, since every block it sends was built here.
+    package func send(headerBlock headers: HPACKHeaders, body: ByteBuffer?, deadline: NIODeadline) async throws(HTTP2ClientError)
+        -> Response
+    {
         let (slot, id) = nextSlot()
-        let body = request.body
         guard !Task.isCancelled else { throw HTTP2ClientError(.cancelled, "the request was cancelled") }
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
@@ -165,7 +187,7 @@ final class HTTP2Client: Sendable {
     }
 
     /// Sends a request with `headers` (lowercase names) and `body`.
-    func send(
+    package func send(
         method: String = "POST",
         path: String,
         headers: HPACKHeaders,
@@ -192,7 +214,7 @@ final class HTTP2Client: Sendable {
     /// Stops taking requests, lets the streams in flight finish (each within its deadline),
     /// closes every connection and returns when they are closed. Requests still waiting for
     /// a connection fail with ``HTTP2ClientError/Code/shutDown``. Later calls return at once.
-    func shutdown() async {
+    package func shutdown() async {
         guard !isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for slot in slots {
             try? await slot.shutdown().get()

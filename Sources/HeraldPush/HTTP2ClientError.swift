@@ -1,12 +1,12 @@
-import HeraldCore
+package import HeraldCore
 
 /// Why an ``HTTP2Client`` request got no complete response.
 ///
 /// Every case means the push service did not (knowingly) answer, so a caller may send again.
 /// Messages name the peer and what went wrong, never a header value or a body.
 /// Equality compares the code only (``CodedError``).
-struct HTTP2ClientError: CodedError {
-    struct Code: Hashable, Sendable, CustomStringConvertible {
+package struct HTTP2ClientError: CodedError {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case connectFailed, connectionClosed, goAway, streamReset, timeout, cancelled, shutDown
             case invalidRequest, invalidResponse
@@ -35,11 +35,11 @@ struct HTTP2ClientError: CodedError {
         static let invalidResponse = Code(.invalidResponse)
 
         /// A short name, safe as a metric label.
-        var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
-    let code: Code
-    let message: String
+    package let code: Code
+    package let message: String
 
     init(_ code: Code, _ message: String) {
         self.code = code

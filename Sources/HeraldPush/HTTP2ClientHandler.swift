@@ -33,15 +33,22 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     /// Our SETTINGS: no server push, default stream windows (responses are small).
-    static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
+    ///
+    /// NIOHTTP2's checks of every header block and of content lengths are off: the blocks
+    /// sent are built by ``HTTP2Client`` and its providers (pseudo-header fields first, names
+    /// in lowercase, checked where a caller supplies them), and of a response only `:status`
+    /// and the body, bounded by ``Configuration/maxResponseBodySize``, are read.
+    static let connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration = {
         var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.headerBlockValidation = .disabled
+        configuration.contentLengthValidation = .disabled
         configuration.initialSettings = [
             HTTP2Setting(parameter: .enablePush, value: 0),
             HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
         ]
         return configuration
-    }
+    }()
 
     /// The connection-level inbound window this handler keeps open.
     static var connectionWindow: Int { 1 << 20 }

@@ -29,14 +29,20 @@ public struct PushNotification: Sendable {
         case fcmMessage(JSONValue)
     }
 
-    public var body: Body
+    public var body: Body {
+        didSet { fcmRequest = FCMRequestTemplate(body) }
+    }
     /// Push-service headers to send with it: `apns-*` for APNs, `X-WNS-*` for WNS,
     /// `TTL`/`Urgency`/`Topic` for Web Push. Names are matched case-insensitively.
     public var headers: [(name: String, value: String)]
+    /// An FCM message body's request, encoded once for every device it is sent to; `nil` for
+    /// a byte body.
+    private(set) var fcmRequest: FCMRequestTemplate?
 
     public init(body: Body, headers: [(name: String, value: String)] = []) {
         self.body = body
         self.headers = headers
+        self.fcmRequest = FCMRequestTemplate(body)
     }
 
     /// The first value of a header, compared case-insensitively.
