@@ -33,13 +33,3 @@ extension HubEngine {
         }
     }
 }
-
-extension Error {
-    /// This error as a ``HeraldError`` for a caller: tag-expression syntax errors keep their
-    /// message, anything unexpected becomes an internal error with no detail.
-    var heraldError: HeraldError {
-        if let error = self as? HeraldError { return error }
-        if let error = self as? TagExpressionSyntaxError { return error.heraldError }
-        return HeraldError(code: .internalError, message: "internal error")
-    }
-}
