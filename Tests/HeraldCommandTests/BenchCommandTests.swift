@@ -10,14 +10,23 @@ struct BenchCommandTests {
         let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         var arguments = [
             "bench", "--devices", "300", "--upserts", "200", "--installations", "200", "--connections", "4",
-            "--broadcast", "500", "--console-devices", "2000", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
+            "--broadcast", "500", "--template-devices", "100", "--console-devices", "2000", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
         ]
         if let database { arguments += ["--database-url", database] }
         let result = try await HeraldCommand.run(arguments)
         #expect(result.status == 0, "\(result.error)")
         let summary = try #require(result.output.components(separatedBy: "\nResults\n").last)
-        for figure in ["fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "SQLite broadcast to 500", "Console pages over 2,000 registrations on SQLite", "devices, one user"] {
+        for figure in [
+            "fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "Console pages over 2,000 registrations on SQLite",
+            "devices, one user", "node CPU/notification", "FCM / APNs node CPU per device, broadcast",
+            "template / native node CPU per device",
+        ] {
             #expect(summary.contains(figure), "\(figure) is missing from:\n\(summary)")
+        }
+        // The runs of a node process, each finished.
+        let lines = summary.split(separator: "\n")
+        for run in ["apns fan-out", "apns broadcast", "fcm fan-out", "fcm broadcast", "apns native send", "apns template send"] {
+            #expect(lines.contains { $0.contains(run) && $0.contains("Completed") }, "\(run) did not complete in:\n\(summary)")
         }
         if database != nil {
             #expect(summary.contains("PostgreSQL / SQLite"))
