@@ -1,4 +1,4 @@
-package import HeraldCore
+import HeraldCore
 
 /// Why an ``HTTP2Client`` request got no complete response.
 ///
