@@ -41,13 +41,13 @@ struct DeliveryPlan: Sendable {
             }
             platforms = [payload.platform]
             kind = nil
-            mode = .direct(payload.platform, try HubEngine.prepare(payload), targets)
+            mode = .direct(payload.platform, try HubEngine.prepare(payload).encodedOnceForEveryDevice(), targets)
         } else if let send = record.template {
             platforms = nil
             kind = .template
             mode = .template(TemplateProperties(send))
         } else {
-            let notifications = try HubEngine.prepare(record.payloads)
+            let notifications = try HubEngine.prepare(record.payloads).mapValues { $0.encodedOnceForEveryDevice() }
             platforms = Set(notifications.keys)
             kind = .native
             mode = .native(notifications)

@@ -30,19 +30,28 @@ public struct PushNotification: Sendable {
     }
 
     public var body: Body {
-        didSet { fcmRequest = FCMRequestTemplate(body) }
+        didSet { fcmRequest = nil }
     }
     /// Push-service headers to send with it: `apns-*` for APNs, `X-WNS-*` for WNS,
     /// `TTL`/`Urgency`/`Topic` for Web Push. Names are matched case-insensitively.
     public var headers: [(name: String, value: String)]
-    /// An FCM message body's request, encoded once for every device it is sent to; `nil` for
-    /// a byte body.
+    /// An FCM message body's request, encoded once for every device it is sent to (see
+    /// ``encodedOnceForEveryDevice()``); `nil` otherwise, and again once the body changes.
     private(set) var fcmRequest: FCMRequestTemplate?
 
     public init(body: Body, headers: [(name: String, value: String)] = []) {
         self.body = body
         self.headers = headers
-        self.fcmRequest = FCMRequestTemplate(body)
+    }
+
+    /// This notification with an FCM message body's request encoded once, so that each
+    /// device's send only splices its token in; unchanged for any other body. For a
+    /// notification shared by many devices: one rendered for a single device (a template
+    /// send's) would pay an encoding more than it saves.
+    package func encodedOnceForEveryDevice() -> PushNotification {
+        var shared = self
+        shared.fcmRequest = FCMRequestTemplate(body)
+        return shared
     }
 
     /// The first value of a header, compared case-insensitively.

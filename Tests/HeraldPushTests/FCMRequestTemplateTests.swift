@@ -28,7 +28,7 @@ import Testing
     ]
 
     @Test(arguments: messages) func splicedBodiesEqualEncodedOnes(message: JSONValue) throws {
-        let notification = PushNotification(body: .fcmMessage(message))
+        let notification = PushNotification(body: .fcmMessage(message)).encodedOnceForEveryDevice()
         let template = try #require(notification.fcmRequest)
         for token in Self.tokens {
             let spliced = try #require(template.body(token: token))
@@ -40,18 +40,20 @@ import Testing
     }
 
     @Test func onlyMessageObjectsAreEncodedOnce() {
-        #expect(PushNotification(body: .fcmMessage(.string("x"))).fcmRequest == nil)
-        #expect(PushNotification(body: .bytes(ByteBuffer(string: #"{"data":{}}"#))).fcmRequest == nil)
-        #expect(PushNotification(body: .fcmMessage(.object([]))).fcmRequest != nil)
+        #expect(PushNotification(body: .fcmMessage(.string("x"))).encodedOnceForEveryDevice().fcmRequest == nil)
+        #expect(PushNotification(body: .bytes(ByteBuffer(string: #"{"data":{}}"#))).encodedOnceForEveryDevice().fcmRequest == nil)
+        #expect(PushNotification(body: .fcmMessage(.object([]))).encodedOnceForEveryDevice().fcmRequest != nil)
+        // A notification for one device (a template send's) is not encoded ahead of its send.
+        #expect(PushNotification(body: .fcmMessage(.object([]))).fcmRequest == nil)
     }
 
-    @Test func aChangedBodyIsEncodedAgain() throws {
+    @Test func aChangedBodyIsNeverSentWithTheOldEncoding() throws {
         var notification = PushNotification(body: .fcmMessage(.object([("data", .object([("v", .string("1"))]))])))
+            .encodedOnceForEveryDevice()
         notification.body = .fcmMessage(.object([("data", .object([("v", .string("2"))]))]))
-        let body = try #require(notification.fcmRequest?.body(token: "t"))
+        #expect(notification.fcmRequest == nil)
+        let body = try #require(notification.encodedOnceForEveryDevice().fcmRequest?.body(token: "t"))
         let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView))
         #expect(decoded["message"]?["data"]?["v"] == .string("2"))
-        notification.body = .bytes(ByteBuffer(string: "{}"))
-        #expect(notification.fcmRequest == nil)
     }
 }
