@@ -15,6 +15,11 @@ extension HubEngine {
     /// order the sends end. A device whose provider is paused waits for it until `staleAt`
     /// (then it counts as ``DeliveryOutcome/abandoned``) or until delivery is interrupted.
     ///
+    /// The sends of each platform go to its provider in batches of a quarter of the
+    /// concurrency (``PushProvider/send(_:)``), up to four batches in flight: a task per batch,
+    /// not per device. A device whose first answer is not final (retryable, or its provider
+    /// paused) goes on with its retries on its own.
+    ///
     /// - Returns: `false` when delivery was interrupted while a device waited for its paused
     ///   provider: that device was not sent to, and the outcomes told are not all final.
     @discardableResult
@@ -27,6 +32,8 @@ extension HubEngine {
     ) async -> Bool {
         var sentToAll = true
         let concurrency = max(1, configuration.concurrency)
+        let batchSize = max(1, concurrency / 4)
+        let batchesInFlight = max(1, concurrency / batchSize)
         // A child of the current span (a delivery's); its sends get spans only when it is sampled.
         let pageSpan = startSpan("delivery.page", ofKind: .internal)
         let sendContext = pageSpan.isRecording ? pageSpan.context : nil
@@ -37,8 +44,9 @@ extension HubEngine {
             outcomes.add(result.outcome, platform: platform)
             done(index, platform, result)
         }
-        await withTaskGroup(of: (Int, Platform, PushResult).self) { group in
+        await withTaskGroup(of: SendBatch.self) { group in
             var inFlight = 0
+            var filling: [Platform: SendBatch] = [:]
             for index in 0..<count {
                 switch step(index) {
                 case .ignore:
@@ -46,17 +54,31 @@ extension HubEngine {
                 case .outcome(let platform, let outcome):
                     finish(index, platform, PushResult(disposition: .permanentFailure, outcome: outcome))
                 case .send(let platform, let provider, let target, let delivery):
-                    if inFlight >= concurrency, let finished = await group.next() {
-                        finish(finished.0, finished.1, finished.2)
+                    let notification: PushNotification
+                    switch Self.notification(of: delivery, platform: platform, logger: logger) {
+                    case .send(let ready):
+                        notification = ready
+                    case .refused(let result):
+                        finish(index, platform, result)
+                        continue
+                    }
+                    filling[platform, default: SendBatch(platform: platform, provider: provider, capacity: batchSize)]
+                        .append(index, PushSend(notification, to: target))
+                    guard filling[platform]!.count >= batchSize, let batch = filling.removeValue(forKey: platform) else {
+                        continue
+                    }
+                    if inFlight >= batchesInFlight, let sent = await group.next() {
+                        sent.forEachResult(finish)
                         inFlight -= 1
                     }
-                    group.addTask {
-                        (index, platform, await self.send(delivery, to: target, via: provider, staleAt: staleAt, trace: sendContext, logger: logger))
-                    }
+                    group.addTask { await self.send(batch, staleAt: staleAt, trace: sendContext, logger: logger) }
                     inFlight += 1
                 }
             }
-            for await finished in group { finish(finished.0, finished.1, finished.2) }
+            for batch in filling.values {
+                group.addTask { await self.send(batch, staleAt: staleAt, trace: sendContext, logger: logger) }
+            }
+            for await sent in group { sent.forEachResult(finish) }
         }
         // Outcomes of a page that is handed back are not final: they are counted when it is sent.
         if sentToAll { metrics?.deliveries(outcomes) }
@@ -70,31 +92,64 @@ extension HubEngine {
         for (platform, count) in perPlatform { metrics?.channelsExpired(platform: platform, count: count) }
     }
 
-    /// One device: renders its notification if it has a template, then sends.
-    func send(
-        _ delivery: DeliveryStep.Delivery,
-        to target: PushTarget,
-        via provider: any PushProvider,
-        staleAt: Date,
-        trace: ServiceContext?,
+    /// A device's notification: the shared one, or rendered from its template (a template that
+    /// does not render into a valid notification is the device's final result).
+    static func notification(
+        of delivery: DeliveryStep.Delivery,
+        platform: Platform,
         logger: Logger
-    ) async -> PushResult {
+    ) -> DeviceNotification {
         switch delivery {
         case .ready(let notification):
-            return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, trace: trace, logger: logger)
+            return .send(notification)
         case .template(let rendering):
             switch rendering.notification() {
             case .success(let notification):
-                return await sendWithRetries(notification, to: target, via: provider, staleAt: staleAt, trace: trace, logger: logger)
+                return .send(notification)
             case .failure(let error):
                 logger.debug(
                     "A template did not render into a valid notification for a device",
-                    metadata: ["herald.platform": "\(provider.platform)", "herald.error": "\(error.code)"]
+                    metadata: ["herald.platform": "\(platform)", "herald.error": "\(error.code)"]
                 )
                 let outcome: DeliveryOutcome = error.code == .payloadTooLarge ? .invalidNotificationSize : .invalidNotificationFormat
-                return PushResult(disposition: .permanentFailure, outcome: outcome, reason: "template")
+                return .refused(PushResult(disposition: .permanentFailure, outcome: outcome, reason: "template"))
             }
         }
+    }
+
+    enum DeviceNotification {
+        case send(PushNotification)
+        /// The device's final result, without a send.
+        case refused(PushResult)
+    }
+
+    /// One batch: sent together, then each device whose answer is not final goes on with its
+    /// retries (concurrently with the others').
+    func send(_ batch: SendBatch, staleAt: Date, trace: ServiceContext?, logger: Logger) async -> SendBatch {
+        var batch = batch
+        let provider = batch.provider
+        let spans = trace.map { trace in
+            batch.sends.map { _ in Self.startPushSpan(in: trace, platform: provider.platform, attempt: 1) }
+        }
+        batch.results = await provider.send(batch.sends)
+        if let spans {
+            for (span, result) in zip(spans, batch.results) { Self.endPushSpan(span, result: result) }
+        }
+        let unfinished = batch.results.indices.filter { !batch.results[$0].isFinal }
+        guard !unfinished.isEmpty else { return batch }
+        let sends = batch.sends, first = batch.results
+        await withTaskGroup(of: (Int, PushResult).self) { group in
+            for index in unfinished {
+                group.addTask {
+                    let result = await self.sendWithRetries(
+                        sends[index].notification, to: sends[index].target, via: provider, staleAt: staleAt, trace: trace,
+                        logger: logger, firstAnswer: first[index])
+                    return (index, result)
+                }
+            }
+            for await (index, result) in group { batch.results[index] = result }
+        }
+        return batch
     }
 
     /// One device: the first attempt and the retries the policy allows.
@@ -103,19 +158,29 @@ extension HubEngine {
     /// the device waits for it without using up attempts, until `staleAt` (then the outcome is
     /// ``DeliveryOutcome/abandoned``) or until delivery is interrupted (then the paused result
     /// is returned, and the caller hands the page back).
+    ///
+    /// - Parameter firstAnswer: the first attempt's result when it was sent already (in a batch).
     func sendWithRetries(
         _ notification: PushNotification,
         to target: PushTarget,
         via provider: any PushProvider,
         staleAt: Date,
         trace: ServiceContext? = nil,
-        logger: Logger
+        logger: Logger,
+        firstAnswer: PushResult? = nil
     ) async -> PushResult {
         var attempt = 1
+        var answered = firstAnswer
         while true {
-            let span = Self.startPushSpan(in: trace, platform: provider.platform, attempt: attempt)
-            let result = await provider.send(notification, to: target)
-            Self.endPushSpan(span, result: result)
+            let result: PushResult
+            if let answer = answered {
+                result = answer
+                answered = nil
+            } else {
+                let span = Self.startPushSpan(in: trace, platform: provider.platform, attempt: attempt)
+                result = await provider.send(notification, to: target)
+                Self.endPushSpan(span, result: result)
+            }
             switch result.disposition {
             case .providerPaused(let retryAfter):
                 if Date() >= staleAt {
@@ -150,6 +215,46 @@ extension HubEngine {
             case .delivered, .channelExpired, .permanentFailure:
                 return result
             }
+        }
+    }
+}
+
+/// Sends of one platform that travel together, and (once sent) their results.
+struct SendBatch: Sendable {
+    let platform: Platform
+    let provider: any PushProvider
+    /// Each send's index in the page, in the order of ``sends``.
+    private(set) var indices: [Int] = []
+    private(set) var sends: [PushSend] = []
+    /// In the order of ``sends``, once sent.
+    var results: [PushResult] = []
+
+    init(platform: Platform, provider: any PushProvider, capacity: Int) {
+        self.platform = platform
+        self.provider = provider
+        indices.reserveCapacity(capacity)
+        sends.reserveCapacity(capacity)
+    }
+
+    var count: Int { sends.count }
+
+    mutating func append(_ index: Int, _ send: PushSend) {
+        indices.append(index)
+        sends.append(send)
+    }
+
+    /// Tells `body` each device's index in the page, the platform and the result.
+    func forEachResult(_ body: (Int, Platform, PushResult) -> Void) {
+        for (index, result) in zip(indices, results) { body(index, platform, result) }
+    }
+}
+
+extension PushResult {
+    /// Whether this is the device's last word: not a retryable failure, nor a paused provider.
+    var isFinal: Bool {
+        switch disposition {
+        case .retryable, .providerPaused: false
+        case .delivered, .channelExpired, .permanentFailure: true
         }
     }
 }

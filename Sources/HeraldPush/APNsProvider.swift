@@ -121,18 +121,39 @@ public final class APNsProvider: PushProvider {
     }
 
     public func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
-        guard case .bytes(let body) = notification.body else {
-            return .rejectedLocally(.invalidNotificationFormat, reason: "APNs notifications need a byte body")
-        }
-        guard Self.isWellFormedDeviceToken(target.handle) else {
-            return .rejectedLocally(.badChannel, reason: APNsReason.badDeviceToken.rawValue)
-        }
-        guard !client.isShutDown else { return .unreachable(reason: "provider shut down") }
-
-        if case .wait(let remaining) = admit() {
+        // A send that cannot go anyway is answered before it could take the probe's turn.
+        if Self.isSendable(notification, to: target) == nil, !client.isShutDown, case .wait(let remaining) = admit() {
             return PushResult(
                 disposition: .providerPaused(retryAfter: remaining.seconds), outcome: .throttled,
                 reason: APNsReason.tooManyProviderTokenUpdates.rawValue)
+        }
+        return await transmit([PushSend(notification, to: target)])[0]
+    }
+
+    /// Sends the batch's requests together: one provider token, one burst per connection, one
+    /// wait. While the provider is paused, each send is admitted on its own (so that one of
+    /// them probes when the pause ends).
+    public func send(_ batch: [PushSend]) async -> [PushResult] {
+        guard batch.count > 1, !isPaused.load(ordering: .relaxed) else { return await sendEach(batch) }
+        return await transmit(batch)
+    }
+
+    /// Why `notification` cannot be sent to `target` at all, checked before anything is sent.
+    private static func isSendable(_ notification: PushNotification, to target: PushTarget) -> PushResult? {
+        guard case .bytes = notification.body else {
+            return .rejectedLocally(.invalidNotificationFormat, reason: "APNs notifications need a byte body")
+        }
+        guard isWellFormedDeviceToken(target.handle) else {
+            return .rejectedLocally(.badChannel, reason: APNsReason.badDeviceToken.rawValue)
+        }
+        return nil
+    }
+
+    /// Sends every notification of `batch` (already admitted) and classifies each answer.
+    private func transmit(_ batch: [PushSend]) async -> [PushResult] {
+        var results = batch.map { Self.isSendable($0.notification, to: $0.target) }
+        guard !client.isShutDown else {
+            return results.map { $0 ?? .unreachable(reason: "provider shut down") }
         }
 
         var providerToken: APNsProviderToken?
@@ -150,37 +171,63 @@ public final class APNsProvider: PushProvider {
                 metrics?.tokenRefresh(platform: .apns, succeeded: false)
                 logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
                 credential.failed("the provider token of key \(configuration.keyID) could not be signed")
-                return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
+                return results.map { $0 ?? .rejectedLocally(.invalidCredentials, reason: "token signing failed") }
             }
         }
 
-        guard
-            let headers = headerBlock(
-                path: devicePathPrefix + target.handle, for: notification, authorization: providerToken?.authorization)
-        else {
-            answered()
-            return .rejectedLocally(.invalidNotificationFormat, reason: "an apns-* header is not a valid HTTP field")
-        }
-        let response: HTTP2Client.Response
-        let start = ContinuousClock.now
-        do {
-            response = try await client.send(headerBlock: headers, body: body, deadline: .now() + timeout)
-        } catch {
-            answered()
-            metrics?.pushRequest(platform: .apns, status: nil, duration: .now - start)
-            logger.debug(
-                "APNs send failed without a response",
-                metadata: ["herald.device": "\(redacted(target.handle))", "error": "\(error)"])
-            return .unreachable()
+        var requests: [HTTP2Client.BatchRequest] = []
+        requests.reserveCapacity(batch.count)
+        var sent: [Int] = []
+        sent.reserveCapacity(batch.count)
+        for index in batch.indices where results[index] == nil {
+            let item = batch[index]
+            guard case .bytes(let body) = item.notification.body,
+                let headers = headerBlock(
+                    path: devicePathPrefix + item.target.handle, for: item.notification,
+                    authorization: providerToken?.authorization)
+            else {
+                answered()
+                results[index] = .rejectedLocally(.invalidNotificationFormat, reason: "an apns-* header is not a valid HTTP field")
+                continue
+            }
+            requests.append(HTTP2Client.BatchRequest(headers: headers, body: body))
+            sent.append(index)
         }
 
-        metrics?.pushRequest(platform: .apns, status: response.status, duration: .now - start)
+        let start = ContinuousClock.now
+        let answers = await client.send(batch: requests, deadline: .now() + timeout)
+        for (index, answer) in zip(sent, answers) {
+            results[index] = result(of: answer, sentAt: start, providerToken: providerToken, handle: batch[index].target.handle)
+        }
+        return results.map { $0! }
+    }
+
+    /// The result of one request, from APNs' answer or the lack of one.
+    private func result(
+        of answer: HTTP2Client.BatchAnswer,
+        sentAt start: ContinuousClock.Instant,
+        providerToken: APNsProviderToken?,
+        handle: String
+    ) -> PushResult {
+        let response: HTTP2Client.Response
+        switch answer.result {
+        case .success(let answered):
+            response = answered
+        case .failure(let error):
+            answered()
+            metrics?.pushRequest(platform: .apns, status: nil, duration: answer.completedAt - start)
+            logger.debug(
+                "APNs send failed without a response",
+                metadata: ["herald.device": "\(redacted(handle))", "error": "\(error)"])
+            return .unreachable()
+        }
+        metrics?.pushRequest(platform: .apns, status: response.status, duration: answer.completedAt - start)
         if response.status == 200 {
             answered()
             credential.succeeded()
             return .delivered
         }
-        return failure(response, providerToken: providerToken, handle: target.handle)
+        return failure(response, providerToken: providerToken, handle: handle)
     }
 
     private func failure(

@@ -175,7 +175,7 @@ package final class HTTP2Client: Sendable {
             await withUnsafeContinuation { continuation in
                 slot.enqueue(
                     HTTP2PendingRequest(
-                        id: id, headers: headers, body: body, deadline: deadline, continuation: continuation))
+                        id: id, headers: headers, body: body, deadline: deadline, completion: .caller(continuation)))
                 // A cancellation that came before the request was enqueued found nothing to
                 // cancel; one that comes after this check runs `onCancel`, which finds it.
                 if Task.isCancelled { slot.cancel(requestID: id) }
@@ -184,6 +184,70 @@ package final class HTTP2Client: Sendable {
             slot.cancel(requestID: id)
         }
         return try result.get()
+    }
+
+    /// A request of a batch: a complete header block (from
+    /// ``headerBlock(method:path:reservingCapacity:)``) and its body.
+    package struct BatchRequest: Sendable {
+        package var headers: HPACKHeaders
+        package var body: ByteBuffer?
+
+        package init(headers: HPACKHeaders, body: ByteBuffer?) {
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    /// An answer of a batch: the response or why there is none, and when it came (for
+    /// latency metrics).
+    package struct BatchAnswer: Sendable {
+        package var result: Result<Response, HTTP2ClientError>
+        package var completedAt: ContinuousClock.Instant
+    }
+
+    /// Sends every request of `batch` and waits until each is answered or has failed (each
+    /// within `deadline`); the answers come in the order of `batch`.
+    ///
+    /// The requests are spread round-robin over the connections as single sends are, and
+    /// handed to each connection in one burst. The caller waits once for the whole batch, not
+    /// once per request: for a fan-out, that saves a task and a wake-up per device. Cancelling
+    /// the waiting task fails the requests not yet answered with
+    /// ``HTTP2ClientError/Code/cancelled``.
+    package func send(batch: [BatchRequest], deadline: NIODeadline) async -> [BatchAnswer] {
+        guard !batch.isEmpty else { return [] }
+        let first = counter.wrappingAdd(batch.count, ordering: .relaxed).oldValue
+        guard !Task.isCancelled else {
+            let error = HTTP2ClientError(.cancelled, "the request was cancelled")
+            return batch.map { _ in BatchAnswer(result: .failure(error), completedAt: .now) }
+        }
+        let slots = self.slots
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in
+                let collector = HTTP2Batch(count: batch.count, continuation: continuation)
+                var perSlot = [[HTTP2PendingRequest]](repeating: [], count: slots.count)
+                for (offset, request) in batch.enumerated() {
+                    let id = first &+ offset
+                    perSlot[Self.slotIndex(of: id, among: slots.count)].append(
+                        HTTP2PendingRequest(
+                            id: id, headers: request.headers, body: request.body, deadline: deadline,
+                            completion: .batch(collector, index: offset)))
+                }
+                for (slot, requests) in zip(slots, perSlot) where !requests.isEmpty {
+                    slot.enqueue(contentsOf: requests)
+                }
+                // As for a single send: a cancellation before the enqueue found nothing.
+                if Task.isCancelled { Self.cancel(batchOf: batch.count, from: first, in: slots) }
+            }
+        } onCancel: {
+            Self.cancel(batchOf: batch.count, from: first, in: slots)
+        }
+    }
+
+    private static func cancel(batchOf count: Int, from first: Int, in slots: [HTTP2ClientConnection]) {
+        for offset in 0..<count {
+            let id = first &+ offset
+            slots[slotIndex(of: id, among: slots.count)].cancel(requestID: id)
+        }
     }
 
     /// Sends a request with `headers` (lowercase names) and `body`.
@@ -200,7 +264,12 @@ package final class HTTP2Client: Sendable {
     /// The next slot, round-robin, and an id for the request (unique within this client).
     private func nextSlot() -> (HTTP2ClientConnection, Int) {
         let n = counter.wrappingAdd(1, ordering: .relaxed).oldValue
-        return (slots[Int(UInt(bitPattern: n) % UInt(slots.count))], n)
+        return (slots[Self.slotIndex(of: n, among: slots.count)], n)
+    }
+
+    /// The slot of request `id`: ids are handed out in order, so the slots take turns.
+    private static func slotIndex(of id: Int, among count: Int) -> Int {
+        Int(UInt(bitPattern: id) % UInt(count))
     }
 
     var isShutDown: Bool { isShutdown.load(ordering: .acquiring) }
@@ -226,7 +295,7 @@ package final class HTTP2Client: Sendable {
     }
 }
 
-/// A request on its way to a stream, and the continuation its caller waits on.
+/// A request on its way to a stream, and who waits for its answer.
 struct HTTP2PendingRequest: Sendable {
     /// Identifies the request for cancellation.
     var id: Int
@@ -234,9 +303,56 @@ struct HTTP2PendingRequest: Sendable {
     var headers: HPACKHeaders
     var body: ByteBuffer?
     var deadline: NIODeadline
-    var continuation: UnsafeContinuation<Result<HTTP2Client.Response, HTTP2ClientError>, Never>
+    var completion: HTTP2Completion
 
     func fail(_ error: HTTP2ClientError) {
-        continuation.resume(returning: .failure(error))
+        completion.complete(.failure(error))
+    }
+}
+
+/// Who waits for a request's answer: one caller's continuation, or a place in a batch.
+enum HTTP2Completion: Sendable {
+    case caller(UnsafeContinuation<Result<HTTP2Client.Response, HTTP2ClientError>, Never>)
+    case batch(HTTP2Batch, index: Int)
+
+    /// Hands over the answer; called once, on an event loop (or any thread for a request
+    /// failed before it reached one).
+    func complete(_ result: Result<HTTP2Client.Response, HTTP2ClientError>) {
+        switch self {
+        case .caller(let continuation):
+            continuation.resume(returning: result)
+        case .batch(let batch, let index):
+            batch.complete(index, with: result)
+        }
+    }
+}
+
+/// The answers of one batch: each request's answer goes to its own place, and the last one
+/// resumes the waiting caller with them all.
+///
+/// Answers arrive on the event loops of several connections, each for a different index, and
+/// each exactly once; the countdown's acquire-release order makes every earlier write visible
+/// to the one that resumes the caller.
+final class HTTP2Batch: @unchecked Sendable {
+    private let answers: UnsafeMutableBufferPointer<HTTP2Client.BatchAnswer?>
+    private let remaining: Atomic<Int>
+    private let continuation: UnsafeContinuation<[HTTP2Client.BatchAnswer], Never>
+
+    init(count: Int, continuation: UnsafeContinuation<[HTTP2Client.BatchAnswer], Never>) {
+        answers = .allocate(capacity: count)
+        answers.initialize(repeating: nil)
+        remaining = Atomic(count)
+        self.continuation = continuation
+    }
+
+    deinit {
+        answers.deinitialize()
+        answers.deallocate()
+    }
+
+    func complete(_ index: Int, with result: Result<HTTP2Client.Response, HTTP2ClientError>) {
+        answers[index] = HTTP2Client.BatchAnswer(result: result, completedAt: .now)
+        guard remaining.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        continuation.resume(returning: answers.map { $0! })
     }
 }

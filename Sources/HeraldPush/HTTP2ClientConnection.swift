@@ -68,23 +68,30 @@ final class HTTP2ClientConnection: Sendable {
     /// Connections of this slot open now: the current one and those going away.
     var openConnections: Int { open.load(ordering: .relaxed) }
 
-    /// Queues `request` for the event loop; fails it at once after shutdown. Any thread.
-    func enqueue(_ request: HTTP2PendingRequest) {
+    /// Queues `requests` for the event loop in one go; fails them at once after shutdown. Any
+    /// thread.
+    func enqueue(contentsOf requests: [HTTP2PendingRequest]) {
         let schedule: Bool? = inbox.withLock { inbox in
             if inbox.isShutDown { return nil }
-            inbox.requests.append(request)
+            inbox.requests.append(contentsOf: requests)
             if inbox.drainScheduled { return false }
             inbox.drainScheduled = true
             return true
         }
         switch schedule {
         case nil:
-            request.fail(HTTP2ClientError(.shutDown, "the HTTP/2 client is shut down"))
+            let error = HTTP2ClientError(.shutDown, "the HTTP/2 client is shut down")
+            for request in requests { request.fail(error) }
         case true?:
             eventLoop.execute { self.drainInbox() }
         case false?:
             break
         }
+    }
+
+    /// Queues `request` for the event loop; fails it at once after shutdown. Any thread.
+    func enqueue(_ request: HTTP2PendingRequest) {
+        enqueue(contentsOf: [request])
     }
 
     /// Fails request `requestID` with ``HTTP2ClientError/Code/cancelled`` wherever it is: in the

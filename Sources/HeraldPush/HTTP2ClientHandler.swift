@@ -7,7 +7,7 @@ import NIOHTTP2
 /// It sits directly after `NIOHTTP2Handler` (no stream multiplexer, no child channel per
 /// stream). Requests handed to ``submit(_:)`` get the next odd stream ids; their HEADERS and
 /// DATA (with END_STREAM) are written together and flushed once per burst. Response HEADERS
-/// and DATA are collected per stream id, and the stream's continuation is resumed at
+/// and DATA are collected per stream id, and whoever waits for the stream is answered at
 /// END_STREAM. `NIOHTTP2Handler` holds back streams beyond the server's
 /// SETTINGS_MAX_CONCURRENT_STREAMS and answers PING; this handler returns connection-level
 /// flow-control credit as responses arrive, checks deadlines every
@@ -55,14 +55,14 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private struct Stream {
         var requestID: Int
-        var continuation: UnsafeContinuation<Result<HTTP2Client.Response, HTTP2ClientError>, Never>
+        var completion: HTTP2Completion
         var deadline: NIODeadline
         var status: Int?
         var headers: HPACKHeaders
         var body: ByteBuffer?
 
         func fail(_ error: HTTP2ClientError) {
-            continuation.resume(returning: .failure(error))
+            completion.complete(.failure(error))
         }
     }
 
@@ -148,7 +148,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         nextStreamID &+= 2
         streamsOpened += 1
         streams[streamID] = Stream(
-            requestID: request.id, continuation: request.continuation, deadline: request.deadline, status: nil,
+            requestID: request.id, completion: request.completion, deadline: request.deadline, status: nil,
             headers: [:], body: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
         if let body = request.body, body.readableBytes > 0 {
@@ -308,7 +308,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         let stream = streams.remove(at: index).value
         if let status = stream.status {
             let response = HTTP2Client.Response(status: status, headers: stream.headers, body: stream.body)
-            stream.continuation.resume(returning: .success(response))
+            stream.completion.complete(.success(response))
         } else {
             stream.fail(HTTP2ClientError(.invalidResponse, "\(peer) ended the stream without response headers"))
         }

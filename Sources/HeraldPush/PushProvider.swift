@@ -61,6 +61,17 @@ public struct PushNotification: Sendable {
     }
 }
 
+/// One device's notification in a batch of sends (``PushProvider/send(_:)``).
+public struct PushSend: Sendable {
+    public var notification: PushNotification
+    public var target: PushTarget
+
+    public init(_ notification: PushNotification, to target: PushTarget) {
+        self.notification = notification
+        self.target = target
+    }
+}
+
 /// What a push service said about one send, classified so that callers never parse strings.
 public struct PushResult: Sendable, Hashable {
     /// How the hub should treat the result.
@@ -113,6 +124,12 @@ public protocol PushProvider: Service {
     /// Sends one notification to one device. Never throws: every failure is a ``PushResult``.
     func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult
 
+    /// Sends every notification of `batch`, each to its device; the results come in the order
+    /// of `batch`. A provider whose requests can travel together (APNs: one burst per HTTP/2
+    /// connection, one wake-up for the whole batch) sends them so; the default sends each on
+    /// its own, all at once (``sendEach(_:)``). Never throws, never retries.
+    func send(_ batch: [PushSend]) async -> [PushResult]
+
     /// Closes connections. Sends after this fail with ``DeliveryOutcome/pnsUnreachable``.
     func shutdown() async throws
 
@@ -135,6 +152,24 @@ public protocol PushProvider: Service {
 }
 
 extension PushProvider {
+    public func send(_ batch: [PushSend]) async -> [PushResult] {
+        await sendEach(batch)
+    }
+
+    /// Sends each notification of `batch` on its own, concurrently, with
+    /// ``send(_:to:)``; the results come in the order of `batch`.
+    public func sendEach(_ batch: [PushSend]) async -> [PushResult] {
+        if batch.count == 1 { return [await send(batch[0].notification, to: batch[0].target)] }
+        return await withTaskGroup(of: (Int, PushResult).self) { group in
+            for (index, item) in batch.enumerated() {
+                group.addTask { (index, await self.send(item.notification, to: item.target)) }
+            }
+            var results = [PushResult](repeating: .delivered, count: batch.count)
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+    }
+
     public var openConnections: Int? { nil }
 
     public var problem: String? { nil }

@@ -195,7 +195,11 @@ struct HubAPNsTokenTests {
             platform: .apns, legacyGCM: false, body: Data(#"{"aps":{"alert":"hello"}}"#.utf8), headers: [])
         let accepted = try await hub.enqueue(tagExpression: "all", payloads: [payload])
         let delivering = Task { try await hub.deliverNext() }
-        try await Task.sleep(for: .milliseconds(500))
+        // The pause begins once APNs has refused the token (sooner or later on a loaded machine).
+        let waitingSince = ContinuousClock.now
+        while provider.problem == nil, ContinuousClock.now - waitingSince < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let problem = try #require(provider.problem, "/ready names the paused provider")
         #expect(problem.contains("TooManyProviderTokenUpdates"))
         hub.interruptDelivery()
