@@ -53,7 +53,7 @@ extension PostgresDatabase: HubStorage {
             existing.sql = "SELECT name FROM herald.hubs WHERE lower(name) = lower(\(existing.bind(name)))"
             let found = try await run { [existing] connection in try await connection.query(existing.query, logger: self.clientLogger).collect() }
             let taken = try found.first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") } ?? name
-            throw HeraldError.conflict("a hub named \(taken) already exists")
+            throw StoreError.hubNameTaken(taken)
         }
         return StoredHubDefinition(name: name, document: document, revision: try row.makeRandomAccess().string("revision"))
     }

@@ -179,17 +179,22 @@ public final class APNsProvider: PushProvider {
         requests.reserveCapacity(batch.count)
         var sent: [Int] = []
         sent.reserveCapacity(batch.count)
+        // The fields after `:path` are the same for every device of a notification: built (and
+        // checked) once for each run of devices that share its headers.
+        var fields: (of: [(name: String, value: String)], block: HPACKHeaders?)?
         for index in batch.indices where results[index] == nil {
             let item = batch[index]
-            guard case .bytes(let body) = item.notification.body,
-                let headers = headerBlock(
-                    path: devicePathPrefix + item.target.handle, for: item.notification,
-                    authorization: providerToken?.authorization)
-            else {
+            guard case .bytes(let body) = item.notification.body else { continue }
+            if fields == nil || !Self.same(fields!.of, item.notification.headers) {
+                fields = (item.notification.headers, requestFields(for: item.notification, authorization: providerToken?.authorization))
+            }
+            guard let tail = fields!.block else {
                 answered()
                 results[index] = .rejectedLocally(.invalidNotificationFormat, reason: "an apns-* header is not a valid HTTP field")
                 continue
             }
+            var headers = client.headerBlock(path: devicePathPrefix + item.target.handle, reservingCapacity: tail.count)
+            headers.add(contentsOf: tail)
             requests.append(HTTP2Client.BatchRequest(headers: headers, body: body))
             sent.append(index)
         }
@@ -331,13 +336,14 @@ public final class APNsProvider: PushProvider {
         }
     }
 
-    /// The request's whole header block, built once: pseudo-header fields, authorization
-    /// (token authentication only), topic, push type and every `apns-*` header of the
-    /// notification, names lowercased as HTTP/2 requires. `nil` when an `apns-*` header is not
-    /// a valid HTTP field (its name a token, its value without CR, LF or NUL): HTTP/2's own
-    /// checks of header blocks are off on the client's connections.
-    private func headerBlock(path: String, for notification: PushNotification, authorization: String?) -> HPACKHeaders? {
-        var headers = client.headerBlock(path: path, reservingCapacity: notification.headers.count + 3)
+    /// The header fields of a request after the pseudo-header fields: authorization (token
+    /// authentication only), topic, push type and every `apns-*` header of the notification,
+    /// names lowercased as HTTP/2 requires. `nil` when an `apns-*` header is not a valid HTTP
+    /// field (its name a token, its value without CR, LF or NUL): HTTP/2's own checks of header
+    /// blocks are off on the client's connections.
+    private func requestFields(for notification: PushNotification, authorization: String?) -> HPACKHeaders? {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(notification.headers.count + 3)
         if let authorization { headers.add(name: "authorization", value: authorization) }
         var hasTopic = false
         var hasPushType = false
@@ -354,6 +360,12 @@ public final class APNsProvider: PushProvider {
         if !hasTopic { headers.add(name: "apns-topic", value: configuration.topic) }
         if !hasPushType { headers.add(name: "apns-push-type", value: "alert") }
         return headers
+    }
+
+    /// Whether two notifications' headers are the same, field for field (cheap for the
+    /// notification that a fan-out shares: its strings are the same storage).
+    private static func same(_ a: [(name: String, value: String)], _ b: [(name: String, value: String)]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     /// An HTTP token (RFC 9110 §5.1): letters, digits and ``!#$%&'*+-.^_`|~``.

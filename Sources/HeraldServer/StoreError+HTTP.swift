@@ -4,7 +4,7 @@ public import Hummingbird
 
 extension HeraldError {
     /// What a caller is told of `error`: a ``HeraldError`` as it is; a store's ``StoreError``
-    /// as the caller-facing error that fits it (a lost lease is a conflict, a database away
+    /// as the caller-facing error that fits it (a lost lease or a taken name is a conflict, a database away
     /// for a moment is `unavailable`, a full disk `insufficientStorage`); `nil` for anything
     /// else, which the caller sees as an internal error.
     ///
@@ -15,7 +15,7 @@ extension HeraldError {
             self = error
         case let error as StoreError:
             switch error.code {
-            case .leaseLost: self = .conflict(error.message)
+            case .leaseLost, .nameTaken: self = .conflict(error.message)
             case .storageFull: self = .insufficientStorage(error.message)
             default: self = .unavailable(error.message)
             }

@@ -25,8 +25,7 @@ public protocol HubStorage: Sendable {
 
     /// Saves the definition of a new hub.
     ///
-    /// - Throws: ``HeraldCore/HeraldError`` `conflict` if a hub of that name, in any case,
-    ///   exists.
+    /// - Throws: ``StoreError`` `nameTaken` if a hub of that name, in any case, exists.
     func createDefinition(named name: String, document: Data) async throws -> StoredHubDefinition
 
     /// Changes the definition of the hub `name` (matched as ``definition(named:knownRevision:)``

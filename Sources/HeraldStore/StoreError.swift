@@ -1,7 +1,8 @@
 public import HeraldCore
 
 /// What the store contract refuses in its own terms, for the engine to act on: a worker that
-/// lost its lease, a database that is away for a moment (unavailable), a disk that is full.
+/// lost its lease, a database that is away for a moment (unavailable), a disk that is full, a
+/// name that is taken.
 ///
 /// These are not a caller's mistakes, and they carry no HTTP status: the engine decides what
 /// each means for a delivery (stop, try again, report), and HeraldServer alone chooses the
@@ -9,7 +10,7 @@ public import HeraldCore
 public struct StoreError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case leaseLost, databaseUnavailable, storageFull
+            case leaseLost, databaseUnavailable, storageFull, nameTaken
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -23,6 +24,9 @@ public struct StoreError: CodedError {
         public static let databaseUnavailable = Code(.databaseUnavailable)
         /// The store cannot write: its disk is full. Nothing was written; retry once there is room.
         public static let storageFull = Code(.storageFull)
+        /// Something is created under a name that another of its kind has, in some case (a
+        /// hub, when two nodes create the same one at once). Nothing was written.
+        public static let nameTaken = Code(.nameTaken)
 
         /// A short name, safe as a metric label.
         public var description: String { base.rawValue }
@@ -47,6 +51,11 @@ public struct StoreError: CodedError {
     }
 
     public static func databaseUnavailable(_ message: String) -> StoreError { StoreError(code: .databaseUnavailable, message: message) }
+
+    /// A hub named `existing` (the name as it is stored) exists already.
+    package static func hubNameTaken(_ existing: String) -> StoreError {
+        StoreError(code: .nameTaken, message: "a hub named \(existing) already exists")
+    }
 
     /// The one message of a full disk, whichever store reports it.
     package static let storageFull = StoreError(

@@ -139,7 +139,7 @@ extension StoreCommand {
             do {
                 _ = try await database.createDefinition(named: definition.name, document: definition.document)
                 print("  definition (rules, keys, push credentials): copied")
-            } catch let error as HeraldError where error.code == .conflict {
+            } catch let error as StoreError where error.code == .nameTaken {
                 print("  definition: the database has a hub of this name already, kept as it is; copying the data into it")
             }
             guard let store = try await source.openStore(forHub: definition.name, logger: logger) as? SQLiteStore else {

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
+import HeraldStore
 import Testing
 
 @Suite("HubCatalog")
@@ -99,6 +100,25 @@ struct HubCatalogTests {
                 let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
                 #expect(mode == 0o700, "\(directory)")
             }
+        }
+    }
+
+    @Test func nodesPreparingTheAppHubAtOnceShareOneHub() async throws {
+        try await withCatalog { _, dataDirectory in
+            // Catalogs of their own, as separate nodes have: neither sees the other's hub in its cache.
+            let nodes = (0..<8).map { _ in HubCatalog(dataDirectory: dataDirectory) }
+            let outcomes = try await withThrowingTaskGroup(of: HubCatalog.AppHubPreparation.self) { group in
+                for node in nodes { group.addTask { try await node.prepareAppHub(named: "app", logger: hubTestLogger) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == .created }.count == 1)
+            #expect(outcomes.filter { $0 == .existing }.count == 7)
+            let storage = DirectoryHubStorage(dataDirectory: dataDirectory)
+            #expect(try await storage.definitionNames() == ["app"])
+            let taken = await #expect(throws: StoreError.self) {
+                _ = try await storage.createDefinition(named: "APP", document: Data("{}".utf8))
+            }
+            #expect(taken?.code == .nameTaken)
         }
     }
 

@@ -69,13 +69,13 @@ public final class DirectoryHubStorage: HubStorage {
     }
 
     public func createDefinition(named name: String, document: Data) async throws -> StoredHubDefinition {
-        try withLock { () throws(HeraldError) -> StoredHubDefinition in
+        try withLock { () throws -> StoredHubDefinition in
             if let existing = try names().first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
-                throw .conflict("a hub named \(existing) already exists")
+                throw StoreError.hubNameTaken(existing)
             }
             let hubDirectory = directory(of: name)
             if mkdir(hubDirectory, 0o700) != 0, errno != EEXIST {
-                throw .init(code: .internalError, message: "cannot create the hub directory \(hubDirectory): errno \(errno)")
+                throw HeraldError(code: .internalError, message: "cannot create the hub directory \(hubDirectory): errno \(errno)")
             }
             return try write(name, document)
         }

@@ -55,10 +55,10 @@ extension HubCatalog {
             do {
                 // The app backend notifies users by their `username:` tags: a device with the hub's
                 // Listen key must not claim another user's.
-                hub = try await create(name: name, reservedTagPrefixes: ["username:"])
+                hub = try await insert(name: name, reservedTagPrefixes: ["username:"])
                 created = true
                 logger.info("Created the app backend's hub", metadata: ["herald.hub": "\(hub.name)"])
-            } catch let error as HeraldError where error.code == .conflict {
+            } catch let error as StoreError where error.code == .nameTaken {
                 // Another node created it at the same moment.
                 guard let existing = try await self.hub(named: name) else { throw error }
                 hub = existing

@@ -107,6 +107,16 @@ public final class HubCatalog: Sendable {
     ///   a hub of that name (in any case) exists.
     @discardableResult
     public func create(name: String, reservedTagPrefixes: [String] = []) async throws -> HubDefinition {
+        do {
+            return try await insert(name: name, reservedTagPrefixes: reservedTagPrefixes)
+        } catch let taken as StoreError where taken.code == .nameTaken {
+            throw HeraldError.conflict(taken.message)
+        }
+    }
+
+    /// Creates the hub `name`; what the storage refuses (a ``StoreError`` `nameTaken`
+    /// included) is thrown as it is.
+    func insert(name: String, reservedTagPrefixes: [String]) async throws -> HubDefinition {
         try HubDefinition.validateName(name)
         let definition = HubDefinition(
             name: name,
