@@ -148,7 +148,21 @@ extension PlatformPayload {
     package static func hubNativeFCMMessage(legacyGCM: Bool, body: Data) throws(HeraldError) -> JSONValue {
         let message = legacyGCM ? try legacyGCMMessage(body: body) : try fcmMessage(body: body)
         try PayloadLimits.check(byteCount: try encode(message).count, for: .fcm)
-        return message
+        // As the payload's body decodes: members in the order of their keys.
+        return sortingMembers(message)
+    }
+
+    /// `value` with the members of every object in the order of their keys, as `JSONValue`
+    /// decodes them.
+    private static func sortingMembers(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members):
+            .object(members.sorted { $0.key < $1.key }.map { ($0.key, sortingMembers($0.value)) })
+        case .array(let items):
+            .array(items.map(sortingMembers))
+        case .null, .bool, .number, .string:
+            value
+        }
     }
 
     private static func fcmNative(body: Data) throws(HeraldError) -> PlatformPayload {
