@@ -33,29 +33,38 @@ extension NotificationTemplate {
         /// The bytes of raw text, to size the output.
         var rawLength: Int
 
+        /// The bytes of raw text and some room for values: a capacity to reserve.
+        var sizeHint: Int { rawLength + 16 * segments.count }
+
         func render(_ properties: [String: String]) -> String {
             let values = resolve(properties)
-            var output = ""
-            output.reserveCapacity(rawLength + 16 * segments.count)
+            var output: [UInt8] = []
+            render(into: &output) { values[$0] }
+            return String(decoding: output, as: UTF8.self)
+        }
+
+        /// Appends the rendering to `output`; `value` gives the value of property number `index`
+        /// (of ``propertyNames``), `nil` when it is missing.
+        func render(into output: inout [UInt8], value: (_ index: Int) -> String?) {
+            output.reserveCapacity(output.count + sizeHint)
             for segment in segments {
                 switch segment {
                 case .raw(let text):
-                    output += text
+                    output.append(contentsOf: text.utf8)
                 case .value(let function, let property, let escaping):
-                    let value = NotificationTemplate.evaluate(function, values[property] ?? "")
+                    let value = NotificationTemplate.evaluate(function, value(property) ?? "")
                     NotificationTemplate.append(value, escaping: escaping, to: &output)
                 case .jsonNumber(let property):
-                    let value = values[property] ?? ""
+                    let value = value(property) ?? ""
                     if NotificationTemplate.isJSONNumber(value) {
-                        output += value
+                        output.append(contentsOf: value.utf8)
                     } else {
-                        output += "\""
+                        output.append(UInt8(ascii: "\""))
                         NotificationTemplate.append(value, escaping: .jsonString, to: &output)
-                        output += "\""
+                        output.append(UInt8(ascii: "\""))
                     }
                 }
             }
-            return output
         }
 
         /// The value of each property the template uses, matching names case-insensitively.
@@ -152,6 +161,13 @@ extension NotificationTemplate {
 
     /// Appends `value` escaped for `escaping`.
     static func append(_ value: String, escaping: Escaping, to output: inout String) {
+        var bytes: [UInt8] = []
+        append(value, escaping: escaping, to: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 of `value` escaped for `escaping`.
+    static func append(_ value: String, escaping: Escaping, to output: inout [UInt8]) {
         switch escaping {
         case .jsonString: appendJSONString(value, to: &output)
         case .xmlText: appendXML(value, inAttribute: false, to: &output)
@@ -162,26 +178,26 @@ extension NotificationTemplate {
 
     /// The contents of a JSON string (without its quotes). Values that need no escaping are
     /// copied; the others go through `JSONEncoder`, so the escaping is the encoder's.
-    private static func appendJSONString(_ value: String, to output: inout String) {
+    private static func appendJSONString(_ value: String, to output: inout [UInt8]) {
         let needsEscaping = value.utf8.contains { byte in
             byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
         }
         guard needsEscaping else {
-            output += value
+            output.append(contentsOf: value.utf8)
             return
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         // Encoding a String cannot fail; an empty string keeps the document valid regardless.
         guard let data = try? encoder.encode(value), data.count >= 2 else { return }
-        output += String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+        output.append(contentsOf: data.dropFirst().dropLast())
     }
 
     /// XML character data or an attribute value: `& < > " '` as entities; in attributes tab,
     /// newline and carriage return as character references (a parser would normalise them
     /// away), and carriage return in text too. Characters XML 1.0 cannot carry at all
     /// become U+FFFD, so the document stays well-formed whatever the value holds.
-    private static func appendXML(_ value: String, inAttribute: Bool, to output: inout String) {
+    private static func appendXML(_ value: String, inAttribute: Bool, to output: inout [UInt8]) {
         let needsEscaping = value.unicodeScalars.contains { scalar in
             switch scalar {
             case "&", "<", ">", "\"", "'", "\r": true
@@ -190,21 +206,19 @@ extension NotificationTemplate {
             }
         }
         guard needsEscaping else {
-            output += value
+            output.append(contentsOf: value.utf8)
             return
         }
-        XMLWriter.escape(value, inAttribute: inAttribute, replacingInvalidWith: "\u{FFFD}", into: &output)
+        var escaped = ""
+        XMLWriter.escape(value, inAttribute: inAttribute, replacingInvalidWith: "\u{FFFD}", into: &escaped)
+        output.append(contentsOf: escaped.utf8)
     }
 
     /// A value for plain text: control characters (other than tab) become spaces.
-    private static func appendPlainText(_ value: String, to output: inout String) {
-        guard value.utf8.contains(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) else {
-            output += value
-            return
-        }
-        for scalar in value.unicodeScalars {
-            let isControl = (scalar.value < 0x20 && scalar != "\t") || scalar.value == 0x7F
-            output.unicodeScalars.append(isControl ? " " : scalar)
+    private static func appendPlainText(_ value: String, to output: inout [UInt8]) {
+        for byte in value.utf8 {
+            let isControl = (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
+            output.append(isControl ? UInt8(ascii: " ") : byte)
         }
     }
 }

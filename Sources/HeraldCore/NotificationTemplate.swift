@@ -77,9 +77,23 @@ public struct NotificationTemplate: Sendable, Hashable {
         program.render(properties)
     }
 
+    /// Appends the rendering's UTF-8 to `output`, with the value of each property given by
+    /// `value` (`nil` when it is missing), which is called with the property's number: its
+    /// index in ``orderedPropertyNames``. The result is the same document as
+    /// ``render(_:)``'s, without building a dictionary or a string.
+    public func render(into output: inout [UInt8], value: (_ property: Int) -> String?) {
+        program.render(into: &output, value: value)
+    }
+
     /// The property names the template uses (lowercased), e.g. for docs/validation.
     public var propertyNames: Set<String> {
         Set(program.propertyNames)
+    }
+
+    /// The property names the template uses (lowercased), numbered as
+    /// ``render(into:value:)`` asks for them.
+    public var orderedPropertyNames: [String] {
+        program.propertyNames
     }
 
     /// Renders a header value or an APNs expiry that may hold expressions (no JSON/XML context: plain text).
@@ -88,16 +102,7 @@ public struct NotificationTemplate: Sendable, Hashable {
     /// other than tab in a property's value become spaces, so a value cannot add a line to
     /// a header block. Text without `(` or `{` is returned as it is, without parsing.
     public static func renderText(_ text: String, properties: [String: String]) throws(HeraldError) -> String {
-        let parsed: ParsedValue
-        do {
-            parsed = try parseValue(text)
-        } catch {
-            throw HeraldError.badRequest(error.message("at character \(error.characterOffset + 1) of \"\(shortened(text))\""))
-        }
-        guard parsed.hasExpressions else { return text }
-        var builder = ProgramBuilder()
-        builder.value(parsed.parts, escaping: .plainText)
-        return builder.finish().render(properties)
+        try Text(text).render(properties)
     }
 
     // Equality and hashing follow the body: the format and the compiled form derive from it.
@@ -128,7 +133,7 @@ extension NotificationTemplate {
     }
 
     /// `text`, cut to 60 characters for a message.
-    fileprivate static func shortened(_ text: String) -> String {
+    static func shortened(_ text: String) -> String {
         text.count > 60 ? text.prefix(60) + "…" : text
     }
 }

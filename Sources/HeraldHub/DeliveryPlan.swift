@@ -82,12 +82,8 @@ struct DeliveryPlan: Sendable {
             guard let provider = providers[platform] else { return .outcome(platform, .noProvider) }
             guard selection.firstTime(registration.handle, template: template.name ?? "") else { return .outcome(platform, .skipped) }
             let rendering = TemplateRendering(
-                compiled: selection.compiled(template.body),
-                template: template,
-                pushVariables: registration.pushVariables,
-                properties: properties,
-                platform: platform,
-                legacyGCM: registration.legacyGCM
+                compiled: selection.compiled(template, platform: platform, legacyGCM: registration.legacyGCM, properties: properties),
+                pushVariables: registration.pushVariables
             )
             let target = PushTarget(handle: registration.handle, webPushKeys: registration.webPushKeys)
             return .send(platform, provider, target, .template(rendering))
@@ -157,13 +153,35 @@ enum DeliveryStep {
 }
 
 /// What the fan-out of one notification has seen so far: the devices served (for
-/// de-duplication) and the templates compiled (each distinct body once per notification).
+/// de-duplication) and the templates compiled (each distinct body once per notification, and
+/// once per platform and set of headers, for the send's properties).
+///
+/// One selection serves one notification: its compiled templates hold that send's properties.
 struct Selection {
+    /// The compiled bodies and templates kept, each: a notification to devices with more
+    /// distinct templates than that compiles some of them again, in memory that stays bounded.
+    static let compiledLimit = 512
+
+    /// What a template is compiled for: all of it but its name, the device's platform and
+    /// whether it is legacy GCM.
+    private struct TemplateKey: Hashable {
+        var body: String
+        var headers: [PlatformPayload.Header]
+        var expiry: String?
+        var priority: String?
+        var platform: Platform
+        var legacyGCM: Bool
+    }
+
     /// 64-bit digests of the devices served, not the handles themselves: a broadcast to a
     /// million devices remembers them in about 16 MB instead of 160. Two handles with the
     /// same digest (odds about 1 in 30 million for a million devices) would send once.
     private var served = Set<Int>()
-    private var templates: [String: Result<NotificationTemplate, HeraldError>] = [:]
+    private var bodies: [String: Result<NotificationTemplate, HeraldError>] = [:]
+    private var templates: [TemplateKey: CompiledTemplate] = [:]
+    /// The template compiled last: devices in a row often share one, and comparing costs
+    /// less than hashing.
+    private var last: (key: TemplateKey, compiled: CompiledTemplate)?
 
     /// Whether this device (and template) is served for the first time in this notification.
     mutating func firstTime(_ handle: String, template: String? = nil) -> Bool {
@@ -173,10 +191,41 @@ struct Selection {
         return served.insert(hasher.finalize()).inserted
     }
 
-    mutating func compiled(_ body: String) -> Result<NotificationTemplate, HeraldError> {
-        if let compiled = templates[body] { return compiled }
+    /// `template` compiled for a device of `platform` (`legacyGCM`) and the send's
+    /// `properties`: once per notification, unless more than ``compiledLimit`` distinct
+    /// templates come first (the kept ones are then dropped, and compiled again when needed).
+    mutating func compiled(
+        _ template: RegistrationTemplate,
+        platform: Platform,
+        legacyGCM: Bool,
+        properties: TemplateProperties
+    ) -> CompiledTemplate {
+        let key = TemplateKey(
+            body: template.body, headers: template.headers, expiry: template.expiry, priority: template.priority,
+            platform: platform, legacyGCM: legacyGCM
+        )
+        if let last, last.key == key { return last.compiled }
+        let compiled: CompiledTemplate
+        if let kept = templates[key] {
+            compiled = kept
+        } else {
+            if templates.count >= Self.compiledLimit { templates.removeAll(keepingCapacity: true) }
+            compiled = CompiledTemplate(
+                template, body: compiledBody(template.body), platform: platform, legacyGCM: legacyGCM, properties: properties
+            )
+            templates[key] = compiled
+        }
+        last = (key, compiled)
+        return compiled
+    }
+
+    /// A template body compiled, shared by the templates that differ only in their headers
+    /// or platform.
+    private mutating func compiledBody(_ body: String) -> Result<NotificationTemplate, HeraldError> {
+        if let compiled = bodies[body] { return compiled }
+        if bodies.count >= Self.compiledLimit { bodies.removeAll(keepingCapacity: true) }
         let compiled = Result { () throws(HeraldError) in try NotificationTemplate(body: body) }
-        templates[body] = compiled
+        bodies[body] = compiled
         return compiled
     }
 }

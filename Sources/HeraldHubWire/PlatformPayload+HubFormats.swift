@@ -96,7 +96,9 @@ extension PlatformPayload {
         return PlatformPayload(platform: .apns, body: body, headers: kept)
     }
 
-    private static func apnsPriority(_ value: String, header: String) throws(HeraldError) -> String {
+    /// An APNs priority as `apns-priority` wants it (`10`, `5` or `1`), from the value of
+    /// the header named `header`.
+    package static func apnsPriority(_ value: String, header: String) throws(HeraldError) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard ["10", "5", "1"].contains(trimmed) else {
             throw .badRequest("\(header) must be 10 (immediately), 5 (power-considerate) or 1 (low); it is '\(value)'")
@@ -137,7 +139,37 @@ extension PlatformPayload {
         return members
     }
 
+    /// The FCM v1 `message` of a hub API native FCM body (with `legacyGCM`, of a legacy GCM/FCM
+    /// body, translated), checked as ``hubNative(platform:legacyGCM:body:headers:)`` checks it,
+    /// without the payload's encoded bytes: for a caller that needs the message itself.
+    ///
+    /// - Throws: ``HeraldError`` `400` for a body FCM would refuse, `413` when its encoding is
+    ///   larger than ``PayloadLimits/fcm``.
+    package static func hubNativeFCMMessage(legacyGCM: Bool, body: Data) throws(HeraldError) -> JSONValue {
+        let message = legacyGCM ? try legacyGCMMessage(body: body) : try fcmMessage(body: body)
+        try PayloadLimits.check(byteCount: try encode(message).count, for: .fcm)
+        // As the payload's body decodes: members in the order of their keys.
+        return sortingMembers(message)
+    }
+
+    /// `value` with the members of every object in the order of their keys, as `JSONValue`
+    /// decodes them.
+    private static func sortingMembers(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members):
+            .object(members.sorted { $0.key < $1.key }.map { ($0.key, sortingMembers($0.value)) })
+        case .array(let items):
+            .array(items.map(sortingMembers))
+        case .null, .bool, .number, .string:
+            value
+        }
+    }
+
     private static func fcmNative(body: Data) throws(HeraldError) -> PlatformPayload {
+        try fcmPayload(try fcmMessage(body: body))
+    }
+
+    private static func fcmMessage(body: Data) throws(HeraldError) -> JSONValue {
         let request = try decodeObject(body, what: "an FCM v1 notification body ({\"message\": {…}})")
         let messageFields: Set<String> = ["notification", "data", "android", "apns", "webpush", "fcm_options"]
         let message: JSONValue
@@ -168,10 +200,14 @@ extension PlatformPayload {
                 try checkFCMDataKey(entry.key)
             }
         }
-        return try fcmPayload(.object(fields))
+        return .object(fields)
     }
 
     private static func legacyGCMNative(body: Data) throws(HeraldError) -> PlatformPayload {
+        try fcmPayload(try legacyGCMMessage(body: body))
+    }
+
+    private static func legacyGCMMessage(body: Data) throws(HeraldError) -> JSONValue {
         let legacy = try decodeObject(body, what: "a GCM/FCM legacy notification body")
         var notification: [(key: String, value: JSONValue)] = []
         var androidNotification: [(key: String, value: JSONValue)] = []
@@ -238,7 +274,7 @@ extension PlatformPayload {
         if !android.isEmpty { message.append(("android", .object(android))) }
         if !data.isEmpty { message.append(("data", .object(data))) }
         if !notification.isEmpty { message.append(("notification", .object(notification))) }
-        return try fcmPayload(.object(message))
+        return .object(message)
     }
 
     private static func fcmPayload(_ message: JSONValue) throws(HeraldError) -> PlatformPayload {
@@ -296,6 +332,17 @@ extension PlatformPayload {
 
     private static let wnsTypes = ["wns/toast", "wns/tile", "wns/badge", "wns/raw"]
 
+    /// The value of an `X-WNS-Type` header, trimmed and lowercased.
+    ///
+    /// - Throws: `400` for a value that is not a WNS notification type.
+    package static func wnsType(_ value: String) throws(HeraldError) -> String {
+        let type = value.trimmingCharacters(in: .whitespaces).lowercased()
+        guard wnsTypes.contains(type) else {
+            throw .badRequest("X-WNS-Type must be one of \(wnsTypes.joined(separator: ", ")); it is '\(value)'")
+        }
+        return type
+    }
+
     private static func wnsNative(body: Data, headers: [Header]) throws(HeraldError) -> PlatformPayload {
         var type: String?
         var kept: [Header] = []
@@ -304,43 +351,47 @@ extension PlatformPayload {
             guard name.hasPrefix("x-wns-") else { continue }
             try checkHeaderValue(header)
             if name == "x-wns-type" {
-                let value = header.value.trimmingCharacters(in: .whitespaces).lowercased()
-                guard wnsTypes.contains(value) else {
-                    throw .badRequest("X-WNS-Type must be one of \(wnsTypes.joined(separator: ", ")); it is '\(header.value)'")
-                }
-                type = value
+                type = try wnsType(header.value)
             } else {
                 kept.append(header)
             }
         }
-        if type != "wns/raw" {
-            let root = rootElement(of: body)
-            if let type {
-                let expected = String(type.dropFirst("wns/".count))
-                guard let root else {
-                    throw .badRequest("a \(type) notification body must be XML with a <\(expected)> root element")
-                }
-                guard root == expected else {
-                    throw .badRequest("X-WNS-Type is \(type), so the body's root element must be <\(expected)>; it is <\(root)>")
-                }
-            } else {
-                guard let root, ["toast", "tile", "badge"].contains(root) else {
-                    throw .badRequest(
-                        "X-WNS-Type is required (wns/toast, wns/tile, wns/badge or wns/raw); it can be left out only for XML whose root element is toast, tile or badge"
-                    )
-                }
-                type = "wns/" + root
-            }
-        }
+        let sentType = try wnsType(type, root: type == "wns/raw" ? nil : rootElement(of: body))
         try PayloadLimits.check(byteCount: body.count, for: .wns)
-        kept.insert(Header(name: "X-WNS-Type", value: type ?? "wns/raw"), at: 0)
+        kept.insert(Header(name: "X-WNS-Type", value: sentType), at: 0)
         return PlatformPayload(platform: .wns, body: body, headers: kept)
+    }
+
+    /// The WNS notification type to send: `type`, the checked `X-WNS-Type` (see
+    /// ``wnsType(_:)``), or when there is none the one the body's root element (`root`, see
+    /// ``rootElement(of:)``) names.
+    ///
+    /// - Throws: `400` when a toast, tile or badge body's root element does not match its
+    ///   type, or when there is no type and the root element names none.
+    package static func wnsType(_ type: String?, root: String?) throws(HeraldError) -> String {
+        if type == "wns/raw" { return "wns/raw" }
+        if let type {
+            let expected = String(type.dropFirst("wns/".count))
+            guard let root else {
+                throw .badRequest("a \(type) notification body must be XML with a <\(expected)> root element")
+            }
+            guard root == expected else {
+                throw .badRequest("X-WNS-Type is \(type), so the body's root element must be <\(expected)>; it is <\(root)>")
+            }
+            return type
+        }
+        guard let root, ["toast", "tile", "badge"].contains(root) else {
+            throw .badRequest(
+                "X-WNS-Type is required (wns/toast, wns/tile, wns/badge or wns/raw); it can be left out only for XML whose root element is toast, tile or badge"
+            )
+        }
+        return "wns/" + root
     }
 
     /// The name of the root element of an XML document: skips a byte-order mark, white space,
     /// the XML declaration, processing instructions, comments and a doctype. `nil` when the
     /// body does not start like XML.
-    static func rootElement(of body: Data) -> String? {
+    package static func rootElement(of body: Data) -> String? {
         let bytes = [UInt8](body.prefix(4096))
         var i = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
@@ -399,7 +450,7 @@ extension PlatformPayload {
     // MARK: Headers
 
     /// A header value must not hold line breaks or other control characters (a tab is fine).
-    private static func checkHeaderValue(_ header: Header) throws(HeraldError) {
+    package static func checkHeaderValue(_ header: Header) throws(HeraldError) {
         if header.value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
             throw .badRequest("the value of header \(header.name) holds a line break or another control character")
         }
