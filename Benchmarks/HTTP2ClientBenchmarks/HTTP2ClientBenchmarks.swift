@@ -38,6 +38,31 @@ let benchmarks: @Sendable () -> Void = {
         await SendFixture.stop()
     }
 
+    // A fan-out's batch: 128 requests handed over together, one wait. Each iteration is one
+    // request, so the counts compare with the single sends above.
+    Benchmark("APNs send in batches of 128", configuration: configuration) { benchmark in
+        let fixture = SendFixture.current
+        let batchSize = 128
+        var remaining = benchmark.scaledIterations.count
+        while remaining > 0 {
+            let count = min(batchSize, remaining)
+            remaining -= count
+            let batch = (0..<count).map { _ in
+                var headers = fixture.client.headerBlock(path: fixture.path, reservingCapacity: 3)
+                headers.add(name: "authorization", value: SendFixture.authorization)
+                headers.add(name: "apns-topic", value: "com.example.app")
+                headers.add(name: "apns-push-type", value: "alert")
+                return HTTP2Client.BatchRequest(headers: headers, body: fixture.body)
+            }
+            let answers = await fixture.client.send(batch: batch, deadline: .now() + .seconds(10))
+            blackHole(answers.count)
+        }
+    } setup: {
+        try await SendFixture.start()
+    } teardown: {
+        await SendFixture.stop()
+    }
+
     Benchmark("APNs send, headers without pseudo-header fields", configuration: configuration) { benchmark in
         let fixture = SendFixture.current
         for _ in benchmark.scaledIterations {
