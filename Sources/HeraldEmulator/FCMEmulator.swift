@@ -119,6 +119,9 @@ public final class FCMEmulator: Service, Sendable {
 
     /// Total messages accepted (200s).
     public var acceptedCount: Int { responder.acceptedCount }
+
+    /// Messages accepted (200s) that came over HTTP/2; the others came over HTTP/1.1.
+    public var acceptedOverHTTP2Count: Int { responder.acceptedOverHTTP2Count }
 }
 
 extension FCMEmulator.Configuration: EmulatorServerSettings {}

@@ -69,6 +69,8 @@ final class FCMResponder: EmulatorResponder {
     let registry: DeviceRegistry
     let faults = FaultQueue()
     let accepted = Atomic<Int>(0)
+    /// Messages accepted that came over HTTP/2.
+    let acceptedOverHTTP2 = Atomic<Int>(0)
     private let messageCounter = Atomic<Int>(0)
     private let accounts: [String: FCMEmulator.ServiceAccount]
     private let accessTokens = Mutex<[String: AccessToken]>([:])
@@ -316,6 +318,7 @@ final class FCMResponder: EmulatorResponder {
             )
         }
         accepted.add(1, ordering: .relaxed)
+        if case .http2 = request.headers { acceptedOverHTTP2.add(1, ordering: .relaxed) }
         return json(200, SendResponse(name: name), allocator: allocator)
     }
 
@@ -446,5 +449,6 @@ extension FCMResponder: EmulatorControl {
     }
 
     var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var acceptedOverHTTP2Count: Int { acceptedOverHTTP2.load(ordering: .relaxed) }
     var reach: DeviceRegistry.Reach { registry.reach }
 }

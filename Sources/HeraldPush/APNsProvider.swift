@@ -83,40 +83,16 @@ public final class APNsProvider: PushProvider {
         self.credential = PushCredentialRecorder(
             method: configuration.clientCertificate == nil ? "token (.p8 key)" : "certificate")
         self.tokenSigned = { [metrics] in metrics?.tokenRefresh(platform: .apns, succeeded: true) }
-        let endpoint = try Endpoint(configuration.endpoint)
+        let endpoint = try HTTPEndpoint(configuration.endpoint, name: "APNs endpoint")
         self.devicePathPrefix = endpoint.path + "/3/device/"
-        var clientConfiguration = HTTP2Client.Configuration(host: endpoint.host, port: endpoint.port)
-        clientConfiguration.usesTLS = endpoint.isTLS
-        clientConfiguration.trustRoots = configuration.trustRoots
+        var clientConfiguration = endpoint.clientConfiguration(
+            trustRoots: configuration.trustRoots, connections: configuration.connections,
+            connectTimeout: configuration.connectTimeout, timeout: configuration.timeout)
         clientConfiguration.clientIdentity = configuration.clientCertificate?.identity
-        clientConfiguration.connections = configuration.connections
-        clientConfiguration.connectTimeout = .connectionSetup(configuration.connectTimeout, within: configuration.timeout)
         do {
             self.client = try HTTP2Client(configuration: clientConfiguration)
         } catch {
             throw PushProviderError.invalidConfiguration("APNs TLS configuration is not usable: \(error)")
-        }
-    }
-
-    /// Where requests go, from ``APNsConfiguration/endpoint``.
-    private struct Endpoint {
-        var isTLS: Bool
-        var host: String
-        var port: Int
-        /// The endpoint's own path, without a trailing slash ("" for most).
-        var path: String
-
-        init(_ value: String) throws(PushProviderError) {
-            guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), var host = url.host,
-                !host.isEmpty
-            else { throw .invalidConfiguration("APNs endpoint '\(value)' is not an http(s) URL") }
-            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            self.isTLS = scheme == "https"
-            self.host = host
-            self.port = url.port ?? (isTLS ? 443 : 80)
-            var path = url.path
-            while path.hasSuffix("/") { path.removeLast() }
-            self.path = path
         }
     }
 

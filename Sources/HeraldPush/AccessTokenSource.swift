@@ -174,6 +174,35 @@ final class AccessTokenSource<Request: AccessTokenRequest>: Sendable {
     }
 }
 
+/// Where a token exchange goes.
+enum AccessTokenRoute: Sendable {
+    /// Over AsyncHTTPClient, to the token URI.
+    case pool(HTTPClientPool)
+    /// Over the push service's own HTTP/2 client, to `target` on its origin: a token endpoint
+    /// that shares the origin of the sends (an emulator serving both) takes no connection of
+    /// its own.
+    case http2(HTTP2Client, target: String)
+
+    /// `form` posted to `tokenURI`, and the whole answer.
+    func post(form: String, to tokenURI: String, timeout: TimeAmount) async throws -> HTTPPushResponse {
+        let body = ByteBuffer(string: form)
+        switch self {
+        case .pool(let pool):
+            var request = HTTPClientRequest(url: tokenURI)
+            request.method = .POST
+            request.headers = ["content-type": "application/x-www-form-urlencoded", "accept": "application/json"]
+            request.body = .bytes(body)
+            return try await pool.send(request, authorization: nil, timeout: timeout)
+        case .http2(let client, let target):
+            let request = HTTP2PushRequest(
+                path: target,
+                fields: [("content-type", "application/x-www-form-urlencoded"), ("accept", "application/json")],
+                body: body)
+            return try await client.send(request, authorization: nil, timeout: timeout)
+        }
+    }
+}
+
 extension AccessTokenRequest {
     /// POSTs `fields` as a form to `tokenURI` and reads the OAuth2 answer:
     /// `{"access_token", "token_type", "expires_in"}`, or `{"error", "error_description"}`
@@ -181,27 +210,19 @@ extension AccessTokenRequest {
     func exchangeForm(
         _ fields: [(String, String)],
         tokenURI: String,
-        pool: HTTPClientPool,
+        route: AccessTokenRoute,
         timeout: TimeAmount,
         defaultLifetime: TimeInterval,
         logger: Logger
     ) async throws -> IssuedAccessToken {
-        var request = HTTPClientRequest(url: tokenURI)
-        request.method = .POST
-        request.headers = [
-            "content-type": "application/x-www-form-urlencoded",
-            "accept": "application/json",
-        ]
-        request.body = .bytes(ByteBuffer(string: AccessTokenSource<Self>.formURLEncoded(fields)))
-
         let prefix = serviceName.lowercased()
         let status: Int
         let data: Data
         do {
-            let response = try await pool.next().execute(request, timeout: timeout)
-            let body = try await response.body.collect(upTo: 256 * 1024)
-            status = Int(response.status.code)
-            data = Data(body.readableBytesView)
+            let response = try await route.post(
+                form: AccessTokenSource<Self>.formURLEncoded(fields), to: tokenURI, timeout: timeout)
+            status = response.status
+            data = response.body.map { Data($0.readableBytesView) } ?? Data()
         } catch {
             // What went wrong on the way (a connect timeout, a TLS failure) is what an operator
             // needs; the sends report only that the endpoint was unreachable.

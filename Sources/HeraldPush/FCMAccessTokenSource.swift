@@ -16,7 +16,7 @@ package struct FCMAccessTokenRequest: AccessTokenRequest {
     let account: FCMServiceAccount
     let key: _RSA.Signing.PrivateKey
     let tokenURI: String
-    let pool: HTTPClientPool
+    let route: AccessTokenRoute
     let timeout: TimeAmount
     let logger: Logger
 
@@ -32,7 +32,7 @@ package struct FCMAccessTokenRequest: AccessTokenRequest {
         return try await exchangeForm(
             [("grant_type", Self.grantType), ("assertion", assertion)],
             tokenURI: tokenURI,
-            pool: pool,
+            route: route,
             timeout: timeout,
             defaultLifetime: 3600,
             logger: logger
@@ -75,7 +75,7 @@ extension AccessTokenSource where Request == FCMAccessTokenRequest {
         account: FCMServiceAccount,
         key: _RSA.Signing.PrivateKey,
         tokenURI: String,
-        pool: HTTPClientPool,
+        route: AccessTokenRoute,
         timeout: TimeAmount,
         now: @escaping @Sendable () -> Date,
         logger: Logger,
@@ -83,7 +83,7 @@ extension AccessTokenSource where Request == FCMAccessTokenRequest {
     ) {
         self.init(
             request: FCMAccessTokenRequest(
-                account: account, key: key, tokenURI: tokenURI, pool: pool, timeout: timeout, logger: logger),
+                account: account, key: key, tokenURI: tokenURI, route: route, timeout: timeout, logger: logger),
             now: now,
             exchanged: exchanged
         )

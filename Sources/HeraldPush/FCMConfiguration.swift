@@ -14,9 +14,13 @@ public struct FCMConfiguration: Sendable {
     public var tokenURI: String? = nil
     /// Certificates to trust for TLS; `nil` uses the system roots.
     public var trustRoots: [NIOSSLCertificate]? = nil
-    /// Time allowed for one request (a send or a token exchange).
-    /// A refused connection is retried until then (at most ``connectTimeout`` per connection attempt), so an
-    /// unreachable service fails a send with ``DeliveryOutcome/pnsUnreachable`` after this long.
+    /// Time allowed for one request (a send or a token exchange), from queueing to the end of
+    /// the response; also bounds setting a connection up (at most ``connectTimeout``). A refused
+    /// or failed connection to FCM fails the sends waiting for it at once with
+    /// ``DeliveryOutcome/pnsUnreachable``, and sends fail the same way, without waiting, during a
+    /// short backoff (100 ms, doubling up to 5 s) before the next attempt. A token endpoint on
+    /// another origin is reached over AsyncHTTPClient, which retries a refused connection until
+    /// this long has passed.
     public var timeout: Duration = .seconds(30)
     /// Time allowed for setting up one connection, TCP and TLS; ``timeout`` caps it too.
     public var connectTimeout: Duration = .seconds(10)

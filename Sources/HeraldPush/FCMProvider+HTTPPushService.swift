@@ -1,22 +1,16 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import Logging
 import NIOCore
-import NIOHTTP1
 
 extension FCMProvider: HTTPPushService {
     var serviceName: String { "FCM" }
 
     /// The error code of a response that is not a 200: `error.details[].errorCode`, else
-    /// `error.status`.
-    func answer(to response: HTTPClientResponse) async -> FCMErrorCode? {
-        guard response.status.code != 200 else {
-            do { for try await _ in response.body {} } catch {}
-            return nil
-        }
-        guard let bytes = try? await response.body.collect(upTo: 256 * 1024) else { return nil }
-        return Self.errorCode(fromBody: Data(bytes.readableBytesView))
+    /// `error.status`. A 200's body (the message name) is not read.
+    func answer(to response: HTTPPushResponse) -> FCMErrorCode? {
+        guard response.status != 200, let body = response.body else { return nil }
+        return Self.errorCode(fromBody: Data(body.readableBytesView))
     }
 
     /// `THIRD_PARTY_AUTH_ERROR` is about the APNs or web push credentials behind FCM, which a
@@ -25,11 +19,11 @@ extension FCMProvider: HTTPPushService {
         errorCode != .thirdPartyAuthError
     }
 
-    func classify(status: Int, answer errorCode: FCMErrorCode?, headers: HTTPHeaders, retryAfter: Double?) -> PushResult {
-        Self.classify(status: status, errorCode: errorCode, retryAfter: retryAfter)
+    func classify(_ response: HTTPPushResponse, answer errorCode: FCMErrorCode?, retryAfter: Double?) -> PushResult {
+        Self.classify(status: response.status, errorCode: errorCode, retryAfter: retryAfter)
     }
 
-    func metadata(status: Int, answer errorCode: FCMErrorCode?, headers: HTTPHeaders) -> Logger.Metadata {
-        ["fcm.status": "\(status)", "fcm.error_code": "\(errorCode?.rawValue ?? "")"]
+    func metadata(_ response: HTTPPushResponse, answer errorCode: FCMErrorCode?) -> Logger.Metadata {
+        ["fcm.status": "\(response.status)", "fcm.error_code": "\(errorCode?.rawValue ?? "")"]
     }
 }

@@ -1,10 +1,8 @@
-import AsyncHTTPClient
 import Foundation
 public import HeraldCore
 public import HeraldMetrics
 public import Logging
 import NIOCore
-import NIOHTTP1
 import _CryptoExtras
 
 /// Sends notifications through Firebase Cloud Messaging, HTTP v1 API.
@@ -14,16 +12,28 @@ import _CryptoExtras
 /// from the service account (RS256 JWT bearer grant) and cached until shortly before it
 /// expires. A 401 refreshes the access token and repeats the send once.
 ///
+/// Sends are spread round-robin over ``FCMConfiguration/connections`` HTTP/2 connections
+/// (``HTTP2Client``: frames written per burst and flushed once, no child channel per stream);
+/// `:path` is the same for every send, so it is indexed by HPACK like the access token. Token
+/// exchanges go over AsyncHTTPClient, or over the same connections when the token URI is on the
+/// endpoint's origin (an emulator serving both).
+///
 /// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
 public final class FCMProvider: PushProvider {
     public let platform: Platform = .fcm
     public let configuration: FCMConfiguration
 
-    private let pool: HTTPClientPool
-    private let transport: HTTPPushTransport
+    private let client: HTTP2Client
+    /// The token endpoint's client when it is on another origin than the sends (Google's).
+    private let tokenPool: HTTPClientPool?
+    private let transport: HTTPPushTransport<HTTP2Client>
     private let tokens: FCMAccessTokenSource
-    private let sendURL: String
+    /// `{endpoint path}/v1/projects/{project}/messages:send`.
+    private let sendPath: String
     private let credential: PushCredentialRecorder
+
+    /// The header fields of every send after `authorization`.
+    private static let sendFields: [(name: String, value: String)] = [("content-type", "application/json; charset=UTF-8")]
 
     /// - Throws: ``PushProviderError`` when the configuration or the service account's key is invalid.
     public init(configuration: FCMConfiguration, logger: Logger, metrics: HeraldMetrics? = nil) throws {
@@ -36,23 +46,40 @@ public final class FCMProvider: PushProvider {
                 "the private key of service account \(configuration.serviceAccount.clientEmail) is not a PEM RSA key of 2048 bits or more")
         }
         self.configuration = configuration
-        var endpoint = configuration.endpoint
-        while endpoint.hasSuffix("/") { endpoint.removeLast() }
-        self.sendURL = endpoint + "/v1/projects/" + configuration.serviceAccount.projectID + "/messages:send"
-        let pool = HTTPClientPool(
-            count: configuration.connections, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
-            connectTimeout: configuration.connectTimeout)
-        self.pool = pool
+        let endpoint = try HTTPEndpoint(configuration.endpoint, name: "FCM endpoint")
+        self.sendPath = endpoint.path + "/v1/projects/" + configuration.serviceAccount.projectID + "/messages:send"
+        let client: HTTP2Client
+        do {
+            client = try HTTP2Client(
+                configuration: endpoint.clientConfiguration(
+                    trustRoots: configuration.trustRoots, connections: configuration.connections,
+                    connectTimeout: configuration.connectTimeout, timeout: configuration.timeout))
+        } catch {
+            throw PushProviderError.invalidConfiguration("FCM TLS configuration is not usable: \(error)")
+        }
+        self.client = client
+        let tokenEndpoint = try HTTPEndpoint(configuration.effectiveTokenURI, name: "FCM token URI")
+        let route: AccessTokenRoute
+        if tokenEndpoint.hasSameOrigin(as: endpoint) {
+            self.tokenPool = nil
+            route = .http2(client, target: tokenEndpoint.target)
+        } else {
+            let pool = HTTPClientPool(
+                count: 1, trustRoots: configuration.trustRoots, timeout: configuration.timeout,
+                connectTimeout: configuration.connectTimeout)
+            self.tokenPool = pool
+            route = .pool(pool)
+        }
         let credential = PushCredentialRecorder(method: "service account", now: configuration.now)
         self.credential = credential
         self.transport = HTTPPushTransport(
-            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
+            wire: client, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
             health: credential)
         self.tokens = FCMAccessTokenSource(
             account: configuration.serviceAccount,
             key: key,
             tokenURI: configuration.effectiveTokenURI,
-            pool: pool,
+            route: route,
             timeout: TimeAmount(configuration.timeout),
             now: configuration.now,
             logger: logger,
@@ -83,10 +110,7 @@ public final class FCMProvider: PushProvider {
                 return .rejectedLocally(.invalidNotificationFormat, reason: "the FCM message is not a JSON object")
             }
         }
-        var request = HTTPClientRequest(url: sendURL)
-        request.method = .POST
-        request.headers = ["content-type": "application/json; charset=UTF-8"]
-        request.body = .bytes(body)
+        let request = HTTP2PushRequest(path: sendPath, indexingPath: true, fields: Self.sendFields, body: body)
         return await transport.send(
             request, authorizer: tokens, service: self, target: ["herald.device": "\(redacted(target.handle))"])
     }
@@ -136,11 +160,13 @@ public final class FCMProvider: PushProvider {
     }
 
     /// Connections open now to FCM and its token endpoint.
-    public var openConnections: Int? { pool.openConnections }
+    public var openConnections: Int? { client.openConnections + (tokenPool?.openConnections ?? 0) }
 
-    /// Closes the connections. Later sends report ``DeliveryOutcome/pnsUnreachable``.
+    /// Closes the connections once the sends in flight are answered (or reach their timeout).
+    /// Later sends report ``DeliveryOutcome/pnsUnreachable``.
     public func shutdown() async throws {
         tokens.cancel()
-        try await pool.shutdown()
+        await client.shutdown()
+        try await tokenPool?.shutdown()
     }
 }

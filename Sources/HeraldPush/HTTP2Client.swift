@@ -149,20 +149,23 @@ package final class HTTP2Client: Sendable {
     /// fields (names in lowercase) and sends it with ``send(headerBlock:body:deadline:)``, so
     /// that the block is built once and never copied.
     ///
-    /// `:path` is never added to HPACK's dynamic table: it names one device, and indexing it
-    /// would push out the fields that repeat on every request of the connection (authority,
-    /// authorization, topic), which are then sent as an index of a byte or two each.
-    package func headerBlock(method: String = "POST", path: String, reservingCapacity capacity: Int) -> HPACKHeaders {
+    /// `:path` is not added to HPACK's dynamic table unless `indexingPath`: a path that names
+    /// one device (APNs) would push out the fields that repeat on every request of the
+    /// connection (authority, authorization, topic), which are then sent as an index of a byte
+    /// or two each. A path that every request shares (FCM's `messages:send`) is one of those.
+    package func headerBlock(
+        method: String = "POST", path: String, indexingPath: Bool = false, reservingCapacity capacity: Int
+    ) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(capacity + 4)
         headers.add(name: ":method", value: method)
         headers.add(name: ":scheme", value: scheme)
         headers.add(name: ":authority", value: authority)
-        headers.add(name: ":path", value: path, indexing: .nonIndexable)
+        headers.add(name: ":path", value: path, indexing: indexingPath ? .indexable : .nonIndexable)
         return headers
     }
 
-    /// Sends a complete header block (from ``headerBlock(method:path:reservingCapacity:)``,
+    /// Sends a complete header block (from ``headerBlock(method:path:indexingPath:reservingCapacity:)``,
     /// pseudo-header fields first) and `body`, and waits for the whole response or until
     /// `deadline`. The block is sent as it is: HTTP/2's header validation is off on this
     /// client's connections, since every block it sends was built here.

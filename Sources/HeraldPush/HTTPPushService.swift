@@ -1,29 +1,28 @@
-import AsyncHTTPClient
 import HeraldCore
 import Logging
-import NIOHTTP1
 
 /// What one HTTP push service (FCM, WNS, Web Push) adds to the send loop of
 /// ``HTTPPushTransport``: how a response is read and classified, and what of it is logged.
+/// The response is the same whichever wire carried it (``HTTPPushResponse``).
 protocol HTTPPushService: Sendable {
     /// What a response says beyond its status, read once.
     associatedtype Answer: Sendable
 
     var platform: Platform { get }
 
-    /// Reads what classifying `response` needs, and drains its body.
-    func answer(to response: HTTPClientResponse) async -> Answer
+    /// Reads what classifying `response` needs; a delivery's body is not decoded.
+    func answer(to response: HTTPPushResponse) -> Answer
 
     /// Whether a 401 with `answer` may come from a stale credential, so that a new one is
     /// worth a second attempt.
     func mayBeStaleCredential(_ answer: Answer) -> Bool
 
-    /// The service's own classification of a response.
-    func classify(status: Int, answer: Answer, headers: HTTPHeaders, retryAfter: Double?) -> PushResult
+    /// The service's own classification of `response`.
+    func classify(_ response: HTTPPushResponse, answer: Answer, retryAfter: Double?) -> PushResult
 
     /// What to log about a response that was not a delivery: status, error codes, never a
     /// token or a key.
-    func metadata(status: Int, answer: Answer, headers: HTTPHeaders) -> Logger.Metadata
+    func metadata(_ response: HTTPPushResponse, answer: Answer) -> Logger.Metadata
 
     /// The service as messages name it: `FCM`, `WNS`, `the Web Push service`.
     var serviceName: String { get }

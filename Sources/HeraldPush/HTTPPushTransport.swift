@@ -1,19 +1,18 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import HeraldMetrics
 import Logging
 import NIOCore
-import NIOHTTP1
 
-/// The send loop that FCM, WNS and Web Push share, over AsyncHTTPClient (HTTP/1.1 or 2):
-/// authorize, `POST`, on a 401 refresh the credential once and repeat, read `Retry-After`,
-/// classify with the service's own rules, and log.
+/// The send loop that FCM, WNS and Web Push share, over any ``HTTPPushWire`` (FCM over
+/// ``HTTP2Client``, WNS and Web Push over AsyncHTTPClient): authorize, `POST`, on a 401
+/// refresh the credential once and repeat, read `Retry-After`, classify with the service's
+/// own rules, and log.
 ///
 /// Log messages are static; what varies is metadata (`herald.platform`, the target as the
 /// caller redacted it, the service's status and codes), never a token or a key.
-struct HTTPPushTransport: Sendable {
-    let pool: HTTPClientPool
+struct HTTPPushTransport<Wire: HTTPPushWire>: Sendable {
+    let wire: Wire
     /// The limit for one request, response included.
     let timeout: TimeAmount
     /// The clock that an HTTP-date `Retry-After` is read against.
@@ -25,14 +24,14 @@ struct HTTPPushTransport: Sendable {
     let health: PushCredentialRecorder
 
     init(
-        pool: HTTPClientPool,
+        wire: Wire,
         timeout: Duration,
         now: @escaping @Sendable () -> Date,
         logger: Logger,
         metrics: HeraldMetrics? = nil,
         health: PushCredentialRecorder
     ) {
-        self.pool = pool
+        self.wire = wire
         self.timeout = TimeAmount(timeout)
         self.now = now
         self.logger = logger
@@ -42,16 +41,21 @@ struct HTTPPushTransport: Sendable {
 
     /// Sends `request` (everything but its `Authorization`) and classifies the answer.
     ///
-    /// - Parameter target: identifies the device in logs, redacted by the caller.
+    /// - Parameter target: identifies the device in logs, redacted by the caller; built only
+    ///   when something is logged.
     func send<Service: HTTPPushService, Authorizer: PushAuthorizer>(
-        _ request: HTTPClientRequest,
+        _ request: Wire.PushRequest,
         authorizer: Authorizer,
         service: Service,
-        target: Logger.Metadata
+        target: @autoclosure () -> Logger.Metadata
     ) async -> PushResult {
-        guard !pool.isShutDown else { return .unreachable(reason: "provider shut down") }
-        var metadata = target
-        metadata["herald.platform"] = "\(service.platform)"
+        guard !wire.isShutDown else { return .unreachable(reason: "provider shut down") }
+        func metadata(_ more: Logger.Metadata = [:]) -> Logger.Metadata {
+            var metadata = target()
+            metadata["herald.platform"] = "\(service.platform)"
+            metadata.merge(more) { $1 }
+            return metadata
+        }
 
         var attempt = 0
         while true {
@@ -63,30 +67,26 @@ struct HTTPPushTransport: Sendable {
                 return error.result
             }
 
-            var authorized = request
-            authorized.headers.replaceOrAdd(name: "authorization", value: authorizer.authorization(credential))
-
-            let response: HTTPClientResponse
+            let response: HTTPPushResponse
             let start = ContinuousClock.now
             do {
-                response = try await pool.next().execute(authorized, timeout: timeout)
+                response = try await wire.send(request, authorization: authorizer.authorization(credential), timeout: timeout)
             } catch {
                 metrics?.pushRequest(platform: service.platform, status: nil, duration: .now - start)
-                var failure = metadata
-                failure["error"] = "\(String(describing: error))"
-                logger.debug("push send failed without a response", metadata: failure)
+                logger.debug(
+                    "push send failed without a response", metadata: metadata(["error": "\(String(describing: error))"]))
                 return .unreachable()
             }
 
-            let status = Int(response.status.code)
+            let status = response.status
             metrics?.pushRequest(platform: service.platform, status: status, duration: .now - start)
-            let answer = await service.answer(to: response)
+            let answer = service.answer(to: response)
             if status == 401, attempt == 1, service.mayBeStaleCredential(answer), authorizer.refused(credential) {
-                logger.debug("push service refused the credential; refreshing", metadata: metadata)
+                logger.debug("push service refused the credential; refreshing", metadata: metadata())
                 continue
             }
-            let retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: now()) }
-            let result = service.classify(status: status, answer: answer, headers: response.headers, retryAfter: retryAfter)
+            let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now()) }
+            let result = service.classify(response, answer: answer, retryAfter: retryAfter)
             if result.outcome == .invalidCredentials {
                 health.failed(service.credentialRefusal(status: status, reason: result.reason))
             } else if status < 500, status != 429 {
@@ -95,11 +95,11 @@ struct HTTPPushTransport: Sendable {
                 health.succeeded()
             }
             if result.disposition != .delivered {
-                metadata.merge(service.metadata(status: status, answer: answer, headers: response.headers)) { $1 }
                 if result.outcome == .invalidCredentials {
-                    logger.warning("push service refused the credentials", metadata: metadata)
+                    logger.warning(
+                        "push service refused the credentials", metadata: metadata(service.metadata(response, answer: answer)))
                 } else {
-                    logger.debug("push send not delivered", metadata: metadata)
+                    logger.debug("push send not delivered", metadata: metadata(service.metadata(response, answer: answer)))
                 }
             }
             return result

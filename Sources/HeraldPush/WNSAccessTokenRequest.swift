@@ -33,7 +33,7 @@ struct WNSAccessTokenRequest: AccessTokenRequest {
         try await exchangeForm(
             Self.formFields(clientID: clientID, clientSecret: clientSecret, scope: scope),
             tokenURI: tokenURI,
-            pool: pool,
+            route: .pool(pool),
             timeout: timeout,
             defaultLifetime: Self.defaultLifetime,
             logger: logger

@@ -1,33 +1,30 @@
-import AsyncHTTPClient
 import HeraldCore
 import Logging
-import NIOHTTP1
 
 extension WNSProvider: HTTPPushService {
     var serviceName: String { "WNS" }
 
-    /// `X-WNS-Status`, lowercased. The rest of the answer is in the headers too; the body is
-    /// drained (WNS sends none worth reading).
-    func answer(to response: HTTPClientResponse) async -> WNSStatus? {
-        do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
-        return response.headers.first(name: "x-wns-status").map { WNSStatus($0.lowercased()) }
+    /// `X-WNS-Status`, lowercased. The rest of the answer is in the headers too; WNS sends
+    /// no body worth reading.
+    func answer(to response: HTTPPushResponse) -> WNSStatus? {
+        response.header("x-wns-status").map { WNSStatus($0.lowercased()) }
     }
 
-    func classify(status: Int, answer wnsStatus: WNSStatus?, headers: HTTPHeaders, retryAfter: Double?) -> PushResult {
+    func classify(_ response: HTTPPushResponse, answer wnsStatus: WNSStatus?, retryAfter: Double?) -> PushResult {
         Self.classify(
-            status: status,
+            status: response.status,
             wnsStatus: wnsStatus,
-            errorDescription: headers.first(name: "x-wns-error-description"),
+            errorDescription: response.header("x-wns-error-description"),
             retryAfter: retryAfter
         )
     }
 
-    func metadata(status: Int, answer wnsStatus: WNSStatus?, headers: HTTPHeaders) -> Logger.Metadata {
+    func metadata(_ response: HTTPPushResponse, answer wnsStatus: WNSStatus?) -> Logger.Metadata {
         [
-            "wns.status": "\(status)",
+            "wns.status": "\(response.status)",
             "wns.notification_status": "\(wnsStatus?.rawValue ?? "")",
-            "wns.device_connection_status": "\(headers.first(name: "x-wns-deviceconnectionstatus") ?? "")",
-            "wns.msg_id": "\(headers.first(name: "x-wns-msg-id") ?? "")",
+            "wns.device_connection_status": "\(response.header("x-wns-deviceconnectionstatus") ?? "")",
+            "wns.msg_id": "\(response.header("x-wns-msg-id") ?? "")",
         ]
     }
 }

@@ -30,7 +30,7 @@ public final class WNSProvider: PushProvider {
     public let configuration: WNSConfiguration
 
     private let pool: HTTPClientPool
-    private let transport: HTTPPushTransport
+    private let transport: HTTPPushTransport<HTTPClientPool>
     private let tokens: WNSAccessTokenSource
     private let credential: PushCredentialRecorder
 
@@ -45,7 +45,7 @@ public final class WNSProvider: PushProvider {
         let credential = PushCredentialRecorder(method: "client credentials", now: configuration.now)
         self.credential = credential
         self.transport = HTTPPushTransport(
-            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
+            wire: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
             health: credential)
         self.tokens = WNSAccessTokenSource(
             request: WNSAccessTokenRequest(

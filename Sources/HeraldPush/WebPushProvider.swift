@@ -26,7 +26,7 @@ public final class WebPushProvider: PushProvider {
     private let logger: Logger
     let vapid: WebPushVAPID
     private let pool: HTTPClientPool
-    private let transport: HTTPPushTransport
+    private let transport: HTTPPushTransport<HTTPClientPool>
     private let credential: PushCredentialRecorder
 
     /// - Throws: ``PushProviderError`` when the configuration or the VAPID key is invalid.
@@ -48,7 +48,7 @@ public final class WebPushProvider: PushProvider {
         let credential = PushCredentialRecorder(method: "VAPID", now: configuration.now)
         self.credential = credential
         self.transport = HTTPPushTransport(
-            pool: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
+            wire: pool, timeout: configuration.timeout, now: configuration.now, logger: logger, metrics: metrics,
             health: credential)
     }
 

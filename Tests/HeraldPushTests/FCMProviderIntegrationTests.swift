@@ -141,6 +141,58 @@ func dataMessage(_ fields: [(String, String)]) -> PushNotification {
         }
     }
 
+    /// Sends go over the provider's own HTTP/2 connections, no more than configured, and so
+    /// does the token exchange when the token endpoint shares their origin (the emulator's);
+    /// a 401 refreshes the access token and repeats the send over them too.
+    @Test func sendsGoOverHTTP2OnTheConfiguredConnections() async throws {
+        try await FCMHarness.with { harness in
+            let devices = (0..<5).map { _ in harness.emulator.registerDevice() }
+            var configuration = try harness.configuration()
+            configuration.connections = 2
+            try await harness.withProvider(configuration) { provider in
+                let message = dataMessage([("id", "1")])
+                let results = await withTaskGroup(of: PushResult.self) { group in
+                    for i in 0..<200 {
+                        group.addTask { await provider.send(message, to: PushTarget(handle: devices[i % 5])) }
+                    }
+                    return await group.reduce(into: [PushResult]()) { $0.append($1) }
+                }
+                #expect(results.allSatisfy { $0 == .delivered })
+                #expect(harness.emulator.acceptedOverHTTP2Count == 200)
+                #expect(provider.openConnections == 2)
+
+                harness.emulatorClock.advance(minutes: 61)
+                harness.clientClock.advance(minutes: 30)
+                #expect(await provider.send(message, to: PushTarget(handle: devices[0])) == .delivered)
+                #expect(provider.tokenExchangeCount == 2)
+                #expect(harness.emulator.acceptedOverHTTP2Count == 201)
+                #expect(provider.openConnections == 2)
+            }
+        }
+    }
+
+    /// A token endpoint on another origin is reached over AsyncHTTPClient; a send that gets no
+    /// answer (the HTTP/2 client's connection refused) is retryable, as is a send after shutdown.
+    @Test func sendWithoutAnAnswerIsUnreachable() async throws {
+        try await FCMHarness.with { harness in
+            let device = harness.emulator.registerDevice()
+            var configuration = try harness.configuration()
+            // Nothing listens on port 1; the token URI stays the emulator's.
+            configuration.endpoint = "https://127.0.0.1:1"
+            configuration.timeout = .seconds(5)
+            let provider = try FCMProvider(configuration: configuration, logger: Logger(label: "fcm"))
+            let result = await provider.send(dataMessage([("id", "1")]), to: PushTarget(handle: device))
+            #expect(result.disposition == .retryable(retryAfter: nil))
+            #expect(result.outcome == .pnsUnreachable)
+            #expect(result.status == nil)
+            #expect(provider.tokenExchangeCount == 1)
+            #expect(provider.openConnections == 1)
+            try await provider.shutdown()
+            let afterShutdown = await provider.send(dataMessage([("id", "1")]), to: PushTarget(handle: device))
+            #expect(afterShutdown.outcome == .pnsUnreachable)
+        }
+    }
+
     @Test func unregisteredIsAnExpiredChannel() async throws {
         try await FCMHarness.with { harness in
             let device = harness.emulator.registerDevice()

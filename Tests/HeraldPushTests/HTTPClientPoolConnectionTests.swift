@@ -7,9 +7,10 @@ import Testing
 
 @testable import HeraldPush
 
-/// The providers over AsyncHTTPClient count their connections (for `herald_push_connections`)
-/// from the connection initializers AsyncHTTPClient calls: none before the first send, one per
-/// client used after it, none once shut down.
+/// The providers count their connections (for `herald_push_connections`): WNS from the
+/// connection initializers AsyncHTTPClient calls, FCM from its HTTP/2 client (plus the token
+/// endpoint's, on another origin): none before the first send, one per connection used after
+/// it, none once shut down.
 @Suite(.timeLimit(.minutes(2))) struct HTTPClientPoolConnectionTests {
     @Test func fcmConnectionsAreCountedOpenAndClosed() async throws {
         try await FCMHarness.with { harness in
@@ -18,8 +19,8 @@ import Testing
             configuration.connections = 3
             let provider = try FCMProvider(configuration: configuration, logger: Logger(label: "fcm"))
             #expect(provider.openConnections == 0)
-            // The token exchange and four sends, round-robin over three clients, each of which
-            // keeps one HTTP/2 connection to the emulator.
+            // The token exchange (the emulator's token endpoint shares its origin) and four
+            // sends, round-robin over three HTTP/2 connections to the emulator.
             for _ in 0..<4 {
                 #expect(await provider.send(dataMessage([("k", "v")]), to: PushTarget(handle: device)) == .delivered)
             }
