@@ -97,8 +97,50 @@ public final class FCMProvider: PushProvider {
     public var tokenExchangeCount: Int { tokens.exchangeCount }
 
     public func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
+        switch request(notification, to: target) {
+        case .send(let request):
+            return await transport.send(
+                request, authorizer: tokens, service: self, target: ["herald.device": "\(redacted(target.handle))"])
+        case .refused(let result):
+            return result
+        }
+    }
+
+    /// Sends the batch's requests with one access token, in one burst per connection, and
+    /// waits once.
+    public func send(_ batch: [PushSend]) async -> [PushResult] {
+        var results = [PushResult?](repeating: nil, count: batch.count)
+        var requests: [HTTP2PushRequest] = []
+        requests.reserveCapacity(batch.count)
+        var sent: [Int] = []
+        sent.reserveCapacity(batch.count)
+        for (index, item) in batch.enumerated() {
+            switch request(item.notification, to: item.target) {
+            case .send(let request):
+                requests.append(request)
+                sent.append(index)
+            case .refused(let result):
+                results[index] = result
+            }
+        }
+        guard !requests.isEmpty else { return results.map { $0! } }
+        let answers = await transport.send(
+            batch: requests, authorizer: tokens, service: self,
+            targets: { [sent] index in ["herald.device": "\(redacted(batch[sent[index]].target.handle))"] })
+        for (index, result) in zip(sent, answers) { results[index] = result }
+        return results.map { $0! }
+    }
+
+    private enum Request {
+        case send(HTTP2PushRequest)
+        /// Refused before anything was sent.
+        case refused(PushResult)
+    }
+
+    /// The request that sends `notification` to `target`: its body completed with the token.
+    private func request(_ notification: PushNotification, to target: PushTarget) -> Request {
         guard !target.handle.isEmpty else {
-            return .rejectedLocally(.badChannel, reason: FCMErrorCode.invalidArgument.rawValue)
+            return .refused(.rejectedLocally(.badChannel, reason: FCMErrorCode.invalidArgument.rawValue))
         }
         let body: ByteBuffer
         if let spliced = notification.fcmRequest?.body(token: target.handle) {
@@ -107,12 +149,10 @@ public final class FCMProvider: PushProvider {
             do {
                 body = try Self.requestBody(notification.body, token: target.handle)
             } catch {
-                return .rejectedLocally(.invalidNotificationFormat, reason: "the FCM message is not a JSON object")
+                return .refused(.rejectedLocally(.invalidNotificationFormat, reason: "the FCM message is not a JSON object"))
             }
         }
-        let request = HTTP2PushRequest(path: sendPath, indexingPath: true, fields: Self.sendFields, body: body)
-        return await transport.send(
-            request, authorizer: tokens, service: self, target: ["herald.device": "\(redacted(target.handle))"])
+        return .send(HTTP2PushRequest(path: sendPath, indexingPath: true, fields: Self.sendFields, body: body))
     }
 
     /// `{"message": {…fields, "token": token}}`, encoded with `JSONEncoder`. A byte body

@@ -27,12 +27,30 @@ struct HTTP2PushRequest: Sendable {
 
 extension HTTP2Client: HTTPPushWire {
     func send(_ request: HTTP2PushRequest, authorization: String?, timeout: TimeAmount) async throws -> HTTPPushResponse {
+        let response = try await send(headerBlock: headerBlock(of: request, authorization: authorization), body: request.body, deadline: .now() + timeout)
+        return HTTPPushResponse(response)
+    }
+
+    /// The whole batch in one burst per connection, and one wait.
+    func send(batch: [HTTP2PushRequest], authorization: String?, timeout: TimeAmount) async -> [HTTPPushAnswer] {
+        let requests = batch.map { BatchRequest(headers: headerBlock(of: $0, authorization: authorization), body: $0.body) }
+        return await send(batch: requests, deadline: .now() + timeout).map { answer in
+            HTTPPushAnswer(result: answer.result.map(HTTPPushResponse.init).mapError { $0 }, completedAt: answer.completedAt)
+        }
+    }
+
+    private func headerBlock(of request: HTTP2PushRequest, authorization: String?) -> HPACKHeaders {
         var headers = headerBlock(
             method: request.method, path: request.path, indexingPath: request.indexingPath,
             reservingCapacity: request.fields.count + 1)
         if let authorization { headers.add(name: "authorization", value: authorization) }
         for field in request.fields { headers.add(name: field.name, value: field.value) }
-        let response = try await send(headerBlock: headers, body: request.body, deadline: .now() + timeout)
-        return HTTPPushResponse(status: response.status, headers: .http2(response.headers), body: response.body)
+        return headers
+    }
+}
+
+extension HTTPPushResponse {
+    init(_ response: HTTP2Client.Response) {
+        self.init(status: response.status, headers: .http2(response.headers), body: response.body)
     }
 }

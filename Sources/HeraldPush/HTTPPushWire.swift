@@ -18,6 +18,37 @@ protocol HTTPPushWire: Sendable {
     /// Sends `request` with `authorization` (none if `nil`) and reads the whole response,
     /// body included, within `timeout`.
     func send(_ request: PushRequest, authorization: String?, timeout: TimeAmount) async throws -> HTTPPushResponse
+
+    /// Sends every request of `batch` with the same `authorization`, each within `timeout`;
+    /// the answers come in the order of `batch`. By default each goes on its own, all at once.
+    func send(batch: [PushRequest], authorization: String?, timeout: TimeAmount) async -> [HTTPPushAnswer]
+}
+
+extension HTTPPushWire {
+    func send(batch: [PushRequest], authorization: String?, timeout: TimeAmount) async -> [HTTPPushAnswer] {
+        await withTaskGroup(of: (Int, HTTPPushAnswer).self) { group in
+            for (index, request) in batch.enumerated() {
+                group.addTask {
+                    let result: Result<HTTPPushResponse, any Error>
+                    do {
+                        result = .success(try await send(request, authorization: authorization, timeout: timeout))
+                    } catch {
+                        result = .failure(error)
+                    }
+                    return (index, HTTPPushAnswer(result: result, completedAt: .now))
+                }
+            }
+            var answers = [HTTPPushAnswer?](repeating: nil, count: batch.count)
+            for await (index, answer) in group { answers[index] = answer }
+            return answers.map { $0! }
+        }
+    }
+}
+
+/// One request's answer in a batch: the response or why there is none, and when it came.
+struct HTTPPushAnswer: Sendable {
+    var result: Result<HTTPPushResponse, any Error>
+    var completedAt: ContinuousClock.Instant
 }
 
 /// A push service's response, whichever wire carried it: status, header fields, body.
