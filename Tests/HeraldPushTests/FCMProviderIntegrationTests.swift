@@ -173,6 +173,37 @@ func dataMessage(_ fields: [(String, String)]) -> PushNotification {
 
     /// A token endpoint on another origin is reached over AsyncHTTPClient; a send that gets no
     /// answer (the HTTP/2 client's connection refused) is retryable, as is a send after shutdown.
+    @Test func aBatchGoesWithOneTokenAndAStaleTokenIsRefreshedOnceForAllOfIt() async throws {
+        try await FCMHarness.with { harness in
+            let devices = (0..<5).map { _ in harness.emulator.registerDevice() }
+            var configuration = try harness.configuration()
+            configuration.connections = 2
+            try await harness.withProvider(configuration) { provider in
+                let message = dataMessage([("id", "1")]).encodedOnceForEveryDevice()
+                var batch = (0..<100).map { PushSend(message, to: PushTarget(handle: devices[$0 % 5])) }
+                batch[7] = PushSend(message, to: PushTarget(handle: ""))
+                let results = await provider.send(batch)
+                #expect(results.count == 100)
+                #expect(results[7].outcome == .badChannel, "refused before anything was sent")
+                #expect(results.enumerated().allSatisfy { $0.offset == 7 || $0.element == .delivered })
+                #expect(harness.emulator.acceptedOverHTTP2Count == 99)
+                #expect(provider.tokenExchangeCount == 1)
+                #expect(provider.openConnections == 2)
+
+                // Every request of the next batch is refused with the stale token: one refresh,
+                // each repeated once.
+                harness.emulatorClock.advance(minutes: 61)
+                harness.clientClock.advance(minutes: 30)
+                let again = await provider.send(Array(batch[10..<60]))
+                #expect(again.allSatisfy { $0 == .delivered })
+                #expect(provider.tokenExchangeCount == 2)
+                #expect(harness.emulator.acceptedOverHTTP2Count == 149)
+                // Device 2 missed the send whose handle was emptied.
+                #expect(devices.map { harness.emulator.notifications(for: $0).count } == [30, 30, 29, 30, 30])
+            }
+        }
+    }
+
     @Test func sendWithoutAnAnswerIsUnreachable() async throws {
         try await FCMHarness.with { harness in
             let device = harness.emulator.registerDevice()

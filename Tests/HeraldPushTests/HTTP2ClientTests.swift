@@ -6,6 +6,7 @@ import HeraldTLS
 import HeraldTestSupport
 import Logging
 import NIOCore
+import NIOHPACK
 import Testing
 
 @testable import HeraldPush
@@ -97,6 +98,53 @@ extension Result<HTTP2Client.Response, HTTP2ClientError> {
             // Lazily opened, one per slot, never more.
             #expect(client.connectionsOpened == 2)
             await client.shutdown()
+        }
+    }
+
+    @Test func aBatchIsAnsweredInItsOrderOverTheConfiguredConnections() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let client = try HTTP2Client(configuration: try fixture.configuration(connections: 2))
+            let good = fixture.request(HTTP2Fixture.device)
+            var batch = (0..<300).map { _ in
+                var headers = client.headerBlock(path: good.path, reservingCapacity: good.headers.count)
+                headers.add(contentsOf: good.headers)
+                return HTTP2Client.BatchRequest(headers: headers, body: good.body)
+            }
+            // A path the emulator does not serve, in the middle: its own answer, in its place.
+            batch[150] = HTTP2Client.BatchRequest(
+                headers: client.headerBlock(method: "GET", path: "/nowhere", reservingCapacity: 0), body: nil)
+            let answers = await client.send(batch: batch, deadline: .now() + .seconds(60))
+            #expect(answers.map { $0.result.status } == (0..<300).map { $0 == 150 ? 404 : 200 })
+            #expect(fixture.harness.emulator.acceptedCount == 299)
+            #expect(client.connectionsOpened == 2)
+            #expect(await client.send(batch: [], deadline: .now() + .seconds(1)).isEmpty)
+            await client.shutdown()
+        }
+    }
+
+    @Test func cancellingABatchFailsWhatIsNotAnswered() async throws {
+        try await HTTP2Fixture.with { fixture in
+            let relay = try await TCPRelay.start(targetPort: fixture.harness.emulator.port)
+            let client = try HTTP2Client(configuration: try fixture.configuration(port: relay.port))
+            try #require(await client.result(fixture.request(HTTP2Fixture.device)).status == 200)
+
+            try await relay.hold()
+            let request = fixture.request(HTTP2Fixture.device)
+            let batch = (0..<20).map { _ in
+                var headers = client.headerBlock(path: request.path, reservingCapacity: request.headers.count)
+                headers.add(contentsOf: request.headers)
+                return HTTP2Client.BatchRequest(headers: headers, body: request.body)
+            }
+            let task = Task { await client.send(batch: batch, deadline: .now() + .minutes(10)) }
+            try await eventually("the emulator accepts the batch") { fixture.harness.emulator.acceptedCount >= 21 }
+            task.cancel()
+            let answers = await task.value
+            #expect(answers.count == 20)
+            #expect(answers.allSatisfy { $0.result.errorCode == .cancelled })
+            try await relay.release()
+            #expect(await client.result(fixture.request(HTTP2Fixture.device)).status == 200)
+            await client.shutdown()
+            await relay.close()
         }
     }
 
