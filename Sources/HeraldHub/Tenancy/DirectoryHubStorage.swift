@@ -164,7 +164,13 @@ public final class DirectoryHubStorage: HubStorage {
             entries = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
             guard FileManager.default.fileExists(atPath: directory) else { return [] }
-            throw .init(code: .internalError, message: "cannot list the hubs in \(directory)")
+            // Made between the listing and the check (another process or catalog creating its
+            // first hub, unlocked readers meanwhile): list it again.
+            do {
+                entries = try FileManager.default.contentsOfDirectory(atPath: directory)
+            } catch {
+                throw .init(code: .internalError, message: "cannot list the hubs in \(directory)")
+            }
         }
         return
             entries
