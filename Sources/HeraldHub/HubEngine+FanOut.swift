@@ -47,6 +47,15 @@ extension HubEngine {
         await withTaskGroup(of: SendBatch.self) { group in
             var inFlight = 0
             var filling: [Platform: SendBatch] = [:]
+            // Sends `batch` once fewer than `batchesInFlight` are out.
+            func launch(_ batch: SendBatch) async {
+                if inFlight >= batchesInFlight, let sent = await group.next() {
+                    sent.forEachResult(finish)
+                    inFlight -= 1
+                }
+                group.addTask { await self.send(batch, staleAt: staleAt, trace: sendContext, logger: logger) }
+                inFlight += 1
+            }
             for index in 0..<count {
                 switch step(index) {
                 case .ignore:
@@ -62,22 +71,14 @@ extension HubEngine {
                         finish(index, platform, result)
                         continue
                     }
-                    filling[platform, default: SendBatch(platform: platform, provider: provider, capacity: batchSize)]
+                    // One hash per device; a second only when the batch is full.
+                    let filled = filling[platform, default: SendBatch(platform: platform, provider: provider, capacity: batchSize)]
                         .append(index, PushSend(notification, to: target))
-                    guard filling[platform]!.count >= batchSize, let batch = filling.removeValue(forKey: platform) else {
-                        continue
-                    }
-                    if inFlight >= batchesInFlight, let sent = await group.next() {
-                        sent.forEachResult(finish)
-                        inFlight -= 1
-                    }
-                    group.addTask { await self.send(batch, staleAt: staleAt, trace: sendContext, logger: logger) }
-                    inFlight += 1
+                    guard filled >= batchSize, let batch = filling.removeValue(forKey: platform) else { continue }
+                    await launch(batch)
                 }
             }
-            for batch in filling.values {
-                group.addTask { await self.send(batch, staleAt: staleAt, trace: sendContext, logger: logger) }
-            }
+            for batch in filling.values { await launch(batch) }
             for await sent in group { sent.forEachResult(finish) }
         }
         // Outcomes of a page that is handed back are not final: they are counted when it is sent.
@@ -236,11 +237,11 @@ struct SendBatch: Sendable {
         sends.reserveCapacity(capacity)
     }
 
-    var count: Int { sends.count }
-
-    mutating func append(_ index: Int, _ send: PushSend) {
+    /// Adds a send; returns how many the batch holds now.
+    mutating func append(_ index: Int, _ send: PushSend) -> Int {
         indices.append(index)
         sends.append(send)
+        return sends.count
     }
 
     /// Tells `body` each device's index in the page, the platform and the result.
