@@ -76,6 +76,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     private let owner: HTTP2ClientConnection
+    private let flushGate: HTTP2FlushGate
     private let connectionID: Int
     private let configuration: Configuration
     private var context: ChannelHandlerContext?
@@ -96,8 +97,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private var peer: String { configuration.peer }
 
-    init(owner: HTTP2ClientConnection, connectionID: Int, configuration: Configuration) {
+    init(owner: HTTP2ClientConnection, flushGate: HTTP2FlushGate, connectionID: Int, configuration: Configuration) {
         self.owner = owner
+        self.flushGate = flushGate
         self.connectionID = connectionID
         self.configuration = configuration
     }
@@ -127,11 +129,15 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private func open(_ requests: ArraySlice<HTTP2PendingRequest>, context: ChannelHandlerContext) {
         var index = requests.startIndex
-        while index < requests.endIndex, streamsOpened < configuration.maxStreams {
-            open(requests[index], context: context)
-            index += 1
+        // A flush after each request sends its DATA in stream order (see HTTP2FlushGate); the
+        // gate passes one flush to the socket for the burst.
+        flushGate.coalescing {
+            while index < requests.endIndex, streamsOpened < configuration.maxStreams {
+                open(requests[index], context: context)
+                context.flush()
+                index += 1
+            }
         }
-        context.flush()
         needsFlush = false
         armSweep()
         if streamsOpened >= configuration.maxStreams {
