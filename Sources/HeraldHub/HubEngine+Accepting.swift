@@ -43,7 +43,9 @@ extension HubEngine {
             guard Set(given.map(\.platform)).count == given.count else {
                 throw .badRequest("a notification has at most one payload per platform")
             }
-            payloads = given.map { $0.applying(request.options) }
+            let now = Date()
+            payloads = []
+            for payload in given { payloads.append(try payload.applying(request.options, now: now)) }
             _ = try Self.prepareForSending(payloads)
         case .template(let send):
             try Self.check(send)

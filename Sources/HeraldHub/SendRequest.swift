@@ -61,11 +61,41 @@ public struct SendRequest: Sendable {
         /// The Web Push `Urgency` (`very-low`, `low`, `normal`, `high`), unless the payload
         /// sets its own.
         public var urgency: String?
+        /// How urgently the push services should deliver, unless the payload says so itself:
+        /// APNs `apns-priority`, FCM `android.priority`, Web Push `Urgency`.
+        public var priority: Priority?
+        /// Notifications with the same collapse id replace one another on a device that has not
+        /// shown them yet: APNs `apns-collapse-id`, FCM `android.collapse_key`, WNS `X-WNS-Tag`,
+        /// Web Push `Topic`, unless the payload sets its own.
+        public var collapseID: String?
 
-        public init(scheduledAt: Date? = nil, timeToLive: Duration? = nil, urgency: String? = nil) {
+        public init(
+            scheduledAt: Date? = nil, timeToLive: Duration? = nil, urgency: String? = nil, priority: Priority? = nil,
+            collapseID: String? = nil
+        ) {
             self.scheduledAt = scheduledAt
             self.timeToLive = timeToLive
             self.urgency = urgency
+            self.priority = priority
+            self.collapseID = collapseID
+        }
+    }
+
+    /// A send's delivery priority, as each push service words it.
+    public enum Priority: String, Sendable, CaseIterable {
+        /// Delivered at once, waking the device: APNs 10, FCM `HIGH`, Web Push `high`.
+        case high
+        /// Delivered when the device's power allows: APNs 5, FCM `NORMAL`, Web Push `normal`.
+        case normal
+        /// Power first: APNs 1, FCM `NORMAL`, Web Push `low`.
+        case low
+
+        /// `high`, `normal` or `low`, in any case.
+        public init(parsing text: String) throws(HeraldError) {
+            guard let priority = Self(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                throw .badRequest("a priority is high, normal or low, not '\(text)'")
+            }
+            self = priority
         }
     }
 

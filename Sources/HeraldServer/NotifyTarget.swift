@@ -5,13 +5,16 @@ import Hummingbird
 import Logging
 
 /// Whom a notify route sends to and on which platforms: its `to_tag` (a user name) and
-/// optional `pns` query parameters. Shared by `POST /api/notifications` and the secure and
+/// optional `pns`, `ttl`, `priority` and `collapse_id` query parameters. Shared by `POST /api/notifications` and the secure and
 /// rich routes.
 struct NotifyTarget {
     /// The lowercased user name whose devices are notified.
     var recipient: String
     /// `pns` if given, else every platform the hub has a provider for.
     var platforms: [Platform]
+    /// The optional `ttl` (seconds), `priority` (high, normal, low) and `collapse_id` query
+    /// parameters, as each platform's own headers or fields.
+    var options = SendRequest.Options()
 
     init(request: Request, platforms configured: Set<Platform>) throws {
         guard let toTag = request.uri.queryParameters.get("to_tag"), !toTag.isEmpty else {
@@ -26,6 +29,15 @@ struct NotifyTarget {
                 throw HeraldError.unavailable("no push service is configured on this server")
             }
         }
+        let query = request.uri.queryParameters
+        if let ttl = query.get("ttl") {
+            guard let seconds = Int(ttl), seconds >= 0 else {
+                throw HeraldError.badRequest("ttl is a number of seconds, not '\(ttl)'")
+            }
+            options.timeToLive = .seconds(seconds)
+        }
+        if let priority = query.get("priority") { options.priority = try SendRequest.Priority(parsing: priority) }
+        options.collapseID = query.get("collapse_id")
     }
 
     /// Enqueues `payloads` for the recipient's devices and waits up to `wait` for delivery to
@@ -37,7 +49,8 @@ struct NotifyTarget {
         wait: Duration,
         logger: Logger
     ) async throws -> (NotificationRecord, HTTPResponse.Status) {
-        let outcome = try await devices.send(SendRequest(target: .user(recipient), content: .native(payloads)), wait: wait)
+        let request = SendRequest(target: .user(recipient), content: .native(options.replacingDefaults(in: payloads)), options: options)
+        let outcome = try await devices.send(request, wait: wait)
         logger.info(
             "Notification sent",
             metadata: ["herald.notification.id": "\(outcome.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]

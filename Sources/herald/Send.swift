@@ -40,8 +40,21 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the outcome.")
     var wait: Double = 60
 
+    @Option(help: "Delivery priority: high, normal or low (default: APNs 10, the others their service's default).")
+    var priority: String?
+
+    @Option(help: "Notifications with the same collapse id replace one another on a device that has not shown them yet.")
+    var collapseID: String?
+
+    @Option(help: "Seconds the push services keep the notification for a device that is offline.")
+    var ttl: Int?
+
     func validate() throws {
         guard (to != nil) != broadcast else { throw ValidationError("give either --to <tag expression> or --broadcast") }
+        if let ttl, ttl < 0 { throw ValidationError("--ttl is a number of seconds, at least 0") }
+        if let priority, SendRequest.Priority(rawValue: priority.lowercased()) == nil {
+            throw ValidationError("--priority is high, normal or low, not '\(priority)'")
+        }
     }
 
     func run() async throws {
@@ -78,7 +91,11 @@ struct Send: AsyncParsableCommand {
         do {
             let platforms = try self.platforms.split(separator: ",").map { try Platform(parsing: String($0)) }
             let tags = try to.map { text throws(TagExpressionSyntaxError) in try SendRequest.Tags(parsing: text) }
-            let request = SendRequest(target: .tags(tags), content: .native(try platforms.map { try content.payload(for: $0) }))
+            let options = SendRequest.Options(
+                timeToLive: ttl.map { .seconds($0) }, priority: try priority.map { text throws(HeraldError) in try SendRequest.Priority(parsing: text) },
+                collapseID: collapseID)
+            let payloads = options.replacingDefaults(in: try platforms.map { try content.payload(for: $0) })
+            let request = SendRequest(target: .tags(tags), content: .native(payloads), options: options)
             record = try await hub.send(request).record
         } catch let error as HeraldError {
             throw ValidationError(error.message)

@@ -249,6 +249,22 @@ import Testing
             #expect(received.payload == #"{"aps":{"alert":"legacy"}}"#)
             #expect(received.headers["apns-expiration"] == "1893456000")
             #expect(received.headers["apns-priority"] == "5")
+            // Herald's delivery options: -Priority and -CollapseId become the platform's own.
+            let options = try await server.send(
+                format: "apple", #"{"aps":{"alert":"options"}}"#, query: "&direct",
+                headers: [
+                    ("ServiceBusNotification-DeviceHandle", token), ("ServiceBusNotification-Priority", "low"),
+                    ("ServiceBusNotification-CollapseId", "score"),
+                ]
+            )
+            _ = try await server.finishedDetails(try server.acceptedID(options))
+            let withOptions = try #require(herald.apns.notifications(for: token).last)
+            #expect(withOptions.headers["apns-priority"] == "1")
+            #expect(withOptions.headers["apns-collapse-id"] == "score")
+            expectHubError(
+                try await server.send(
+                    format: "apple", #"{"aps":{}}"#, query: "&direct",
+                    headers: [("ServiceBusNotification-DeviceHandle", token), ("ServiceBusNotification-Priority", "asap")]), 400)
 
             // A browser: the endpoint as the handle, its keys in Auth and P256DH.
             let subscription = herald.webPush.subscribe()

@@ -58,6 +58,49 @@ import HeraldSQLite
         }
     }
 
+    /// `ttl`, `priority` and `collapse_id` beside `to_tag` become the platform's own headers;
+    /// one that the platform cannot say is a 400 and sends nothing.
+    @Test func deliveryOptionsInTheQueryReachThePushService() async throws {
+        try await TestHerald.withHerald(configure: { $0.insecureDemoAuth = true }) { herald in
+            try await herald.application().test(.live) { client in
+                let base = "http://127.0.0.1:\(try #require(client.port))"
+                let token = herald.apns.registerDevice(topic: TestHerald.topic)
+                func call(_ method: String, _ path: String, body: String?) async throws -> (Int, Data) {
+                    var request = URLRequest(url: URL(string: base + path)!)
+                    request.httpMethod = method
+                    request.setValue("Basic " + Data("alice:alice".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+                    if let body {
+                        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                        request.httpBody = Data(body.utf8)
+                    }
+                    let (data, response) = try await URLSession.shared.data(for: request)
+                    return ((response as! HTTPURLResponse).statusCode, data)
+                }
+                let (_, idData) = try await call("POST", "/api/register?handle=\(token)", body: nil)
+                let id = try JSONDecoder().decode(String.self, from: idData)
+                _ = try await call("PUT", "/api/register/\(id)", body: #"{"Platform":"apns","Handle":"\#(token)","Tags":[]}"#)
+
+                let (refused, _) = try await call(
+                    "POST", "/api/notifications?pns=apns&to_tag=alice&priority=urgent", body: #""Goal!""#)
+                #expect(refused == 400)
+                let (tooLong, _) = try await call(
+                    "POST", "/api/notifications?pns=apns&to_tag=alice&collapse_id=\(String(repeating: "x", count: 65))", body: #""Goal!""#)
+                #expect(tooLong == 400)
+                #expect(herald.apns.notifications(for: token).isEmpty)
+
+                let before = Int(Date().timeIntervalSince1970)
+                let (status, _) = try await call(
+                    "POST", "/api/notifications?pns=apns&to_tag=alice&priority=normal&collapse_id=score-1&ttl=120", body: #""Goal!""#)
+                #expect(status == 200)
+                let headers = try #require(herald.apns.notifications(for: token).first?.headers)
+                #expect(headers["apns-priority"] == "5")
+                #expect(headers["apns-collapse-id"] == "score-1")
+                let expiration = try #require(headers["apns-expiration"].flatMap { Int($0) })
+                #expect((before + 120...Int(Date().timeIntervalSince1970) + 120).contains(expiration))
+            }
+        }
+    }
+
     /// alice has an iPhone and an Android phone, bob an iPhone; bob notifies alice.
     @Test func everyDeviceOfThatUserAndOnlyThoseGetsIt() async throws {
         try await TestHerald.withHerald { herald in

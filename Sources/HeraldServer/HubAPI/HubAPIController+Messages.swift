@@ -168,7 +168,8 @@ extension HubAPIController {
     }
 
     /// How the request asks its notification to be delivered: `ServiceBusNotification-TimeToLive`
-    /// (seconds) and `-Urgency`, which some clients send, and the scheduled time.
+    /// (seconds) and `-Urgency`, which some clients send, Herald's `-Priority` (high, normal,
+    /// low) and `-CollapseId`, and the scheduled time.
     static func options(_ request: Request, scheduledAt: Date? = nil) throws -> SendRequest.Options {
         var options = SendRequest.Options(scheduledAt: scheduledAt, urgency: request.header("ServiceBusNotification-Urgency"))
         if let text = request.header("ServiceBusNotification-TimeToLive") {
@@ -177,6 +178,14 @@ extension HubAPIController {
             }
             options.timeToLive = .seconds(seconds)
         }
+        if let text = request.header("ServiceBusNotification-Priority") {
+            do {
+                options.priority = try SendRequest.Priority(parsing: text)
+            } catch {
+                throw HeraldError.badRequest("ServiceBusNotification-Priority is high, normal or low, not '\(text)'")
+            }
+        }
+        options.collapseID = request.header("ServiceBusNotification-CollapseId")
         return options
     }
 
