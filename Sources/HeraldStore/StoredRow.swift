@@ -1,5 +1,6 @@
 package import Foundation
 package import HeraldCore
+import Synchronization
 
 /// A row as a store reads it back, column by column: what each store's row type provides, so
 /// that one decoder per record (below) serves every store.
@@ -66,7 +67,7 @@ extension Registration {
             webPushKeys: keys,
             owner: try row.optionalString("owner"),
             expiresAt: try row.optionalDate("expires_at"),
-            template: try row.optionalJSON(RegistrationTemplate.self, "template"),
+            template: try StoredTemplates.shared.template(row),
             pushVariables: try row.optionalJSON([String: String].self, "push_variables") ?? [:],
             installationID: try row.optionalString("installation_id"),
             legacyGCM: try row.bool("legacy_gcm"),
@@ -200,4 +201,30 @@ extension HubJob {
     package static let storedColumns = """
         id, kind, state, processed, total, succeeded, failed, cursor, input_file, failure, created_at, updated_at
         """
+}
+
+/// Registration templates decoded from their stored JSON, shared by every read of this
+/// process: the devices of an app carry few distinct templates, and a delivery page of
+/// template registrations would otherwise decode the same JSON once per device.
+///
+/// Bounded: past ``limit`` distinct texts it starts again empty.
+final class StoredTemplates: Sendable {
+    static let shared = StoredTemplates()
+    static let limit = 256
+
+    private let decoded = Mutex<[String: RegistrationTemplate]>([:])
+
+    /// The template in `row`'s `template` column, `nil` for none.
+    func template<Row: StoredRow>(_ row: Row) throws(Row.Failure) -> RegistrationTemplate? {
+        guard let text = try row.optionalString("template") else { return nil }
+        if let template = decoded.withLock({ $0[text] }) { return template }
+        guard let template = StoredJSON.decode(RegistrationTemplate.self, from: text) else {
+            throw row.corrupt("the stored column 'template' is not valid JSON")
+        }
+        decoded.withLock { decoded in
+            if decoded.count >= Self.limit { decoded.removeAll(keepingCapacity: true) }
+            decoded[text] = template
+        }
+        return template
+    }
 }
