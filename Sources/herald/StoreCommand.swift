@@ -76,8 +76,9 @@ extension StoreCommand {
                     )
                     print(
                         """
-                        Next: start every node with HERALD_DATABASE_URL set to the database, and copy \
-                        \(from)/keys/secure-payload.key into each node's data directory (keys/, mode 0600).
+                        Next: start every node with HERALD_DATABASE_URL set to the database, and give each node \
+                        \(from)/keys/secure-payload.key: in its data directory (keys/, mode 0600), or as a mounted \
+                        secret named by HERALD_SECURE_PAYLOAD_KEY_FILE.
                         """
                     )
                 }
