@@ -98,16 +98,19 @@ struct DeliveryPlan: Sendable {
     }
 
     /// The devices of the page after `cursor` (`nil`: the first), at most `pageSize`: the
-    /// registrations this plan targets, in the order of their ids, read from `store`; or a
-    /// direct send's devices, whose cursor is the number of devices done.
-    func page(after cursor: String?, pageSize: Int, store: any HeraldStore) async throws -> [DeliveryDevice] {
+    /// registrations this plan targets, in the order of their ids up to and including
+    /// `upperBound` (a partition's last id; `nil` for no end), read from `store`; or a direct
+    /// send's devices, whose cursor is the number of devices done (a direct send has no
+    /// partitions).
+    func page(after cursor: String?, through upperBound: String? = nil, pageSize: Int, store: any HeraldStore) async throws -> [DeliveryDevice] {
         if case .direct(_, _, let targets) = mode {
             let start = min(max(0, cursor.flatMap { Int($0) } ?? 0), targets.count)
             let end = min(start + pageSize, targets.count)
             return (start..<end).map { .direct(targets[$0], position: $0) }
         }
-        return try await store.registrations(matching: expression, platforms: platforms, kind: kind, after: cursor, limit: pageSize)
-            .map { .registration($0) }
+        return try await store.registrations(
+            matching: expression, platforms: platforms, kind: kind, after: cursor, through: upperBound, limit: pageSize
+        ).map { .registration($0) }
     }
 
     /// Whether a large notification of this plan may be split into partitions: a send to

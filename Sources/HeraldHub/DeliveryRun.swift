@@ -35,10 +35,10 @@ struct DeliveryRun {
     /// Delivers a claimed record from its cursor to the end, saving the counts and the cursor
     /// after every page; returns the counts.
     ///
-    /// Registrations are read up to the record's upper bound, and the next page is read while
-    /// the current one is sent. A notification to registrations whose first page is full is
-    /// split before it is sent (``HubEngine/split(_:after:logger:)``), so that the workers of
-    /// every node share it. Interrupted (shutdown), it hands the record back from its cursor.
+    /// Registrations are read up to the record's upper bound (the store reads no further), and
+    /// the next page is read while the current one is sent. A notification to registrations
+    /// whose first page is full is split before it is sent (``HubEngine/split(_:after:logger:)``),
+    /// so that the workers of every node share it. Interrupted (shutdown), it hands the record back from its cursor.
     mutating func run(_ claimed: NotificationRecord, plan: DeliveryPlan) async throws -> OutcomeCounts {
         let engine = self.engine, store = engine.store
         let pageSize = max(1, engine.configuration.pageSize)
@@ -46,14 +46,15 @@ struct DeliveryRun {
         var upperBound = claimed.upperBound
         var splitTried = !plan.isPartitionable || claimed.partOf != nil || upperBound != nil
         var selection = Selection()
-        var page = try await plan.page(after: cursor, pageSize: pageSize, store: store)
+        var page = try await plan.page(after: cursor, through: upperBound, pageSize: pageSize, store: store)
         while true {
             var more = page.count == pageSize
             if more, !splitTried {
                 splitTried = true
                 upperBound = try await engine.split(claimed, after: cursor, logger: logger)
             }
-            // A partition ends at its upper bound (the next one starts after it).
+            // A partition ends at its upper bound (the next one starts after it): the store reads
+            // no further, but the first page was read before the split set it.
             if let upperBound, let end = page.firstIndex(where: { HubEngine.id($0.cursor, isAfter: upperBound) }) {
                 page.removeSubrange(end...)
                 more = false
@@ -61,8 +62,8 @@ struct DeliveryRun {
             guard let last = page.last?.cursor else { break }
             // Read the next page while this one is being sent (a child task, cancelled if this
             // page fails).
-            let readNext = more
-            async let next = readNext ? plan.page(after: last, pageSize: pageSize, store: store) : []
+            let readNext = more, bound = upperBound
+            async let next = readNext ? plan.page(after: last, through: bound, pageSize: pageSize, store: store) : []
 
             let providers = engine.providers
             let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }

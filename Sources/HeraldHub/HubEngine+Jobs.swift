@@ -206,6 +206,7 @@ extension HubEngine {
                 }
             }
             job.processed = end
+            if end == lines.count { await importFinished(changed: job.succeeded) }
             guard try await savePage(&job, output: output, failures: failures, done: end == lines.count) else { return }
         }
         if lines.isEmpty { _ = try await savePage(&job, output: "", failures: "", done: true) }

@@ -2,6 +2,7 @@ public import Foundation
 public import HeraldCore
 import HeraldHubWire
 import HeraldStore
+import Logging
 
 /// What became of one line of an import file.
 public struct RegistrationImportOutcome: Sendable, Hashable {
@@ -121,6 +122,18 @@ extension HubEngine {
             }
         return expiry && a.platform == b.platform && a.handle == b.handle && a.webPushKeys == b.webPushKeys && a.tags == b.tags
             && a.template == b.template && a.pushVariables == b.pushVariables && a.legacyGCM == b.legacyGCM
+    }
+
+    /// Brings the store's statistics of the registrations up to date after an import
+    /// (``HeraldStore/refreshStatistics()``), so that the next broadcast is planned for the
+    /// registrations the import left. A failure is logged, not thrown: the import itself is done.
+    public func importFinished(changed: Int) async {
+        guard changed > 0 else { return }
+        do {
+            try await store.refreshStatistics()
+        } catch {
+            logger.warning("Could not bring the store's statistics up to date after an import", metadata: ["error": "\(error)"])
+        }
     }
 
     /// One page of the registrations an export writes, in id order after `cursor`: every

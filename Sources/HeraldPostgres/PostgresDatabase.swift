@@ -320,20 +320,39 @@ public final class PostgresDatabase: Service, Sendable {
 
     // MARK: Running statements
 
-    /// Runs `body` on a connection of the pool; fails at once with `unavailable` while the
-    /// database is unreachable (see ``listenForWork()``).
-    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    /// Runs `body` on a connection of the pool, abandoned after `deadline`; fails at once with
+    /// `unavailable` while the database is unreachable (see ``listenForWork()``).
+    func run<T: Sendable>(
+        deadline: Duration = statementDeadline,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         try checkReachable()
         let client = self.client
         do {
-            return try await abandoningAfter(Self.statementDeadline) { try await client.withConnection(body) }
+            return try await abandoningAfter(deadline) { try await client.withConnection(body) }
         } catch {
             throw mapError(error)
         }
     }
 
-    /// How long a statement (its wait for a connection included) may take.
+    /// How long a request's statement (its wait for a connection included) may take.
     static let statementDeadline: Duration = .seconds(20)
+
+    /// How long a statement of upkeep may take: `ANALYZE` of a large table, which samples it.
+    /// Bulk writes are cut into batches that each fit ``statementDeadline`` instead.
+    static let upkeepDeadline: Duration = .seconds(600)
+
+    /// Brings the planner statistics of `tables` (names in the schema `herald`, such as
+    /// `registrations`) up to date, with ``upkeepDeadline``: after a bulk load, whose rows the
+    /// statistics would otherwise miss until autovacuum comes by.
+    package func analyze(_ tables: [String]) async throws {
+        guard !tables.isEmpty else { return }
+        // Names of Herald's own tables, never text from a request.
+        let list = tables.map { "herald." + $0 }.joined(separator: ", ")
+        _ = try await run(deadline: Self.upkeepDeadline) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "ANALYZE \(list)"), logger: self.clientLogger)
+        }
+    }
 
     /// Runs `operation` in a task of its own and returns what it returns, unless it takes longer
     /// than `deadline`: then it is abandoned (cancelled, and no longer waited for) and

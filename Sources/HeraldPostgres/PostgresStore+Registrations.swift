@@ -344,111 +344,6 @@ extension PostgresStore {
         return result
     }
 
-    public func registrations(
-        matching expression: TagExpression?,
-        platforms: Set<Platform>?,
-        kind: RegistrationKind?,
-        after cursor: String?,
-        limit: Int
-    ) async throws -> [Registration] {
-        guard limit > 0 else { return [] }
-        let plan = try TagQueryPlan(expression)
-        if let platforms, platforms.isEmpty { return [] }
-        let now = now().storeMilliseconds
-        /// Conditions on the registration `r` besides the tags: not expired, on a platform
-        /// asked for, of the kind asked for, and matching `rest`.
-        func filters(_ rest: [TagExpression], _ statement: inout SQLStatement) -> String {
-            var sql = " AND (r.expires_at IS NULL OR r.expires_at > \(statement.bind(now)))"
-            if let platforms, !platforms.isSuperset(of: Platform.allCases) {
-                sql += " AND r.platform = ANY (\(statement.bind(platforms.map(\.rawValue).sorted())))"
-            }
-            switch kind {
-            case .native?: sql += " AND r.template IS NULL"
-            case .template?: sql += " AND r.template IS NOT NULL"
-            case nil: break
-            }
-            for condition in rest { sql += " AND " + Self.condition(condition, &statement) }
-            return sql
-        }
-        return try await registrationPage(plan, filters: filters, after: cursor, limit: limit)
-    }
-
-    /// One page of the registrations that `plan` selects and that pass `filters` (which
-    /// writes the conditions on the registration `r` besides the tags, and the plan's `rest`,
-    /// into a statement), in id order, strictly after `cursor`.
-    private func registrationPage(
-        _ plan: TagQueryPlan, filters: ([TagExpression], inout SQLStatement) -> String, after cursor: String?, limit: Int
-    ) async throws -> [Registration] {
-        switch plan {
-        case .scan(let condition):
-            var statement = SQLStatement()
-            statement.sql = "SELECT \(Self.registrationColumns) FROM herald.registrations AS r WHERE r.hub = \(statement.bind(hub))"
-            if let cursor { statement.sql += " AND r.id > \(statement.bind(cursor))" }
-            statement.sql += filters(condition.map { [$0] } ?? [], &statement)
-            statement.sql += " ORDER BY r.id LIMIT \(statement.bind(limit))"
-            return try await readRegistrations(statement)
-
-        case .tag(let tag, let rest):
-            // The tag index drives: its rows come in id order, no sort.
-            var statement = SQLStatement()
-            statement.sql = """
-                SELECT \(Self.registrationColumns) FROM herald.registration_tags AS t \
-                JOIN herald.registrations AS r ON r.hub = t.hub AND r.id = t.registration_id \
-                WHERE t.hub = \(statement.bind(hub)) AND t.tag = \(statement.bind(tag))
-                """
-            if let cursor { statement.sql += " AND t.registration_id > \(statement.bind(cursor))" }
-            statement.sql += filters(rest, &statement)
-            statement.sql += " ORDER BY t.registration_id LIMIT \(statement.bind(limit))"
-            return try await readRegistrations(statement)
-
-        case .anyTag(let tags, let rest):
-            // Candidates: the next ids of each tag (each an ordered index range, read no further
-            // than the page), merged; then the registrations among them that pass the other
-            // conditions. Repeat until the page is full.
-            var result: [Registration] = []
-            var after = cursor
-            while result.count < limit {
-                let wanted = limit - result.count
-                var candidates = SQLStatement()
-                let hubPlaceholder = candidates.bind(hub)
-                let wantedPlaceholder = candidates.bind(wanted)
-                let afterCondition = after.map { " AND registration_id > \(candidates.bind($0))" } ?? ""
-                let ranges = tags.map { tag in
-                    """
-                    (SELECT registration_id FROM herald.registration_tags WHERE hub = \(hubPlaceholder) \
-                    AND tag = \(candidates.bind(tag))\(afterCondition) ORDER BY registration_id LIMIT \(wantedPlaceholder))
-                    """
-                }
-                candidates.sql = """
-                    SELECT DISTINCT registration_id FROM (\(ranges.joined(separator: " UNION ALL "))) AS c \
-                    ORDER BY registration_id LIMIT \(wantedPlaceholder)
-                    """
-                var ids: [String] = []
-                for row in try await query(candidates) { ids.append(try row.makeRandomAccess().string("registration_id")) }
-                guard let last = ids.last else { break }
-
-                var statement = SQLStatement()
-                statement.sql = """
-                    SELECT \(Self.registrationColumns) FROM herald.registrations AS r \
-                    WHERE r.hub = \(statement.bind(hub)) AND r.id = ANY (\(statement.bind(ids)))
-                    """
-                statement.sql += filters(rest, &statement) + " ORDER BY r.id"
-                result += try await readRegistrations(statement)
-                if ids.count < wanted { break }
-                after = last
-            }
-            return result
-        }
-    }
-
-    /// One page of the registrations an operator browses (see the protocol): the plan of
-    /// ``registrations(matching:platforms:kind:after:limit:)`` with the query's own conditions.
-    public func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration] {
-        guard limit > 0 else { return [] }
-        let plan = try TagQueryPlan(query.expression)
-        return try await registrationPage(plan, filters: { Self.browseFilters(query, $0, &$1) }, after: cursor, limit: limit)
-    }
-
     /// How many registrations an operator's query selects (see the protocol): a count over the
     /// tag index's rows of the driving tag (or the union of the driving tags' rows), or over
     /// every registration of the hub when no tag drives.
@@ -486,7 +381,7 @@ extension PostgresStore {
 
     /// The conditions of an operator's query besides the driving tags, on the registration `r`:
     /// its platform, handle prefix and kind of registration, and `rest` of the expression.
-    private static func browseFilters(_ query: RegistrationQuery, _ rest: [TagExpression], _ statement: inout SQLStatement) -> String {
+    static func browseFilters(_ query: RegistrationQuery, _ rest: [TagExpression], _ statement: inout SQLStatement) -> String {
         var sql = ""
         if let platform = query.platform { sql += " AND r.platform = \(statement.bind(platform.rawValue))" }
         if let prefix = query.handlePrefix, !prefix.isEmpty {

@@ -251,6 +251,7 @@ extension SQLiteStore {
         platforms: Set<Platform>?,
         kind: RegistrationKind?,
         after cursor: String?,
+        through upperBound: String?,
         limit: Int
     ) async throws -> [Registration] {
         guard limit > 0 else { return [] }
@@ -269,13 +270,21 @@ extension SQLiteStore {
         case .template?: filterSQL += " AND r.template IS NOT NULL"
         case nil: break
         }
-        return try await registrationPage(plan, filterSQL: filterSQL, filterBinds: filterBinds, after: cursor, limit: limit)
+        return try await registrationPage(
+            plan, filterSQL: filterSQL, filterBinds: filterBinds, after: cursor, through: upperBound, limit: limit
+        )
     }
 
+    /// SQLite keeps no planner statistics (no `ANALYZE` is run): its plans for the pages are
+    /// the same whatever the table holds, so there is nothing to refresh.
+    public func refreshStatistics() async throws {}
+
     /// One page of the registrations that `plan` selects and that pass `filterSQL`, a condition
-    /// on the registration `r` (with its `filterBinds`), in id order, strictly after `cursor`.
+    /// on the registration `r` (with its `filterBinds`), in id order, strictly after `cursor` and
+    /// up to and including `upperBound` (when given).
     private func registrationPage(
-        _ plan: TagQueryPlan, filterSQL: String, filterBinds: [SQLiteData], after cursor: String?, limit: Int
+        _ plan: TagQueryPlan, filterSQL: String, filterBinds: [SQLiteData], after cursor: String?, through upperBound: String? = nil,
+        limit: Int
     ) async throws -> [Registration] {
         func restSQL(_ rest: [TagExpression], _ binds: inout [SQLiteData]) -> String {
             rest.map { " AND " + TagConditionSQL.condition($0, binds: &binds) }.joined()
@@ -288,6 +297,10 @@ extension SQLiteStore {
             if let cursor {
                 sql += " AND r.id > ?"
                 binds.append(.text(cursor))
+            }
+            if let upperBound {
+                sql += " AND r.id <= ?"
+                binds.append(.text(upperBound))
             }
             sql += filterSQL
             binds += filterBinds
@@ -306,6 +319,10 @@ extension SQLiteStore {
             if let cursor {
                 sql += " AND t.registration_id > ?"
                 binds.append(.text(cursor))
+            }
+            if let upperBound {
+                sql += " AND t.registration_id <= ?"
+                binds.append(.text(upperBound))
             }
             sql += filterSQL
             binds += filterBinds
@@ -334,6 +351,10 @@ extension SQLiteStore {
                         candidateSQL += " AND registration_id > ?"
                         candidateBinds.append(.text(after))
                     }
+                    if let upperBound {
+                        candidateSQL += " AND registration_id <= ?"
+                        candidateBinds.append(.text(upperBound))
+                    }
                 }
                 candidateSQL += " ORDER BY 1 LIMIT ?"
                 candidateBinds.append(.integer(wanted))
@@ -355,7 +376,7 @@ extension SQLiteStore {
     }
 
     /// One page of the registrations an operator browses (see the protocol): the plan of
-    /// ``registrations(matching:platforms:kind:after:limit:)`` with the query's own conditions.
+    /// ``registrations(matching:platforms:kind:after:through:limit:)`` with the query's own conditions.
     public func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration] {
         guard limit > 0 else { return [] }
         let plan = try TagQueryPlan(query.expression)

@@ -68,6 +68,24 @@ public struct SecurePayloadKey: Sendable, CustomStringConvertible, CustomDebugSt
         return existing
     }
 
+    /// Reads the key file at `path`, which must be there: a key handed to the server from
+    /// outside (a secret mounted into a container, the same for every node), which is never
+    /// created nor written here. It holds the key as ``loadOrCreate(path:)`` keeps it: 44
+    /// characters of base64 (a line), or 32 raw bytes.
+    public static func read(path: String) throws(SecurePayloadKeyError) -> SecurePayloadKey {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw SecurePayloadKeyError(code: .fileSystem, message: "there is no key file at \(path)")
+        }
+        guard !isDirectory.boolValue else {
+            throw SecurePayloadKeyError(code: .fileSystem, message: "\(path) is a directory, not a key file")
+        }
+        guard let key = try load(path: path) else {
+            throw SecurePayloadKeyError(code: .fileSystem, message: "there is no key file at \(path)")
+        }
+        return key
+    }
+
     /// The key in the file at `path`; `nil` if there is no file.
     private static func load(path: String) throws(SecurePayloadKeyError) -> SecurePayloadKey? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }

@@ -86,16 +86,20 @@ public protocol RegistrationStore: Sendable {
     func deleteRegistrations(ids: [String]) async throws
 
     /// One page of the registrations an expression targets, ordered by id, strictly after
-    /// `cursor`. `expression == nil` targets every registration. Only `platforms` are
+    /// `cursor` and up to and including `upperBound` (to the end when `nil`): a partition of a
+    /// notification reads its own range of ids (``NotificationRecord/upperBound``) and nothing
+    /// past it. `expression == nil` targets every registration. Only `platforms` are
     /// returned (all when `nil`), and only registrations of `kind` (both when `nil`): a
     /// native send never reads template registrations, nor a template send native ones.
     /// Expired registrations are not returned. Resolution uses the tag index; a broadcast to
-    /// millions is read page by page, never all at once.
+    /// millions is read page by page, never all at once, and a page costs about what it
+    /// returns wherever the cursor is, whether or not the database's statistics are current.
     func registrations(
         matching expression: TagExpression?,
         platforms: Set<Platform>?,
         kind: RegistrationKind?,
         after cursor: String?,
+        through upperBound: String?,
         limit: Int
     ) async throws -> [Registration]
 
@@ -103,6 +107,12 @@ public protocol RegistrationStore: Sendable {
     /// as ``upsertRegistration(_:ifVersion:)``, but the given `createdAt` (of a new
     /// registration) and `updatedAt` are kept.
     func insertRegistrations(_ registrations: [Registration]) async throws
+
+    /// Brings what the database knows of the registrations' numbers and spread (its planner
+    /// statistics) up to date, after a bulk load filled or changed many of them (an import, a
+    /// copy from another store, a benchmark's seeding), so that the next statements are
+    /// planned for the rows there are. A store without such statistics does nothing.
+    func refreshStatistics() async throws
 
     /// Number of registrations, for status pages and benchmarks.
     func registrationCount() async throws -> Int
@@ -124,7 +134,7 @@ public protocol RegistrationStore: Sendable {
 
     /// One page of the registrations `query` selects, for an operator's device browser:
     /// ordered by id, strictly after `cursor`, expired ones included. The tag expression is
-    /// resolved through the tag index, as ``registrations(matching:platforms:kind:after:limit:)``
+    /// resolved through the tag index, as ``registrations(matching:platforms:kind:after:through:limit:)``
     /// resolves it, so a page of a million registrations reads about a page.
     func browseRegistrations(_ query: RegistrationQuery, after cursor: String?, limit: Int) async throws -> [Registration]
 
@@ -148,7 +158,19 @@ extension RegistrationStore {
     }
 }
 
-extension HeraldStore {
+extension RegistrationStore {
+    /// One page of the registrations an expression targets, to the end of the ids (see
+    /// ``registrations(matching:platforms:kind:after:through:limit:)``).
+    public func registrations(
+        matching expression: TagExpression?,
+        platforms: Set<Platform>?,
+        kind: RegistrationKind?,
+        after cursor: String?,
+        limit: Int
+    ) async throws -> [Registration] {
+        try await registrations(matching: expression, platforms: platforms, kind: kind, after: cursor, through: nil, limit: limit)
+    }
+
     /// One page of the registrations an expression targets, native and template alike.
     public func registrations(
         matching expression: TagExpression?,
@@ -156,7 +178,7 @@ extension HeraldStore {
         after cursor: String?,
         limit: Int
     ) async throws -> [Registration] {
-        try await registrations(matching: expression, platforms: platforms, kind: nil, after: cursor, limit: limit)
+        try await registrations(matching: expression, platforms: platforms, kind: nil, after: cursor, through: nil, limit: limit)
     }
 }
 

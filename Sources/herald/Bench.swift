@@ -63,6 +63,12 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Rounds of the SQLite fan-out with metrics and without, alternating, to measure what recording them costs (0 skips it).")
     var metricsRounds = 0
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Bring PostgreSQL's statistics up to date (ANALYZE) after writing the registrations of the broadcast shared by node processes, as Herald's own bulk loads do; --no-cluster-analyze delivers it on the stale statistics of a bulk load made by other means."
+    )
+    var clusterAnalyze = true
+
     func validate() throws {
         if let databaseURL {
             do {
@@ -109,22 +115,36 @@ struct Bench: AsyncParsableCommand {
 
         var stores: [BenchStore] = [.sqlite]
         if let databaseURL { stores.append(.postgres(try DatabaseURL(databaseURL), text: databaseURL)) }
+        // A scenario that fails is reported and the others still run: the table at the end
+        // has what was measured, and says what failed.
         for store in stores {
             Self.say("\n== \(store.name) ==")
-            let fanOut = try await Self.fanOut(store, devices: devices, logger: logger)
-            summary.add("fan-out to \(devices.formatted()) APNs devices, one node", store, fanOut, unit: "/s", target: "≥ 16,667/s (1 million/min)")
+            if let fanOut = await summary.attempt("fan-out on \(store.name)", { try await Self.fanOut(store, devices: devices, logger: logger) }) {
+                summary.add("fan-out to \(devices.formatted()) APNs devices, one node", store, fanOut, unit: "/s", target: "≥ 16,667/s (1 million/min)")
+            }
             if metricsRounds > 0, store == .sqlite {
-                summary.metricsCost = try await Self.metricsCost(devices: devices, rounds: metricsRounds, logger: logger)
+                let cost = await summary.attempt("cost of the metrics") {
+                    try await Self.metricsCost(devices: devices, rounds: metricsRounds, logger: logger)
+                }
+                summary.metricsCost = cost
             }
             if store == .sqlite {
-                try await measureNodeProcesses(into: &summary, logger: logger)
+                await measureNodeProcesses(into: &summary, logger: logger)
             }
-            let upserted = try await Self.upserts(store, count: upserts, connections: connections, logger: logger)
-            summary.add("registration upserts, PUT /api/register/{id}", store, upserted, unit: "/s", target: "≥ 3,000/s")
-            let installed = try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
-            summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
-            if consoleDevices > 0 {
-                let (reference, timings) = try await Self.consoleReads(store, devices: consoleDevices, logger: logger)
+            if let upserted = await summary.attempt("registration upserts on \(store.name)", {
+                try await Self.upserts(store, count: upserts, connections: connections, logger: logger)
+            }) {
+                summary.add("registration upserts, PUT /api/register/{id}", store, upserted, unit: "/s", target: "≥ 3,000/s")
+            }
+            if let installed = await summary.attempt("installation PUTs on \(store.name)", {
+                try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
+            }) {
+                summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
+            }
+            if consoleDevices > 0, let measured = await summary.attempt("console pages on \(store.name)", {
+                try await Self.consoleReads(store, devices: consoleDevices, logger: logger)
+            }) {
+                let (reference, timings) = measured
                 summary.consoleLines.append(
                     String(format: "Console pages over %@ registrations on %@ (median of 5; GET /health: %.1f ms):", consoleDevices.formatted(), store.name, reference))
                 for timing in timings {
@@ -135,36 +155,48 @@ struct Bench: AsyncParsableCommand {
         if case .postgres(let server, let text)? = stores.last, clusterDevices > 0 {
             Self.say("\n== one broadcast shared by node processes on PostgreSQL ==")
             for count in nodeCounts {
-                let run = try await Self.clusterBroadcast(server: server, serverText: text, devices: clusterDevices, nodes: count, logger: logger)
-                summary.cluster.append(run)
+                if let run = await summary.attempt("broadcast shared by \(count) node process\(count == 1 ? "" : "es")", {
+                    try await Self.clusterBroadcast(
+                        server: server, serverText: text, devices: clusterDevices, nodes: count, analyze: clusterAnalyze, logger: logger)
+                }) {
+                    summary.cluster.append(run)
+                }
             }
         }
         Self.say("\n" + summary.rendered())
+        if !summary.failures.isEmpty { throw ExitCode.failure }
     }
 
     /// For each platform: the emulator's ceiling with h2load, then the fan-out and the broadcast
     /// delivered by a node process to an emulator process, with the node's CPU per notification.
-    private func measureNodeProcesses(into summary: inout BenchSummary, logger: Logger) async throws {
+    private func measureNodeProcesses(into summary: inout BenchSummary, logger: Logger) async {
         let node = nodeBinary.map { URL(fileURLWithPath: $0) } ?? NodeProcess.executable
         if let nodeBinary { Self.say("Node processes: \(nodeBinary) serve") }
         for platform in measuredPlatforms {
             Self.say("\n== \(platform.rawValue): a node process and an emulator process ==")
-            if ceilingRequests > 0 {
-                if let ceiling = try await Self.emulatorCeiling(platform: platform, requests: ceilingRequests, logger: logger) {
+            if ceilingRequests > 0, let measured = await summary.attempt("\(platform.rawValue) emulator ceiling", {
+                try await Self.emulatorCeiling(platform: platform, requests: ceilingRequests, logger: logger)
+            }) {
+                if let ceiling = measured {
                     summary.ceilings.append(ceiling)
                 } else {
                     summary.missingCeiling = "Emulator ceilings: h2load not found (apt-get install nghttp2-client)"
                 }
             }
-            if devices > 0 {
-                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: devices, broadcast: false, binary: node, logger: logger))
+            if devices > 0, let run = await summary.attempt("\(platform.rawValue) fan-out in a node process", {
+                try await Self.nodeRun(platform: platform, devices: devices, broadcast: false, binary: node, logger: logger)
+            }) {
+                summary.nodeRuns.append(run)
             }
-            if broadcast > 0 {
-                summary.nodeRuns.append(try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, binary: node, logger: logger))
+            if broadcast > 0, let run = await summary.attempt("\(platform.rawValue) broadcast in a node process", {
+                try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, binary: node, logger: logger)
+            }) {
+                summary.nodeRuns.append(run)
             }
-            if platform == .apns, templateDevices > 0 {
-                let (native, template) = try await Self.templateRuns(devices: templateDevices, binary: node, logger: logger)
-                summary.nodeRuns += [native, template]
+            if platform == .apns, templateDevices > 0, let runs = await summary.attempt("apns template and native sends", {
+                try await Self.templateRuns(devices: templateDevices, binary: node, logger: logger)
+            }) {
+                summary.nodeRuns += [runs.native, runs.template]
             }
         }
     }
@@ -207,6 +239,21 @@ struct BenchSummary {
     var nodeRuns: [Bench.NodeRun] = []
     var consoleLines: [String] = []
     var cluster: [Bench.ClusterRun] = []
+    /// What failed, each with its error; the rest was measured.
+    var failures: [String] = []
+
+    /// What `body` returns, or `nil` when it throws: then the failure is said at once and kept
+    /// for the end of the table.
+    mutating func attempt<T>(_ what: String, _ body: () async throws -> T) async -> T? {
+        do {
+            return try await body()
+        } catch {
+            let failure = "\(what): \(error)"
+            Bench.say("  FAILED: " + failure)
+            failures.append(failure)
+            return nil
+        }
+    }
 
     mutating func add(_ what: String, _ store: BenchStore, _ figure: Double, unit: String, target: String) {
         if let index = rows.firstIndex(where: { $0.what == what }) {
@@ -251,6 +298,21 @@ struct BenchSummary {
                     Int(Double(run.devices) / run.seconds).formatted(), ratio, run.reached.formatted(),
                     run.peakMegabytes.map { "\($0) MB" }.joined(separator: ", ")
                 ))
+        }
+        // The same broadcast (FCM, as many devices, one node process and an emulator process)
+        // on both stores.
+        if let postgres = cluster.first(where: { $0.nodes == 1 }),
+            let sqlite = nodeRuns.first(where: { $0.platform == .fcm && $0.kind == "broadcast" && $0.devices == postgres.devices })
+        {
+            lines.append(
+                String(
+                    format: "FCM broadcast to %@ devices, one node process: PostgreSQL %.1f s, SQLite %.1f s: %.2f× (target ≤ 1.15×)",
+                    postgres.devices.formatted(), postgres.seconds, sqlite.seconds, postgres.seconds / sqlite.seconds
+                ))
+        }
+        if !failures.isEmpty {
+            lines.append("Not measured, because they failed (the rest above was):")
+            lines += failures.map { "  " + $0 }
         }
         return lines.joined(separator: "\n")
     }

@@ -30,6 +30,9 @@ struct HeraldConfiguration: Sendable {
     var bcryptCost = 12
     var publicURL: String?
     var secureRetentionSeconds = 7 * 24 * 3600
+    /// The file of the key that seals secure payloads, handed to every node (a mounted secret);
+    /// `nil`: `<data-dir>/keys/secure-payload.key`, created if missing.
+    var securePayloadKeyFile: String?
     var richMaxBytes = 10 * 1024 * 1024
     /// The HTTPS port of the hub REST API (the cloud hub's SDKs speak HTTPS only); 0 turns TLS off.
     var tlsPort = 8443
@@ -185,6 +188,12 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_BCRYPT_COST", help: "bcrypt cost of stored passwords (default 12)") { $0.bcryptCost = try int($1, "HERALD_BCRYPT_COST", 4...31) },
         .init(variable: "HERALD_PUBLIC_URL", help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)") { $0.publicURL = $1 },
         .init(variable: "HERALD_SECURE_RETENTION", help: "seconds a secure payload or rich content is kept (default 604800)") { $0.secureRetentionSeconds = try int($1, "HERALD_SECURE_RETENTION", 60...31_536_000) },
+        .init(variable: "HERALD_SECURE_PAYLOAD_KEY_FILE", help: "the key that seals secure payloads, read from this file (a mounted secret, the same on every node: 44 characters of base64 or 32 raw bytes); never created nor written, and never stored in the database (default <data-dir>/keys/secure-payload.key, created if missing)") {
+            guard !$1.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ConfigurationError("HERALD_SECURE_PAYLOAD_KEY_FILE is empty: give the path of the key file, or leave it unset")
+            }
+            $0.securePayloadKeyFile = $1
+        },
         .init(variable: "HERALD_RICH_MAX_BYTES", help: "largest rich-content upload in bytes (default 10485760)") { $0.richMaxBytes = try int($1, "HERALD_RICH_MAX_BYTES", 1...1_073_741_824) },
         .init(variable: "HERALD_TLS_PORT", help: "HTTPS port of the hub REST API (default 8443; 0 turns TLS off)") { $0.tlsPort = try int($1, "HERALD_TLS_PORT", 0...65535) },
         .init(variable: "HERALD_TLS_CERT_FILE", help: "certificate chain (PEM) served on HERALD_TLS_PORT, with HERALD_TLS_KEY_FILE") { $0.tlsCertFile = $1 },

@@ -191,7 +191,7 @@ struct HeraldRuntime {
     }
 
     /// The HTTP server's configuration: the settings, the emulators, and the secure-payload
-    /// key in the data directory.
+    /// key (``securePayloadKey(_:)``).
     func serverConfiguration() throws -> ServerConfiguration {
         var server = ServerConfiguration()
         server.host = configuration.host
@@ -201,7 +201,7 @@ struct HeraldRuntime {
         server.tokenLifetime = .seconds(configuration.tokenLifetimeSeconds)
         server.bcryptCost = UInt8(configuration.bcryptCost)
         server.emulators = emulatorDirectory
-        server.secureKey = try SecurePayloadKey.loadOrCreate(path: Self.secureKeyPath(configuration))
+        server.secureKey = try Self.securePayloadKey(configuration)
         server.secureRetention = .seconds(configuration.secureRetentionSeconds)
         server.richRetention = .seconds(configuration.secureRetentionSeconds)
         server.richPushEnabled = true
@@ -244,17 +244,37 @@ struct HeraldRuntime {
     /// database and its backups never hold what opens the payloads they keep).
     static func checkSharedSecureKey(_ configuration: HeraldConfiguration, storage: any HubStorage) async throws {
         guard let database = storage as? PostgresDatabase else { return }
-        let key = try SecurePayloadKey.loadOrCreate(path: secureKeyPath(configuration))
-        let dataDirectory = configuration.dataDirectory
+        let key = try securePayloadKey(configuration)
         let shared = try await database.replaceSharedValue(named: "secure-payload-key.fingerprint", expected: nil, with: key.fingerprint)
         guard shared == key.fingerprint else {
+            let remedy =
+                configuration.securePayloadKeyFile != nil
+                ? "give every node the same key file in HERALD_SECURE_PAYLOAD_KEY_FILE"
+                : "copy keys/secure-payload.key from one of them into \(configuration.dataDirectory)/keys/ (mode 0600), or give every node the same key file in HERALD_SECURE_PAYLOAD_KEY_FILE,"
             throw ConfigurationError(
-                "this node's secure-payload key (\(dataDirectory)/keys/secure-payload.key, fingerprint \(key.fingerprint)) is not the one the other nodes on \(database.url) seal with (fingerprint \(shared)): copy keys/secure-payload.key from one of them into \(dataDirectory)/keys/ (mode 0600) and start again"
+                "this node's secure-payload key (\(secureKeyDescription(configuration)), fingerprint \(key.fingerprint)) is not the one the other nodes on \(database.url) seal with (fingerprint \(shared)): \(remedy) and start again"
             )
         }
     }
 
-    /// Where this node's secure-payload key is.
+    /// This node's secure-payload key: read from `HERALD_SECURE_PAYLOAD_KEY_FILE` if set (a
+    /// startup error, naming the variable, when that file is missing, unreadable or not a
+    /// 256-bit key); otherwise `<data-dir>/keys/secure-payload.key`, created if missing.
+    static func securePayloadKey(_ configuration: HeraldConfiguration) throws -> SecurePayloadKey {
+        guard let file = configuration.securePayloadKeyFile else { return try SecurePayloadKey.loadOrCreate(path: secureKeyPath(configuration)) }
+        do {
+            return try SecurePayloadKey.read(path: file)
+        } catch {
+            throw ConfigurationError("HERALD_SECURE_PAYLOAD_KEY_FILE: \(error.message)")
+        }
+    }
+
+    /// Where this node's secure-payload key comes from, for messages.
+    static func secureKeyDescription(_ configuration: HeraldConfiguration) -> String {
+        configuration.securePayloadKeyFile.map { "HERALD_SECURE_PAYLOAD_KEY_FILE=\($0)" } ?? secureKeyPath(configuration)
+    }
+
+    /// Where this node's secure-payload key is kept when `HERALD_SECURE_PAYLOAD_KEY_FILE` is not set.
     static func secureKeyPath(_ configuration: HeraldConfiguration) -> String {
         "\(configuration.dataDirectory)/keys/secure-payload.key"
     }

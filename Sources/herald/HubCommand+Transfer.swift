@@ -121,6 +121,7 @@ extension HubCommand {
                 }
                 progress.finish()
                 let succeeded = actions.values.reduce(0, +)
+                await hub.importFinished(changed: succeeded - actions["unchanged", default: 0])
                 let details = actions.sorted { $0.key < $1.key }.map { "\($0.value.formatted()) \($0.key)" }.joined(separator: ", ")
                 HubCommand.printErr(
                     "Imported \(file) into hub \(definition.name) (\(mode.rawValue)): \(succeeded.formatted()) succeeded"

@@ -50,6 +50,8 @@ struct Serve: AsyncParsableCommand {
     }
 
     private func serve(_ configuration: HeraldConfiguration, storage: any HubStorage, logger: Logger) async throws {
+        // A secure-payload key file that cannot be used stops the node before it starts anything.
+        if configuration.securePayloadKeyFile != nil { _ = try HeraldRuntime.securePayloadKey(configuration) }
         // Before anything makes a span: the workers start with the runtime.
         let tracing = try TracingBackend.bootstrap(logger: logger)
         try await HeraldRuntime.checkSharedSecureKey(configuration, storage: storage)
@@ -73,7 +75,9 @@ struct Serve: AsyncParsableCommand {
             configuration.databaseURL.map { "  data     \($0) (PostgreSQL, shared by every node on it); files in \(configuration.dataDirectory)" }
                 ?? "  data     \(configuration.dataDirectory) (SQLite, one store per hub)",
             "  app hub  '\(runtime.appHubName)' keeps the app backend's accounts and content\(remoteAppHub == nil ? " and its \(registrations) registrations" : "")",
-            "  secure   payloads sealed with the key \(server.secureKey?.fingerprint ?? "-") (keys/secure-payload.key: back it up apart from the data)",
+            configuration.securePayloadKeyFile == nil
+                ? "  secure   payloads sealed with the key \(server.secureKey?.fingerprint ?? "-") (keys/secure-payload.key: back it up apart from the data)"
+                : "  secure   payloads sealed with the key \(server.secureKey?.fingerprint ?? "-") (from HERALD_SECURE_PAYLOAD_KEY_FILE)",
         ]
         banner += runtime.platformLines.map { "  \($0)" }
         let hubs = (try? await catalog.list()) ?? []

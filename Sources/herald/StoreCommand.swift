@@ -64,6 +64,11 @@ extension StoreCommand {
                         totals.copied += hub.copied
                         totals.kept += hub.kept
                     }
+                    // The planner's statistics of the tables just filled: without them, the first
+                    // broadcasts and listings would be planned for the tables as they were before.
+                    let analyzing = ContinuousClock.now
+                    try await database.analyze(Self.analyzedTables)
+                    print("Statistics of the copied tables brought up to date (ANALYZE) in \(String(format: "%.1f", (ContinuousClock.now - analyzing).seconds)) s")
                     let seconds = (ContinuousClock.now - started).seconds
                     print(
                         "Done in \(String(format: "%.1f", seconds)) s: \(totals.copied.formatted()) rows copied, "
@@ -71,8 +76,9 @@ extension StoreCommand {
                     )
                     print(
                         """
-                        Next: start every node with HERALD_DATABASE_URL set to the database, and copy \
-                        \(from)/keys/secure-payload.key into each node's data directory (keys/, mode 0600).
+                        Next: start every node with HERALD_DATABASE_URL set to the database, and give each node \
+                        \(from)/keys/secure-payload.key: in its data directory (keys/, mode 0600), or as a mounted \
+                        secret named by HERALD_SECURE_PAYLOAD_KEY_FILE.
                         """
                     )
                 }
@@ -84,6 +90,10 @@ extension StoreCommand {
                 throw HubCommandError(error)
             }
         }
+
+        /// The tables a copy fills: those copied, and the tag indexes that the database's
+        /// triggers fill from them.
+        static let analyzedTables = StoreCopy.tables.map(\.name) + ["registration_tags", "installation_tags"]
 
         /// The data directory's hubs; refuses a directory that is not one, or is from a release
         /// that kept everything in one file at its root.

@@ -37,4 +37,37 @@ struct BenchCommandTests {
             print("HERALD_TEST_DATABASE_URL is not set: herald bench ran on SQLite only")
         }
     }
+
+    /// A scenario that fails does not stop the bench: the others run, the table has what they
+    /// measured, and it says what failed and why (here, every step on a database that does not
+    /// answer), without the database's password; the exit status says it too.
+    @Test(.timeLimit(.minutes(5)))
+    func aFailedScenarioIsReportedAndTheRestIsPrinted() async throws {
+        let closed = try ListeningSocket()
+        let port = closed.port
+        closed.close()
+        let result = try await HeraldCommand.run([
+            "bench", "--database-url", "postgres://herald:not-the-password@127.0.0.1:\(port)/herald?sslmode=disable&connect_timeout=2",
+            "--devices", "200", "--upserts", "100", "--installations", "100", "--connections", "4", "--broadcast", "0",
+            "--template-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--platforms", "apns",
+            "--cluster-devices", "300", "--nodes", "1",
+        ])
+        #expect(result.status != 0)
+        let summary = try #require(result.output.components(separatedBy: "\nResults\n").last, "\(result.output)\n\(result.error)")
+        // What could be measured was.
+        let lines = summary.split(separator: "\n")
+        for row in ["fan-out to 200 APNs devices", "registration upserts", "installation PUTs"] {
+            #expect(lines.contains { $0.contains(row) && $0.contains("/s") }, "\(row) is missing from:\n\(summary)")
+        }
+        #expect(lines.contains { $0.contains("apns fan-out") && $0.contains("Completed") }, "\(summary)")
+        // What failed is said, each step once.
+        let failed = try #require(summary.components(separatedBy: "Not measured, because they failed").last, "\(summary)")
+        for step in [
+            "fan-out on PostgreSQL:", "registration upserts on PostgreSQL:", "installation PUTs on PostgreSQL:",
+            "broadcast shared by 1 node process:",
+        ] {
+            #expect(failed.contains(step), "\(step) is missing from:\n\(summary)")
+        }
+        #expect(!(result.output + result.error).contains("not-the-password"))
+    }
 }

@@ -50,6 +50,50 @@ enum HeraldCommand {
         )
     }
 
+    /// Runs `herald arguments…` as ``run(_:environment:limit:)`` does until its standard output
+    /// contains `expected`, then stops it (SIGTERM, then SIGKILL after 10 s) and returns that
+    /// output; fails if it exits first or does not print it within `limit`.
+    static func runUntil(
+        _ arguments: [String], environment: [String: String] = [:], prints expected: String, limit: Duration = .seconds(60)
+    ) async throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-command-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outputURL = directory.appendingPathComponent("stdout")
+        let errorURL = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        try process.run()
+        defer {
+            if process.isRunning {
+                process.terminate()
+                let stop = ContinuousClock.now + .seconds(10)
+                while process.isRunning && ContinuousClock.now < stop { usleep(50_000) }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.waitUntilExit()
+            }
+        }
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+            if output.contains(expected) { return output }
+            guard process.isRunning else {
+                let error = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+                throw Failure(description: "herald \(arguments.joined(separator: " ")) exited with status \(process.terminationStatus) before printing '\(expected)': \(error)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw Failure(description: "herald \(arguments.joined(separator: " ")) did not print '\(expected)' within \(limit)")
+    }
+
     /// What went wrong around the command: it did not end in time, or a socket could not be had.
     struct Failure: Error, CustomStringConvertible {
         var description: String

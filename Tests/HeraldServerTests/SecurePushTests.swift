@@ -305,6 +305,46 @@ import HeraldSQLite
         #expect(throws: SecurePayloadKeyError(code: .invalidKey, message: "")) { try SecurePayloadKey.loadOrCreate(path: path) }
         #expect(throws: SecurePayloadKeyError.self) { try SecurePayloadKey(bytes: Data(count: 16)) }
     }
+
+    /// A key handed in from outside (a mounted secret) is read, never created nor written; a
+    /// file that is missing, a directory or not a 256-bit key is refused with its path, never
+    /// its content.
+    @Test func aGivenKeyFileIsReadAndNeverCreated() throws {
+        let path = temporaryPath()
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+
+        #expect(throws: SecurePayloadKeyError(code: .fileSystem, message: "")) { try SecurePayloadKey.read(path: path) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        #expect(throws: SecurePayloadKeyError(code: .fileSystem, message: "")) { try SecurePayloadKey.read(path: path) }
+        try FileManager.default.removeItem(atPath: path)
+
+        let key = SecurePayloadKey.generate()
+        let base64 = Data((0..<32).map { UInt8($0) }).base64EncodedString()
+        try Data((base64 + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        let read = try SecurePayloadKey.read(path: path)
+        #expect(read.fingerprint == (try SecurePayloadKey(bytes: Data((0..<32).map { UInt8($0) }))).fingerprint)
+        #expect(read.fingerprint != key.fingerprint)
+        // Read again by another process (another node), the same key.
+        #expect(try SecurePayloadKey.read(path: path).fingerprint == read.fingerprint)
+
+        try Data(repeating: 9, count: 32).write(to: URL(fileURLWithPath: path))
+        #expect(try SecurePayloadKey.read(path: path).fingerprint == (try SecurePayloadKey(bytes: Data(repeating: 9, count: 32))).fingerprint)
+
+        let short = Data("c2hvcnQtc2VjcmV0LWtleQ==".utf8)
+        try short.write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try SecurePayloadKey.read(path: path)
+            Issue.record("a 16-byte key was accepted")
+        } catch {
+            #expect(error.code == .invalidKey)
+            #expect(error.message.contains(path))
+            #expect(!error.message.contains("c2hvcnQtc2VjcmV0LWtleQ"))
+        }
+    }
 }
 
 extension ServerConfiguration {

@@ -72,6 +72,44 @@ enum TagExpressionChecks {
             #expect(try await store.registrations(matching: nil, platforms: [.webpush], after: nil, limit: 10).isEmpty)
             #expect(try await store.registration(id: "web") != nil)
         },
+
+        check("partitionRangesEndAtTheirUpperBound") { store, _ in
+            // 40 registrations, every third tagged a, every fourth b, every fifth on FCM.
+            let registrations = (0..<40).map { i in
+                Registration.sample(
+                    id: "r" + String(format: "%02d", i), platform: i % 5 == 0 ? .fcm : .apns,
+                    tags: (i % 3 == 0 ? ["a"] : []) + (i % 4 == 0 ? ["b"] : []) + ["all"]
+                )
+            }
+            try await store.insertRegistrations(registrations)
+            // Upper bounds that are ids and that fall between ids; the last range has none.
+            let bounds: [String?] = ["r07", "r12a", "r13", "r30", nil]
+            let expressions: [TagExpression?] = [
+                nil, .tag("a"), .or(.tag("a"), .tag("b")), .and(.tag("all"), .not(.tag("b"))), .not(.tag("a")),
+            ]
+            for expression in expressions {
+                for platforms in [nil, [Platform.apns]] as [Set<Platform>?] {
+                    let whole = try await TagExpressionChecks.allPages(store, expression, platforms: platforms, pageSize: 100)
+                    for pageSize in [1, 3, 50] {
+                        var lower: String?
+                        var pieced: [String] = []
+                        for bound in bounds {
+                            let range = try await allPagedIDs(pageSize: pageSize) { after in
+                                try await store.registrations(
+                                    matching: expression, platforms: platforms, kind: nil, after: after ?? lower, through: bound, limit: pageSize
+                                )
+                            }
+                            let label = "\(String(describing: expression)) on \(String(describing: platforms)) after \(lower ?? "-") through \(bound ?? "-"), pages of \(pageSize)"
+                            #expect(range.allSatisfy { id in lower.map { id > $0 } ?? true && bound.map { id <= $0 } ?? true }, "\(label)")
+                            #expect(range == whole.filter { id in lower.map { id > $0 } ?? true && bound.map { id <= $0 } ?? true }, "\(label)")
+                            pieced += range
+                            lower = bound
+                        }
+                        #expect(pieced == whole)
+                    }
+                }
+            }
+        },
     ]
 
     private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {
