@@ -323,12 +323,35 @@ public final class PostgresDatabase: Service, Sendable {
     /// Runs `body` on a connection of the pool; fails at once with `unavailable` while the
     /// database is unreachable (see ``listenForWork()``).
     func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try checkReachable()
-        let client = self.client
         do {
-            return try await abandoningAfter(Self.statementDeadline) { try await client.withConnection(body) }
+            return try await runUnmapped(body)
         } catch {
             throw mapError(error)
+        }
+    }
+
+    /// ``run(_:)``, throwing the client's errors as they are: for a caller that decides by the
+    /// error what to do next, before passing it through ``mapError(_:)``.
+    func runUnmapped<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try checkReachable()
+        let client = self.client
+        return try await abandoningAfter(Self.statementDeadline) { try await client.withConnection(body) }
+    }
+
+    /// Whether `error` (as ``runUnmapped(_:)`` throws it) would fail any other write as well: the
+    /// database could not be asked or did not answer (unreachable, shutting down, a lost
+    /// connection, a statement abandoned) or its disk is full; rather than it refused what it was
+    /// asked (a value, a rule, a deadlock), which another statement may not meet.
+    static func failsEveryWrite(_ error: any Error) -> Bool {
+        if error is StoreError || error is CancellationError { return true }
+        if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53100"
+        default:
+            return true
         }
     }
 

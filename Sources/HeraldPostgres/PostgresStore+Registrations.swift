@@ -95,21 +95,28 @@ extension PostgresStore {
         return try await query(statement).first?.makeRandomAccess().value("valid", as: Bool.self) ?? false
     }
 
-    /// Creates or replaces a registration if `condition` holds (see the protocol). An
-    /// unconditional write is one statement; a conditional one is a transaction that first
-    /// takes advisory locks on the id (and, when it replaces the device's other registrations,
-    /// on the device), so that concurrent writers on any node take turns.
+    /// Creates or replaces a registration if `condition` holds (see the protocol).
+    ///
+    /// Writes that arrive together are applied together (see ``GroupCommitter``): one call of
+    /// `herald.save_registrations` per run of distinct ids, which takes the advisory locks of the
+    /// conditional ones (on the id and, when it replaces the device's other registrations, on
+    /// the device), so that concurrent writers on any node take turns, then checks and writes
+    /// every row in one statement. A write on a version (`ifVersion`) is a transaction of its own.
     public func upsertRegistration(_ registration: Registration, when condition: RegistrationCondition) async throws -> Registration {
+        try checkOpen()
         let now = now()
         let row = try StoredRegistration(registration, createdAt: now, updatedAt: now)
-        guard !condition.isUnconditional else {
-            guard let returned = try await query(upsertStatement([row])).first else {
-                throw PostgresStoreError(code: .database, message: "an upserted registration was not returned")
-            }
-            return try Self.stored(row, from: returned)
+        guard condition.ifVersion == nil else { return try await upsertRegistrationAlone(row, when: condition) }
+        return try await registrationWrites.submit(RegistrationWrite(row: row, condition: condition)) { writes in
+            await self.applyRegistrationWrites(writes)
         }
+    }
+
+    /// Writes one registration in a transaction of its own, under advisory locks on its id (and,
+    /// when it replaces the device's other registrations, on the device): for writes on a version.
+    func upsertRegistrationAlone(_ row: StoredRegistration, when condition: RegistrationCondition) async throws -> Registration {
         let id = row.registration.id
-        let deviceKey = "device \(row.registration.platform.rawValue) \(row.registration.handle)"
+        let deviceKey = Self.deviceKey(row.registration)
         return try await transaction { connection in
             try await lock(["registration \(id)"] + (condition.replacesOtherRegistrationsOfHandle ? [deviceKey] : []), on: connection)
             var read = SQLStatement()
@@ -590,3 +597,4 @@ extension PostgresStore {
         return ids
     }
 }
+
