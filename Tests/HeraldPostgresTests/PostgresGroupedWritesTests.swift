@@ -50,6 +50,31 @@ struct PostgresGroupedWritesTests {
         }
     }
 
+    @Test func concurrentRegistrationIDRequestsOfOneOwnerDoNotWaitForEachOther() async throws {
+        try await PostgresTestDatabase.with { database async throws in
+            let store = database.store(hub: PostgresTestDatabase.uniqueHubName())
+            // A device with two registrations of its owner: every request for it gets the older.
+            let older = try await store.upsertRegistration(.sample(id: "a-older", handle: "device-0", owner: "alice"), ifVersion: nil)
+            _ = try await store.upsertRegistration(.sample(id: "b-newer", handle: "device-0", owner: "alice"), ifVersion: nil)
+            let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let id = try await store.registrationID(
+                            forHandles: ["device-\(index % 4)"], owner: "alice", orReserve: "new-\(index)", ttl: .seconds(60)
+                        )
+                        return (index, id)
+                    }
+                }
+                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            }
+            for index in 0..<40 {
+                #expect(answers[index] == (index % 4 == 0 ? older.id : "new-\(index)"))
+            }
+            #expect(try await store.registration(id: "b-newer") == nil, "the duplicate is deleted")
+            #expect(try await store.isRegistrationIDValid("new-1"))
+        }
+    }
+
     @Test func aRefusedRegistrationInAGroupFailsOnlyItsCaller() async throws {
         try await PostgresTestDatabase.with { database async throws in
             let store = database.store(hub: PostgresTestDatabase.uniqueHubName())
