@@ -484,8 +484,8 @@ struct PostgresMigration: Sendable {
                                 want_owner, replaces, n)
                     ), checked AS (
                         SELECT i.*, r.id IS NOT NULL AS is_found, r.owner AS stored_owner,
-                            (i.must_be_issued AND r.id IS NULL AND EXISTS (SELECT 1 FROM herald.reservations AS v
-                                WHERE v.hub = p_hub AND v.id = i.id AND v.expires_at > i.updated_at)) AS is_issued
+                            coalesce(i.must_be_issued AND r.id IS NULL AND (SELECT v.expires_at FROM herald.reservations AS v
+                                WHERE v.hub = p_hub AND v.id = i.id) > i.updated_at, false) AS is_issued
                         FROM input AS i LEFT JOIN herald.registrations AS r ON r.hub = p_hub AND r.id = i.id
                     ), decided AS (
                         SELECT c.*, CASE WHEN c.is_found THEN c.want_owner IS NULL OR c.stored_owner IS NOT DISTINCT FROM c.want_owner
@@ -513,6 +513,63 @@ struct PostgresMigration: Sendable {
                     SELECT d.n, s.id IS NOT NULL, s.version, s.created_at, d.is_found, d.stored_owner, d.is_issued
                     FROM decided AS d LEFT JOIN saved AS s ON s.id = d.id
                     ORDER BY d.n;
+                END
+                $$
+                """,
+                // The tag indexes kept in step one key at a time: with `tag = ANY (OLD.tags)` the
+                // planner may walk every entry of the hub (the key's middle column unused), which
+                // made each write cost more as the hub grew. An update now touches only the tags
+                // that changed.
+                """
+                CREATE OR REPLACE FUNCTION herald.registrations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    t text;
+                BEGIN
+                    IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        FOREACH t IN ARRAY OLD.tags LOOP
+                            IF TG_OP = 'DELETE' OR NOT (t = ANY (NEW.tags)) THEN
+                                DELETE FROM herald.registration_tags WHERE hub = OLD.hub AND tag = t AND registration_id = OLD.id;
+                            END IF;
+                        END LOOP;
+                    END IF;
+                    IF TG_OP = 'INSERT' THEN
+                        INSERT INTO herald.registration_tags (hub, tag, registration_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x ON CONFLICT DO NOTHING;
+                    ELSIF TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags THEN
+                        INSERT INTO herald.registration_tags (hub, tag, registration_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x WHERE NOT (x = ANY (OLD.tags))
+                            ON CONFLICT DO NOTHING;
+                    END IF;
+                    IF TG_OP = 'DELETE' THEN
+                        DELETE FROM herald.reservations WHERE hub = OLD.hub AND id = OLD.id;
+                    ELSE
+                        DELETE FROM herald.reservations WHERE hub = NEW.hub AND id = NEW.id;
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE OR REPLACE FUNCTION herald.installations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    t text;
+                BEGIN
+                    IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        FOREACH t IN ARRAY OLD.tags LOOP
+                            IF TG_OP = 'DELETE' OR NOT (t = ANY (NEW.tags)) THEN
+                                DELETE FROM herald.installation_tags WHERE hub = OLD.hub AND tag = t AND installation_id = OLD.id;
+                            END IF;
+                        END LOOP;
+                    END IF;
+                    IF TG_OP = 'INSERT' THEN
+                        INSERT INTO herald.installation_tags (hub, tag, installation_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x ON CONFLICT DO NOTHING;
+                    ELSIF TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags THEN
+                        INSERT INTO herald.installation_tags (hub, tag, installation_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x WHERE NOT (x = ANY (OLD.tags))
+                            ON CONFLICT DO NOTHING;
+                    END IF;
+                    RETURN NULL;
                 END
                 $$
                 """,
