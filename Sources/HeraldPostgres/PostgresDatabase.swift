@@ -37,6 +37,8 @@ public final class PostgresDatabase: Service, Sendable {
     static let workChannel = "herald_work"
     /// Each hub's listeners of ``workChannel``, by a number of their own.
     private let listeners = Mutex<(next: Int, byHub: [String: [Int: AsyncStream<Void>.Continuation]])>((0, [:]))
+    /// Reads of hub definitions waiting to be made together (see ``definition(named:knownRevision:)``).
+    let definitionReads = GroupCommitter<DefinitionRead, HubDefinitionLookup>(maximumBatches: 2, maximumBatchSize: 256)
 
     /// - Parameters:
     ///   - maximumConnections: The most connections this process opens; PostgreSQL's own
