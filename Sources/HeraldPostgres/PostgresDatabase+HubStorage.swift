@@ -16,21 +16,41 @@ extension PostgresDatabase: HubStorage {
 
     public var location: String { "the database \(url)" }
 
+    /// The definition of the hub `name` (see the protocol), read with one small query.
+    ///
+    /// Every request to a hub asks this, so reads that arrive while others are being made wait
+    /// and share one query per name and known revision: each is still answered by a query sent
+    /// after it was asked, so a key rotated on another node is refused as soon as before.
     public func definition(named name: String, knownRevision: String?) async throws -> HubDefinitionLookup {
-        var statement = SQLStatement()
-        let name = statement.bind(name)
-        // The exact name first, then any other case; the document only when it changed.
-        statement.sql = """
-            SELECT name, revision::text AS revision, \
-            CASE WHEN revision::text IS DISTINCT FROM \(statement.bind(knownRevision)) THEN document END AS document \
-            FROM herald.hubs WHERE lower(name) = lower(\(name)) ORDER BY name = \(name) DESC LIMIT 1
-            """
-        guard let row = try await run({ [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }).first else {
+        try await definitionReads.submit(DefinitionRead(name: name, knownRevision: knownRevision)) { reads in
+            await self.readDefinitions(reads)
+        }
+    }
+
+    /// One query per distinct read of `reads`; an answer per read, in order.
+    private func readDefinitions(_ reads: [DefinitionRead]) async -> [Result<HubDefinitionLookup, any Error>] {
+        var answers: [DefinitionRead: Result<HubDefinitionLookup, any Error>] = [:]
+        for read in reads where answers[read] == nil {
+            do {
+                answers[read] = .success(try await readDefinition(read))
+            } catch {
+                answers[read] = .failure(error)
+            }
+        }
+        return reads.map { answers[$0]! }
+    }
+
+    private func readDefinition(_ read: DefinitionRead) async throws -> HubDefinitionLookup {
+        let logger = clientLogger
+        guard let row = try await run({ connection in
+            var rows: [ReadHubDefinition.Row] = []
+            for try await row in try await connection.execute(ReadHubDefinition(read: read), logger: logger) { rows.append(row) }
+            return rows.first
+        }) else {
             return .missing
         }
-        let columns = row.makeRandomAccess()
-        guard let document = try columns.optionalString("document") else { return .unchanged }
-        return .found(StoredHubDefinition(name: try columns.string("name"), document: Data(document.utf8), revision: try columns.string("revision")))
+        guard let document = row.document else { return .unchanged }
+        return .found(StoredHubDefinition(name: row.name, document: Data(document.utf8), revision: row.revision))
     }
 
     public func definitionNames() async throws -> [String] {
@@ -172,5 +192,44 @@ extension PostgresDatabase {
         }
         if let stored = try await sharedValue(named: name) { return stored }
         throw PostgresStoreError(code: .database, message: "the shared value \(name) was neither stored nor read")
+    }
+}
+
+/// A read of a hub's definition: its name, and the revision the caller knows.
+struct DefinitionRead: Hashable, Sendable {
+    var name: String
+    var knownRevision: String?
+}
+
+/// The query of ``PostgresDatabase/definition(named:knownRevision:)``, prepared once per
+/// connection: the exact name first, then any other case; the document only when it changed.
+struct ReadHubDefinition: PostgresPreparedStatement {
+    static let name = "herald_read_hub_definition_v1"
+    static let sql = """
+        SELECT name::text, revision::text AS revision, \
+        CASE WHEN revision::text IS DISTINCT FROM $2::text THEN document END AS document \
+        FROM herald.hubs WHERE lower(name) = lower($1::text) ORDER BY name = $1::text DESC LIMIT 1
+        """
+
+    struct Row: Sendable {
+        var name: String
+        var revision: String
+        var document: String?
+    }
+
+    static var bindingDataTypes: [PostgresDataType] { [.text, .text] }
+
+    var read: DefinitionRead
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(read.name)
+        bindings.append(read.knownRevision)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (name, revision, document) = try row.decode((String, String, String?).self)
+        return Row(name: name, revision: revision, document: document)
     }
 }

@@ -37,6 +37,8 @@ public final class PostgresDatabase: Service, Sendable {
     static let workChannel = "herald_work"
     /// Each hub's listeners of ``workChannel``, by a number of their own.
     private let listeners = Mutex<(next: Int, byHub: [String: [Int: AsyncStream<Void>.Continuation]])>((0, [:]))
+    /// Reads of hub definitions waiting to be made together (see ``definition(named:knownRevision:)``).
+    let definitionReads = GroupCommitter<DefinitionRead, HubDefinitionLookup>(maximumBatches: 2, maximumBatchSize: 256)
 
     /// - Parameters:
     ///   - maximumConnections: The most connections this process opens; PostgreSQL's own
@@ -326,12 +328,38 @@ public final class PostgresDatabase: Service, Sendable {
         deadline: Duration = statementDeadline,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try checkReachable()
-        let client = self.client
         do {
-            return try await abandoningAfter(deadline) { try await client.withConnection(body) }
+            return try await runUnmapped(deadline: deadline, body)
         } catch {
             throw mapError(error)
+        }
+    }
+
+    /// ``run(_:)``, throwing the client's errors as they are: for a caller that decides by the
+    /// error what to do next, before passing it through ``mapError(_:)``.
+    func runUnmapped<T: Sendable>(
+        deadline: Duration = statementDeadline,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try checkReachable()
+        let client = self.client
+        return try await abandoningAfter(deadline) { try await client.withConnection(body) }
+    }
+
+    /// Whether `error` (as ``runUnmapped(_:)`` throws it) would fail any other write as well: the
+    /// database could not be asked or did not answer (unreachable, shutting down, a lost
+    /// connection, a statement abandoned) or its disk is full; rather than it refused what it was
+    /// asked (a value, a rule, a deadlock), which another statement may not meet.
+    static func failsEveryWrite(_ error: any Error) -> Bool {
+        if error is StoreError || error is CancellationError { return true }
+        if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53100"
+        default:
+            return true
         }
     }
 

@@ -435,6 +435,146 @@ struct PostgresMigration: Sendable {
                 "CREATE INDEX job_file_chunks_created_at ON herald.job_file_chunks (hub, created_at)",
             ]
         ),
+        PostgresMigration(
+            version: 11,
+            name: "registration writes applied together",
+            statements: [
+                // Writes many registrations (distinct ids) in one call, each under its own
+                // condition, and answers for each what it found and whether it wrote. It first
+                // takes the transaction-level advisory locks `p_locks` in the order given (the
+                // keys the store's `lock` takes: a conditional write's id, a replacing write's
+                // device), so that writers on any node take turns as before; the statement that
+                // follows then reads, with a snapshot taken after the locks, what is stored:
+                //   - a row whose id is a registration is written unless `want_owner` is set and
+                //     differs from the stored owner;
+                //   - a row whose id is not is written unless `must_exist`, or `must_be_issued`
+                //     without a live reservation of the id;
+                //   - a written row with `replaces` deletes the other registrations of its
+                //     platform and handle (not those of installations, nor those written here).
+                // Tags come flattened: row n has the `p_tag_counts[n]` tags after those of the
+                // rows before it. One result per row, in order: `found` says whether the id was
+                // a registration, `found_owner` its owner, `issued` whether a live reservation
+                // held it (read only for `must_be_issued`); `written` with the version and
+                // creation time the write returned.
+                """
+                CREATE FUNCTION herald.save_registrations(
+                    p_hub text, p_locks text[], p_ids text[], p_platforms text[], p_handles text[], p_p256dh text[],
+                    p_auth text[], p_owners text[], p_expires_at bigint[], p_created_at bigint[], p_updated_at bigint[],
+                    p_tag_counts integer[], p_tags text[], p_templates text[], p_push_variables text[],
+                    p_installation_ids text[], p_legacy_gcm boolean[], p_must_exist boolean[], p_must_be_issued boolean[],
+                    p_want_owners text[], p_replaces boolean[]
+                ) RETURNS TABLE (ord bigint, written boolean, version bigint, created_at bigint, found boolean,
+                    found_owner text, issued boolean)
+                LANGUAGE plpgsql AS $$
+                #variable_conflict use_column
+                DECLARE
+                    k text;
+                BEGIN
+                    FOREACH k IN ARRAY p_locks LOOP
+                        PERFORM pg_advisory_xact_lock(hashtextextended(p_hub || chr(31) || k, 0));
+                    END LOOP;
+                    RETURN QUERY
+                    WITH input AS (
+                        SELECT x.*, (sum(x.tag_count) OVER (ORDER BY x.n) - x.tag_count)::integer AS tag_offset
+                        FROM unnest(p_ids, p_platforms, p_handles, p_p256dh, p_auth, p_owners, p_expires_at, p_created_at,
+                            p_updated_at, p_tag_counts, p_templates, p_push_variables, p_installation_ids, p_legacy_gcm,
+                            p_must_exist, p_must_be_issued, p_want_owners, p_replaces) WITH ORDINALITY
+                            AS x(id, platform, handle, p256dh, auth, owner, expires_at, created_at, updated_at, tag_count,
+                                template, push_variables, installation_id, legacy_gcm, must_exist, must_be_issued,
+                                want_owner, replaces, n)
+                    ), checked AS (
+                        SELECT i.*, r.id IS NOT NULL AS is_found, r.owner AS stored_owner,
+                            coalesce(i.must_be_issued AND r.id IS NULL AND (SELECT v.expires_at FROM herald.reservations AS v
+                                WHERE v.hub = p_hub AND v.id = i.id) > i.updated_at, false) AS is_issued
+                        FROM input AS i LEFT JOIN herald.registrations AS r ON r.hub = p_hub AND r.id = i.id
+                    ), decided AS (
+                        SELECT c.*, CASE WHEN c.is_found THEN c.want_owner IS NULL OR c.stored_owner IS NOT DISTINCT FROM c.want_owner
+                            ELSE NOT c.must_exist AND (NOT c.must_be_issued OR c.is_issued) END AS ok
+                        FROM checked AS c
+                    ), saved AS (
+                        INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at,
+                            version, created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm)
+                        SELECT p_hub, d.id, d.platform, d.handle, d.p256dh, d.auth, d.owner, d.expires_at, 1, d.created_at,
+                            d.updated_at, p_tags[d.tag_offset + 1 : d.tag_offset + d.tag_count], d.template, d.push_variables,
+                            d.installation_id, d.legacy_gcm
+                        FROM decided AS d WHERE d.ok ORDER BY d.id COLLATE "C"
+                        ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
+                            p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner,
+                            expires_at = excluded.expires_at, version = r.version + 1, updated_at = excluded.updated_at,
+                            tags = excluded.tags, template = excluded.template, push_variables = excluded.push_variables,
+                            installation_id = excluded.installation_id, legacy_gcm = excluded.legacy_gcm
+                        RETURNING r.id, r.version, r.created_at
+                    ), replaced AS (
+                        DELETE FROM herald.registrations AS o USING decided AS d
+                        WHERE d.ok AND d.replaces AND o.hub = p_hub AND o.handle = d.handle AND o.platform = d.platform
+                            AND o.installation_id IS NULL AND o.id NOT IN (SELECT w.id FROM decided AS w WHERE w.ok)
+                        RETURNING o.id
+                    )
+                    SELECT d.n, s.id IS NOT NULL, s.version, s.created_at, d.is_found, d.stored_owner, d.is_issued
+                    FROM decided AS d LEFT JOIN saved AS s ON s.id = d.id
+                    ORDER BY d.n;
+                END
+                $$
+                """,
+                // The tag indexes kept in step one key at a time: with `tag = ANY (OLD.tags)` the
+                // planner may walk every entry of the hub (the key's middle column unused), which
+                // made each write cost more as the hub grew. An update now touches only the tags
+                // that changed.
+                """
+                CREATE OR REPLACE FUNCTION herald.registrations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    t text;
+                BEGIN
+                    IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        FOREACH t IN ARRAY OLD.tags LOOP
+                            IF TG_OP = 'DELETE' OR NOT (t = ANY (NEW.tags)) THEN
+                                DELETE FROM herald.registration_tags WHERE hub = OLD.hub AND tag = t AND registration_id = OLD.id;
+                            END IF;
+                        END LOOP;
+                    END IF;
+                    IF TG_OP = 'INSERT' THEN
+                        INSERT INTO herald.registration_tags (hub, tag, registration_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x ON CONFLICT DO NOTHING;
+                    ELSIF TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags THEN
+                        INSERT INTO herald.registration_tags (hub, tag, registration_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x WHERE NOT (x = ANY (OLD.tags))
+                            ON CONFLICT DO NOTHING;
+                    END IF;
+                    IF TG_OP = 'DELETE' THEN
+                        DELETE FROM herald.reservations WHERE hub = OLD.hub AND id = OLD.id;
+                    ELSE
+                        DELETE FROM herald.reservations WHERE hub = NEW.hub AND id = NEW.id;
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE OR REPLACE FUNCTION herald.installations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    t text;
+                BEGIN
+                    IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags) THEN
+                        FOREACH t IN ARRAY OLD.tags LOOP
+                            IF TG_OP = 'DELETE' OR NOT (t = ANY (NEW.tags)) THEN
+                                DELETE FROM herald.installation_tags WHERE hub = OLD.hub AND tag = t AND installation_id = OLD.id;
+                            END IF;
+                        END LOOP;
+                    END IF;
+                    IF TG_OP = 'INSERT' THEN
+                        INSERT INTO herald.installation_tags (hub, tag, installation_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x ON CONFLICT DO NOTHING;
+                    ELSIF TG_OP = 'UPDATE' AND OLD.tags IS DISTINCT FROM NEW.tags THEN
+                        INSERT INTO herald.installation_tags (hub, tag, installation_id)
+                            SELECT NEW.hub, x, NEW.id FROM unnest(NEW.tags) AS x WHERE NOT (x = ANY (OLD.tags))
+                            ON CONFLICT DO NOTHING;
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

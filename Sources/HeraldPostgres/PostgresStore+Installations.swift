@@ -10,19 +10,25 @@ extension PostgresStore {
         try Installation(stored: row.makeRandomAccess())
     }
 
-    /// Creates or replaces an installation and the registrations it expands into, in one
-    /// transaction of two statements (see the protocol). The installation's row is written first,
-    /// its version counted up by the write itself: the row's lock then makes a concurrent write of
-    /// the same installation, on any node, wait until this one commits. If a registration id it
-    /// produces is held by a registration of something else, nothing is written and
+    /// Creates or replaces an installation and the registrations it expands into, all or nothing
+    /// (see the protocol). A `PUT` (no version to match) of up to 500 registrations is applied
+    /// with the `PUT`s that arrive beside it, in one statement (see ``GroupCommitter``); a write on
+    /// a version is a transaction of two statements, the installation's row first, its version
+    /// counted up by the write itself: the row's lock then makes a concurrent write of the same
+    /// installation, on any node, wait until this one commits. If a registration id it produces
+    /// is held by a registration of something else, nothing is written and
     /// ``HeraldError/conflict(_:)`` is thrown.
     public func upsertInstallation(_ installation: Installation, ifVersion: Int?) async throws -> Installation {
         let now = now()
         // The stored document holds neither the version nor the dates, which the write returns.
         let document = try StoredJSON.encode(StoredInstallationDocument(installation.stored(version: 1, createdAt: now, updatedAt: now)))
         let expanded = installation.registrations()
-        if ifVersion == nil, (1...Self.maxRowsPerStatement).contains(expanded.count) {
-            return try await putInstallation(installation, document: document, registrations: expanded, now: now)
+        if ifVersion == nil, expanded.count <= Self.maxRowsPerStatement {
+            try checkOpen()
+            let write = InstallationWrite(
+                installation: installation, document: document, registrations: try Self.storedRows(expanded, of: installation, now: now), now: now
+            )
+            return try await installationWrites.submit(write) { writes in await self.applyInstallationWrites(writes) }
         }
         return try await transaction { connection in
             var write = SQLStatement()
@@ -51,38 +57,6 @@ extension PostgresStore {
             try await replaceDerivedRegistrations(of: stored, now: now, on: connection)
             return stored
         }
-    }
-
-    /// A `PUT` of an installation (no version to match) as one statement, so one round trip:
-    /// the installation's row, the registrations it no longer expands into deleted, the others
-    /// upserted, and `herald.fail_unless` undoing all of it when one of their ids is held by a
-    /// registration of something else.
-    private func putInstallation(_ installation: Installation, document: String, registrations: [Registration], now: Date) async throws -> Installation {
-        let rows = try Self.storedRows(registrations, of: installation, now: now)
-        var statement = SQLStatement()
-        let hub = statement.bind(hub), id = statement.bind(installation.id), ids = statement.bind(registrations.map(\.id))
-        let updated = statement.bind(now.storeMilliseconds)
-        statement.sql = """
-            WITH inst AS (INSERT INTO herald.installations AS i (hub, id, user_id, tags, document, version, created_at, updated_at) \
-            VALUES (\(hub), \(id), \(statement.bind(installation.userId)), \(statement.bind(installation.tags)), \
-            \(statement.bind(document))::jsonb, 1, \(updated), \(updated)) \
-            ON CONFLICT (hub, id) DO UPDATE SET user_id = excluded.user_id, tags = excluded.tags, \
-            document = excluded.document, version = i.version + 1, updated_at = excluded.updated_at \
-            RETURNING i.version, i.created_at), \
-            stale AS (DELETE FROM herald.registrations WHERE hub = \(hub) AND installation_id = \(id) \
-            AND NOT (id = ANY (\(ids))) RETURNING id), \
-            regs AS (
-            """
-        statement = upsertStatement(rows, sameInstallationOnly: true, after: statement)
-        statement.sql += """
-            ) SELECT inst.version, inst.created_at, herald.fail_unless((SELECT count(*) FROM regs) = \(rows.count), \
-            format('the registration id ''%s'' of installation ''%s'' is held by a registration that does not belong to it', \
-            (SELECT w FROM unnest(\(ids)) AS w WHERE w NOT IN (SELECT id FROM regs) LIMIT 1), \(id)::text)) AS ok FROM inst
-            """
-        guard let returned = try await query(statement).first?.makeRandomAccess() else {
-            throw PostgresStoreError(code: .database, message: "an upserted installation was not returned")
-        }
-        return installation.stored(version: try returned.int("version"), createdAt: try returned.date("created_at"), updatedAt: now)
     }
 
     /// The rows of the registrations `installation` expands into, written at `now`.

@@ -95,21 +95,28 @@ extension PostgresStore {
         return try await query(statement).first?.makeRandomAccess().value("valid", as: Bool.self) ?? false
     }
 
-    /// Creates or replaces a registration if `condition` holds (see the protocol). An
-    /// unconditional write is one statement; a conditional one is a transaction that first
-    /// takes advisory locks on the id (and, when it replaces the device's other registrations,
-    /// on the device), so that concurrent writers on any node take turns.
+    /// Creates or replaces a registration if `condition` holds (see the protocol).
+    ///
+    /// Writes that arrive together are applied together (see ``GroupCommitter``): one call of
+    /// `herald.save_registrations` per run of distinct ids, which takes the advisory locks of the
+    /// conditional ones (on the id and, when it replaces the device's other registrations, on
+    /// the device), so that concurrent writers on any node take turns, then checks and writes
+    /// every row in one statement. A write on a version (`ifVersion`) is a transaction of its own.
     public func upsertRegistration(_ registration: Registration, when condition: RegistrationCondition) async throws -> Registration {
+        try checkOpen()
         let now = now()
         let row = try StoredRegistration(registration, createdAt: now, updatedAt: now)
-        guard !condition.isUnconditional else {
-            guard let returned = try await query(upsertStatement([row])).first else {
-                throw PostgresStoreError(code: .database, message: "an upserted registration was not returned")
-            }
-            return try Self.stored(row, from: returned)
+        guard condition.ifVersion == nil else { return try await upsertRegistrationAlone(row, when: condition) }
+        return try await registrationWrites.submit(RegistrationWrite(row: row, condition: condition)) { writes in
+            await self.applyRegistrationWrites(writes)
         }
+    }
+
+    /// Writes one registration in a transaction of its own, under advisory locks on its id (and,
+    /// when it replaces the device's other registrations, on the device): for writes on a version.
+    func upsertRegistrationAlone(_ row: StoredRegistration, when condition: RegistrationCondition) async throws -> Registration {
         let id = row.registration.id
-        let deviceKey = "device \(row.registration.platform.rawValue) \(row.registration.handle)"
+        let deviceKey = Self.deviceKey(row.registration)
         return try await transaction { connection in
             try await lock(["registration \(id)"] + (condition.replacesOtherRegistrationsOfHandle ? [deviceKey] : []), on: connection)
             var read = SQLStatement()
@@ -165,39 +172,26 @@ extension PostgresStore {
         }
     }
 
+    /// The registration id a device should use (see the protocol), with one statement: the
+    /// owner's registrations of the handles are read, all but the oldest deleted, and `newID`
+    /// reserved if there was none. Calls for the same owner do not wait for each other: two at
+    /// once find the same oldest registration and delete the same duplicates, or, finding none,
+    /// reserve an id each, as they would one after the other.
     public func registrationID(forHandles handles: [String], owner: String, orReserve newID: String, ttl: Duration) async throws -> String {
         let now = now().storeMilliseconds
         let expiresAt = now.addingReportingOverflow(max(0, ttl.storeMilliseconds)).partialValue
         let handles = Array(Set(handles)).sorted()
         guard !handles.isEmpty else { throw HeraldError.badRequest("a device needs a handle") }
-        return try await transaction { connection in
-            try await lock(["owner \(owner)"], on: connection)
-            var mineStatement = SQLStatement()
-            mineStatement.sql = """
-                SELECT id FROM herald.registrations WHERE hub = \(mineStatement.bind(hub)) \
-                AND handle = ANY (\(mineStatement.bind(handles))) AND owner = \(mineStatement.bind(owner)) \
-                AND installation_id IS NULL ORDER BY created_at, id
-                """
-            var mine: [String] = []
-            for row in try await query(mineStatement, on: connection) { mine.append(try row.makeRandomAccess().string("id")) }
-            if let first = mine.first {
-                let duplicates = Array(mine.dropFirst())
-                if !duplicates.isEmpty {
-                    var delete = SQLStatement()
-                    delete.sql = "DELETE FROM herald.registrations WHERE hub = \(delete.bind(hub)) AND id = ANY (\(delete.bind(duplicates)))"
-                    try await query(delete, on: connection)
-                }
-                return first
-            }
-            var reserve = SQLStatement()
-            reserve.sql = """
-                INSERT INTO herald.reservations (hub, id, owner, expires_at) \
-                VALUES (\(reserve.bind(hub)), \(reserve.bind(newID)), \(reserve.bind(owner)), \(reserve.bind(expiresAt))) \
-                ON CONFLICT (hub, id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-                """
-            try await query(reserve, on: connection)
-            return newID
+        try checkOpen()
+        let statement = RegistrationIDForHandles(hub: hub, handles: handles, owner: owner, newID: newID, expiresAt: expiresAt)
+        let logger = database.clientLogger
+        let id = try await database.run { connection in
+            var first: String?
+            for try await id in try await connection.execute(statement, logger: logger) { first = first ?? id }
+            return first
         }
+        guard let id else { throw PostgresStoreError(code: .database, message: "a registration id was not returned") }
+        return id
     }
 
     public func registration(id: String) async throws -> Registration? {
@@ -483,5 +477,48 @@ extension PostgresStore {
         var ids: [String] = []
         for row in try await query(statement) { ids.append(try row.makeRandomAccess().string("id")) }
         return ids
+    }
+}
+
+/// The statement of ``PostgresStore/registrationID(forHandles:owner:orReserve:ttl:)``, prepared
+/// once per connection.
+struct RegistrationIDForHandles: PostgresPreparedStatement {
+    static let name = "herald_registration_id_for_handles_v1"
+    static let sql = """
+        WITH mine AS (
+            SELECT id, created_at FROM herald.registrations
+            WHERE hub = $1 AND handle = ANY ($2::text[]) AND owner = $3 AND installation_id IS NULL
+        ), kept AS (
+            SELECT id FROM mine ORDER BY created_at, id LIMIT 1
+        ), duplicates AS (
+            DELETE FROM herald.registrations WHERE hub = $1 AND id IN (SELECT id FROM mine) AND id NOT IN (SELECT id FROM kept)
+            RETURNING id
+        ), reserved AS (
+            INSERT INTO herald.reservations (hub, id, owner, expires_at)
+            SELECT $1, $4, $3, $5 WHERE NOT EXISTS (SELECT 1 FROM kept)
+            ON CONFLICT (hub, id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+            RETURNING id
+        )
+        SELECT coalesce((SELECT id FROM kept), (SELECT id FROM reserved)) AS id
+        """
+
+    var hub: String
+    var handles: [String]
+    var owner: String
+    var newID: String
+    var expiresAt: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(hub)
+        bindings.append(handles)
+        bindings.append(owner)
+        bindings.append(newID)
+        bindings.append(expiresAt)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> String {
+        try row.decode(String.self)
     }
 }

@@ -10,7 +10,9 @@ public import HeraldStore
 /// tables. Each method is one statement or one transaction; registry rules that depend on what
 /// is stored (owner, version, issued ids, one registration per device) are checked under a
 /// transaction-level advisory lock on the registration id (and the device's handle), so two
-/// nodes writing the same registration at once take turns. Dates are kept to the millisecond.
+/// nodes writing the same registration at once take turns. Registration and installation
+/// writes that arrive together are applied together, one statement and one commit for many.
+/// Dates are kept to the millisecond.
 public final class PostgresStore: HeraldStore {
     /// The hub whose rows this store reads and writes.
     public let hub: String
@@ -18,6 +20,14 @@ public final class PostgresStore: HeraldStore {
     let now: @Sendable () -> Date
     private let closed = Atomic<Bool>(false)
     let housekeeping = Mutex(Housekeeping())
+    /// Registration writes waiting to be applied together (see ``upsertRegistration(_:when:)``).
+    let registrationWrites = GroupCommitter<RegistrationWrite, Registration>(
+        maximumBatches: PostgresStore.concurrentWriteBatches, maximumBatchSize: PostgresStore.maximumWritesPerBatch
+    )
+    /// Installation writes waiting to be applied together (see ``upsertInstallation(_:ifVersion:)``).
+    let installationWrites = GroupCommitter<InstallationWrite, Installation>(
+        maximumBatches: PostgresStore.concurrentWriteBatches, maximumBatchSize: PostgresStore.maximumWritesPerBatch
+    )
 
     init(hub: String, database: PostgresDatabase, now: @escaping @Sendable () -> Date) {
         self.hub = hub
