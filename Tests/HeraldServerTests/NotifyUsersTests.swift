@@ -17,6 +17,20 @@ import HeraldSQLite
 @Suite struct NotifyUsersTests {
     /// The tutorial's device requests, byte for byte as its iOS client sends them (HTTP Basic
     /// with user name = password, JSON string bodies), against a live server.
+    /// A request as the tutorial's device code sends it (demo Basic auth, the user's name as
+    /// password): its status and body.
+    static func call(_ base: String, _ method: String, _ path: String, user: String, body: String?) async throws -> (Int, Data) {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        request.setValue("Basic " + Data("\(user):\(user)".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(body.utf8)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, data)
+    }
+
     @Test func theTutorialsDeviceRequestsWorkUnchanged() async throws {
         try await TestHerald.withHerald(configure: { $0.insecureDemoAuth = true }) { herald in
             try await herald.application().test(.live) { client in
@@ -25,15 +39,7 @@ import HeraldSQLite
                 let bobToken = herald.apns.registerDevice(topic: TestHerald.topic)
 
                 func call(_ method: String, _ path: String, user: String, body: String?) async throws -> (Int, Data) {
-                    var request = URLRequest(url: URL(string: base + path)!)
-                    request.httpMethod = method
-                    request.setValue("Basic " + Data("\(user):\(user)".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
-                    if let body {
-                        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                        request.httpBody = Data(body.utf8)
-                    }
-                    let (data, response) = try await URLSession.shared.data(for: request)
-                    return ((response as! HTTPURLResponse).statusCode, data)
+                    try await Self.call(base, method, path, user: user, body: body)
                 }
                 for (user, token) in [("alice", aliceToken), ("bob", bobToken)] {
                     let (status, data) = try await call("POST", "/api/register?handle=\(token)", user: user, body: nil)
@@ -66,15 +72,7 @@ import HeraldSQLite
                 let base = "http://127.0.0.1:\(try #require(client.port))"
                 let token = herald.apns.registerDevice(topic: TestHerald.topic)
                 func call(_ method: String, _ path: String, body: String?) async throws -> (Int, Data) {
-                    var request = URLRequest(url: URL(string: base + path)!)
-                    request.httpMethod = method
-                    request.setValue("Basic " + Data("alice:alice".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
-                    if let body {
-                        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                        request.httpBody = Data(body.utf8)
-                    }
-                    let (data, response) = try await URLSession.shared.data(for: request)
-                    return ((response as! HTTPURLResponse).statusCode, data)
+                    try await Self.call(base, method, path, user: "alice", body: body)
                 }
                 let (_, idData) = try await call("POST", "/api/register?handle=\(token)", body: nil)
                 let id = try JSONDecoder().decode(String.self, from: idData)
