@@ -18,22 +18,9 @@ enum HeraldCommand {
     /// `HERALD_*` settings), and returns what it printed once it exits; stops it (SIGKILL) and
     /// fails after `limit`.
     static func run(_ arguments: [String], environment: [String: String] = [:], limit: Duration = .seconds(300)) async throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-command-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let outputURL = directory.appendingPathComponent("stdout")
-        let errorURL = directory.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
-        merged.merge(environment) { _, new in new }
-        process.environment = merged
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        try process.run()
+        let launched = try launch(arguments, environment: environment)
+        defer { try? FileManager.default.removeItem(at: launched.directory) }
+        let (process, outputURL, errorURL) = (launched.process, launched.output, launched.error)
         let deadline = ContinuousClock.now + limit
         while process.isRunning {
             if ContinuousClock.now > deadline {
@@ -56,22 +43,9 @@ enum HeraldCommand {
     static func runUntil(
         _ arguments: [String], environment: [String: String] = [:], prints expected: String, limit: Duration = .seconds(60)
     ) async throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-command-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let outputURL = directory.appendingPathComponent("stdout")
-        let errorURL = directory.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
-        merged.merge(environment) { _, new in new }
-        process.environment = merged
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        try process.run()
+        let launched = try launch(arguments, environment: environment)
+        defer { try? FileManager.default.removeItem(at: launched.directory) }
+        let (process, outputURL, errorURL) = (launched.process, launched.output, launched.error)
         defer {
             if process.isRunning {
                 process.terminate()
@@ -92,6 +66,39 @@ enum HeraldCommand {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw Failure(description: "herald \(arguments.joined(separator: " ")) did not print '\(expected)' within \(limit)")
+    }
+
+    /// A `herald` process started with `arguments` and `environment` added to this process's
+    /// (without its `HERALD_*` settings), its output going to files in a directory of its own.
+    private struct Launched {
+        var process: Process
+        var directory: URL
+        var output: URL
+        var error: URL
+    }
+
+    private static func launch(_ arguments: [String], environment: [String: String]) throws -> Launched {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-command-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let outputURL = directory.appendingPathComponent("stdout")
+        let errorURL = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        do {
+            try process.run()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        return Launched(process: process, directory: directory, output: outputURL, error: errorURL)
     }
 
     /// What went wrong around the command: it did not end in time, or a socket could not be had.

@@ -96,9 +96,14 @@ struct HubSendRequestTests {
             await expectHeraldError(.badRequest, containing: "background APNs push is sent at priority normal") {
                 _ = try await f.hub.send(SendRequest(target: .devices([apns]), content: .native([background]), options: .init(priority: .high)))
             }
+            let fcm = DirectTarget(platform: .fcm, handle: "fcm-1")
+            let oddAndroid = PlatformPayload(platform: .fcm, body: Data(#"{"message":{"android":"high"}}"#.utf8))
+            await expectHeraldError(.badRequest, containing: "message.android must be an object") {
+                _ = try await f.hub.send(SendRequest(target: .devices([fcm]), content: .native([oddAndroid]), options: .init(priority: .high)))
+            }
             let delivered = try await f.deliverAll()
             #expect(delivered == 0)
-            #expect(f.apns.sent.isEmpty && f.webPush.sent.isEmpty)
+            #expect(f.apns.sent.isEmpty && f.webPush.sent.isEmpty && f.fcm.sent.isEmpty)
         }
     }
 
