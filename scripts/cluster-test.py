@@ -11,13 +11,17 @@ with a key of its own must refuse to start), checks that they share one VAPID ke
    --partition-size registrations, which the nodes share);
 2. registers more devices, broadcasts to them, and kills (SIGKILL) the node that split the
    broadcast once part of it is sent: the others must take its partitions over when its lease
-   runs out, and no device may be lost (the sends in flight on the dead node may be repeated);
-3. rotates the hub's key with `herald hub rotate` (another process, as on another
+   runs out (within --max-takeover seconds), and no device may be lost (the sends in flight on
+   the dead node may be repeated);
+3. freezes (SIGSTOP) a node holding partitions of another broadcast for --pause seconds, less
+   than the lease, then lets it go on (SIGCONT): a node that is alive but slow keeps its work,
+   so no other node may take its partitions and no device may be reached twice;
+4. rotates the hub's key with `herald hub rotate` (another process, as on another
    machine) and sends with the old key to every node at once: all must refuse it (401),
    and accept the new one.
 
-Prints what each step cost and exits 1 if a guarantee did not hold. The lease is short
-(HERALD_DELIVERY_LEASE=--lease) so that the takeover is quick.
+Prints what each step cost and exits 1 if a guarantee did not hold. The nodes' lease is
+Herald's default unless --lease sets HERALD_DELIVERY_LEASE.
 
     export HERALD_TEST_DATABASE_URL=$(scripts/postgres-test-server start)
     scripts/cluster-test.py --herald .build/debug/herald --database-url "$HERALD_TEST_DATABASE_URL"
@@ -28,6 +32,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -53,6 +58,55 @@ def partition_owners(database_url, notification):
     return pids, sum(1 for row in rows if row.endswith("|t"))
 
 
+def pause_step(arguments, database_url, emulator, nodes, apis, hub):
+    """Step 3: a node frozen (SIGSTOP) for less than the lease keeps its partitions; the
+    failures found."""
+    print(f"3. {arguments.pause_devices} more devices, a broadcast, and SIGSTOP for {arguments.pause:g} s "
+          f"to a node holding partitions of it", flush=True)
+    seed(apis[0], arguments.pause_devices, "fcm", tag="third")
+    before = emulator.stats()
+    notification = send(apis[0], "fcm", tag="third")
+    pids = {node.process.pid: node for node in nodes}
+
+    def frozen_candidate():
+        # A node holding a partition, once part of the broadcast is sent.
+        if emulator.stats()["accepted"] < before["accepted"] + arguments.pause_devices // 5:
+            return None
+        owners, _ = partition_owners(database_url, notification)
+        return next((pid for pid in owners if pid in pids), None)
+
+    pid = wait_for("a node to hold a partition of the broadcast", frozen_candidate, timeout=600, interval=0.005)
+    node = pids[pid]
+    held_sql = (f"SELECT id FROM herald.notifications WHERE (id = '{notification}' OR part_of = '{notification}') "
+                f"AND state = 'Processing' AND lease_owner LIKE '%:{pid}:%' ORDER BY id")
+    lost_before = open(node.log.name).read().count("Lost the lease")
+    node.process.send_signal(signal.SIGSTOP)
+    frozen = time.monotonic()
+    held = psql(database_url, held_sql).split()
+    time.sleep(max(0, arguments.pause - (time.monotonic() - frozen)))
+    # Still frozen: what it held must still be its own.
+    still_held = set(psql(database_url, held_sql).split())
+    node.process.send_signal(signal.SIGCONT)
+    paused = time.monotonic() - frozen
+    taken = [each for each in held if each not in still_held]
+    final = wait_for("the broadcast to finish", lambda: finished_state(apis[-1], notification), timeout=600, interval=0.1)
+    stats = emulator.stats()
+    reached = stats["devices"] - before["devices"]
+    twice = stats["devicesReachedMoreThanOnce"] - before["devicesReachedMoreThanOnce"]
+    lost_leases = open(node.log.name).read().count("Lost the lease") - lost_before
+    print(f"   froze {node.name} for {paused:.1f} s while it held {len(held)} partitions; "
+          f"taken from it meanwhile: {len(taken)}; leases it lost: {lost_leases}", flush=True)
+    print(f"   {final}: {reached} of {arguments.pause_devices} devices reached, {twice} more than once", flush=True)
+    failures = []
+    if not held:
+        failures.append("step 3: the frozen node held no partition")
+    if taken or lost_leases:
+        failures.append(f"step 3: {len(taken)} partitions were taken from a node frozen for {paused:.1f} s (it lost {lost_leases} leases)")
+    if final != "Completed" or reached != arguments.pause_devices or twice != 0:
+        failures.append("step 3: not every device was reached exactly once")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--herald", default=".build/debug/herald")
@@ -60,7 +114,11 @@ def main():
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--devices", type=int, default=3000, help="devices of the first broadcast")
     parser.add_argument("--crash-devices", type=int, default=8000, help="devices of the broadcast with a crash")
-    parser.add_argument("--lease", type=int, default=5, help="HERALD_DELIVERY_LEASE of the nodes, in seconds")
+    parser.add_argument("--lease", type=int, default=None, help="HERALD_DELIVERY_LEASE of the nodes, in seconds (default: Herald's)")
+    parser.add_argument("--max-takeover", type=float, default=15,
+                        help="seconds after the kill within which the dead node's partitions must be taken over")
+    parser.add_argument("--pause", type=float, default=4, help="seconds a node is frozen (SIGSTOP) in step 3; less than the lease")
+    parser.add_argument("--pause-devices", type=int, default=6000, help="devices of the broadcast of step 3")
     parser.add_argument("--partition-size", type=int, default=250,
                         help="HERALD_DELIVERY_PARTITION_SIZE of the nodes: small, so that the broadcasts are shared")
     parser.add_argument("--port", type=int, default=0, help="the first node's port, the others following it (default: free ports)")
@@ -82,8 +140,8 @@ def run(arguments, database_url):
     def make_node(i, name=None):
         return Node(arguments.herald, directory, emulator.settings, arguments.port + i if arguments.port else free_port(),
                     name=name or f"node{i + 1}", database_url=database_url,
-                    environment={"HERALD_DELIVERY_LEASE": str(arguments.lease),
-                                 "HERALD_DELIVERY_PARTITION_SIZE": str(arguments.partition_size)})
+                    environment={"HERALD_DELIVERY_PARTITION_SIZE": str(arguments.partition_size),
+                                 **({"HERALD_DELIVERY_LEASE": str(arguments.lease)} if arguments.lease else {})})
 
     nodes = [make_node(i) for i in range(arguments.nodes)]
     failures = []
@@ -162,14 +220,14 @@ def run(arguments, database_url):
         resumed = wait_for("another node to take over the dead node's partitions",
                            lambda: psql(database_url, "SELECT count(*) FROM herald.notifications WHERE (id = '" + notification
                                         + "' OR part_of = '" + notification + f"') AND lease_owner LIKE '%:{pid}:%'") == "0"
-                           and time.monotonic(), timeout=arguments.lease * 10 + 60, interval=0.05) - killed
+                           and time.monotonic(), timeout=600, interval=0.05) - killed
         final = wait_for("the broadcast to finish", lambda: finished_state(survivors[0], notification), timeout=600, interval=0.1)
         done = time.monotonic() - killed
         stats = emulator.stats()
         lost = total - stats["devices"]
         duplicated = stats["devicesReachedMoreThanOnce"]
         new_owner = lease_owner(database_url, notification)
-        print(f"   {final}; its partitions taken over {resumed:.1f} s after the kill (lease {arguments.lease} s), "
+        print(f"   {final}; its partitions taken over {resumed:.1f} s after the kill (lease {arguments.lease or 'default'}), "
               f"finished after {done:.1f} s", flush=True)
         print(f"   devices lost: {lost}; reached more than once: {duplicated} "
               f"({stats['accepted'] - stats['devices']} extra sends, at most the page in flight on the dead node)", flush=True)
@@ -179,9 +237,17 @@ def run(arguments, database_url):
             failures.append(f"step 2: the broadcast ended {final}")
         if new_owner is not None:
             failures.append("step 2: the finished broadcast still has a lease owner")
+        if resumed > arguments.max_takeover:
+            failures.append(f"step 2: the dead node's partitions were taken over after {resumed:.1f} s, "
+                            f"not within {arguments.max_takeover:g} s")
 
-        # 3. A key rotated through one process, refused by every node at once.
-        print("3. the full key rotated with `herald hub rotate`, then used on every node at once", flush=True)
+        # 3. A node frozen for less than the lease keeps its partitions.
+        nodes = [node for node in nodes if node is not victim]
+        apis = survivors
+        failures.extend(pause_step(arguments, database_url, emulator, nodes, apis, hub + "2"))
+
+        # 4. A key rotated through one process, refused by every node at once.
+        print("4. the full key rotated with `herald hub rotate`, then used on every node at once", flush=True)
         nodes[0].herald_command("hub", "rotate", hub + "2", "--rule", key_name2, "--key", "primary")
         _, new_key = nodes[0].full_key(hub + "2")
         for api, node in zip(apis, nodes):
@@ -192,7 +258,7 @@ def run(arguments, database_url):
             new_status, _, _ = api.request("GET", f"/messages/{notification}")
             print(f"   {node.name}: old key {old_status}, new key {new_status}", flush=True)
             if old_status != 401 or new_status != 200:
-                failures.append(f"step 3: {node.name} answered {old_status} to the old key and {new_status} to the new one")
+                failures.append(f"step 4: {node.name} answered {old_status} to the old key and {new_status} to the new one")
     finally:
         for each in nodes:
             if each.process and each.process.poll() is None:

@@ -40,13 +40,13 @@ struct DeliveryRun {
     /// whose first page is full is split before it is sent (``HubEngine/split(_:after:logger:)``),
     /// so that the workers of every node share it. Interrupted (shutdown), it hands the record back from its cursor.
     mutating func run(_ claimed: NotificationRecord, plan: DeliveryPlan) async throws -> OutcomeCounts {
-        let engine = self.engine, store = engine.store
+        let engine = self.engine, part = self.part
         let pageSize = max(1, engine.configuration.pageSize)
         var cursor = claimed.cursor
         var upperBound = claimed.upperBound
         var splitTried = !plan.isPartitionable || claimed.partOf != nil || upperBound != nil
         var selection = Selection()
-        var page = try await plan.page(after: cursor, through: upperBound, pageSize: pageSize, store: store)
+        var page = try await Self.readPage(plan, after: cursor, through: upperBound, pageSize: pageSize, engine: engine, part: part)
         while true {
             var more = page.count == pageSize
             if more, !splitTried {
@@ -63,7 +63,8 @@ struct DeliveryRun {
             // Read the next page while this one is being sent (a child task, cancelled if this
             // page fails).
             let readNext = more, bound = upperBound
-            async let next = readNext ? plan.page(after: last, through: bound, pageSize: pageSize, store: store) : []
+            async let next =
+                readNext ? Self.readPage(plan, after: last, through: bound, pageSize: pageSize, engine: engine, part: part) : []
 
             let providers = engine.providers
             let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }
@@ -86,6 +87,15 @@ struct DeliveryRun {
             page = try await next
         }
         return counts
+    }
+
+    /// A page of the plan's devices, read again while the store is unavailable for a moment.
+    private static func readPage(
+        _ plan: DeliveryPlan, after cursor: String?, through bound: String?, pageSize: Int, engine: HubEngine, part: String
+    ) async throws -> [DeliveryDevice] {
+        try await engine.retryingWhileUnavailable("read a page of devices", id: part) {
+            try await plan.page(after: cursor, through: bound, pageSize: pageSize, store: engine.store)
+        }
     }
 
     /// Sends one page and books it.
@@ -125,7 +135,9 @@ struct DeliveryRun {
         if !sent, handsBack { return (outcomes, false) }
         self.counts = counts
         if !expired.isEmpty {
-            try await engine.store.deleteRegistrations(ids: expired)
+            try await engine.retryingWhileUnavailable("remove expired registrations", id: part) {
+                try await engine.store.deleteRegistrations(ids: expired)
+            }
             engine.recordExpired(expiredPerPlatform)
             logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
         }

@@ -31,15 +31,24 @@ extension HubEngine {
                 "Lost the lease of a notification to another worker; it continues the delivery",
                 metadata: ["herald.notification.id": "\(record.id)"]
             )
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // The delivery failed (the database was away for longer than the lease, say): hand
+            // the notification back from its last saved cursor now, so that a worker (this one
+            // a second later, or one on another node) resumes it without waiting out the lease.
+            try? await store.renewLease(id: record.id, owner: leaseOwner, until: Date())
+            throw error
         }
         return true
     }
 
-    /// The heartbeat of a delivery: extends the lease every third of its length, so that a page
-    /// that takes longer than the lease does not let another worker take the notification over
-    /// while this one is alive. Runs until cancelled; throws when the lease was lost.
+    /// The heartbeat of a delivery: extends the lease every quarter of its length, so that a
+    /// page that takes longer than the lease does not let another worker take the notification
+    /// over while this one is alive, and a node that dies or goes silent loses it within one
+    /// lease. Runs until cancelled; throws when the lease was lost.
     func renewLease(of id: String) async throws {
-        let interval = configuration.lease / 3
+        let interval = configuration.lease / 4
         while true {
             try await Task.sleep(for: interval)
             // A delivery interrupted by shutdown hands its notification back with a lease that
@@ -62,14 +71,15 @@ extension HubEngine {
         }
     }
 
-    /// Runs a write of a delivery's state, trying again while the store is unavailable (a
+    /// Runs a read or write of a delivery, trying again while the store is unavailable (a
     /// database that restarts or fails over) for as long as the lease would last: the sends
-    /// were made, and recording them late beats making them again.
-    func retryingWhileUnavailable(_ what: String, id: String, _ write: () async throws -> Void) async throws {
+    /// were made, and recording them late beats making them again; a page read when the
+    /// database is back goes on without waiting for another worker to claim the notification.
+    func retryingWhileUnavailable<T>(_ what: String, id: String, _ operation: () async throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + configuration.lease
         while true {
             do {
-                return try await write()
+                return try await operation()
             } catch let error as StoreError where error.code == .databaseUnavailable && ContinuousClock.now < deadline {
                 logger.warning("Could not \(what); trying again", metadata: ["herald.notification.id": "\(id)"])
                 try await Task.sleep(for: .milliseconds(500))

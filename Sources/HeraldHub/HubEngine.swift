@@ -21,9 +21,11 @@ public final class HubEngine: Sendable {
         /// Sends in flight at once, over every provider.
         public var concurrency: Int = 512
         public var retry: RetryPolicy = RetryPolicy()
-        /// How long a worker owns a notification before another may take it over; renewed
-        /// after every page.
-        public var lease: Duration = .seconds(60)
+        /// How long a worker owns a notification before another may take it over: after a node
+        /// dies (or goes silent), another node resumes its notifications within this. Renewed
+        /// every quarter of it by the delivery's own heartbeat, and after every page, so a node
+        /// that is alive but slow keeps its work.
+        public var lease: Duration = .seconds(10)
         /// A notification not finished this long after it was accepted is abandoned
         /// (the established hub's rule: stale pushes do more harm than good).
         public var abandonAfter: Duration = .seconds(30 * 60)

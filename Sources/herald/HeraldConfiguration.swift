@@ -18,8 +18,8 @@ struct HeraldConfiguration: Sendable {
     /// The most connections to the database this node opens.
     var databaseConnections = 20
     /// How long a delivery lease lasts: after a node dies, another resumes its notification
-    /// this long after its last progress.
-    var deliveryLeaseSeconds = 60
+    /// within this (a live node renews its leases every quarter of it).
+    var deliveryLeaseSeconds = 10
     var deliveryPartitionSize = HubEngine.Configuration().partitionSize
     var logLevel: Logger.Level = .info
     /// `text` (human-readable) or `json` (one object per line).
@@ -165,7 +165,7 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_DATABASE_CONNECTIONS", help: "most connections this node opens to HERALD_DATABASE_URL (default 20)") {
             $0.databaseConnections = try int($1, "HERALD_DATABASE_CONNECTIONS", 1...1000)
         },
-        .init(variable: "HERALD_DELIVERY_LEASE", help: "seconds a node holds a notification it delivers without saving progress; after a crash another node resumes it this long after its last progress (default 60)") {
+        .init(variable: "HERALD_DELIVERY_LEASE", help: "seconds a delivery lease lasts: a node that dies or goes silent (killed, frozen, cut off from the database) has its notifications resumed by another within this; a live node renews its leases every quarter of it (default 10)") {
             $0.deliveryLeaseSeconds = try int($1, "HERALD_DELIVERY_LEASE", 2...3600)
         },
         .init(variable: "HERALD_DELIVERY_PARTITION_SIZE", help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits (default 25000)") {
