@@ -24,14 +24,28 @@ extension Bench {
         var seconds: Double
         var reached: Int
         var peakMegabytes: [Int]
+        /// Each node's CPU quota, in cores (`nil`: none).
+        var nodeCPU: Double?
+        /// The nodes' CPU time together, from the send until the broadcast finished.
+        var nodesCPUSeconds: Double
+        /// PostgreSQL's CPU time over the same span, when it runs on this machine.
+        var postgresCPUSeconds: Double?
+        /// The share of the machine's processor time that was idle over the same span.
+        var machineIdle: Double
+
+        var nodesMicroseconds: Double { nodesCPUSeconds / Double(max(reached, 1)) * 1_000_000 }
+        var postgresMicroseconds: Double? { postgresCPUSeconds.map { $0 / Double(max(reached, 1)) * 1_000_000 } }
     }
 
     /// Writes `devices` FCM registrations into a new database (and, with `analyze`, brings its
     /// statistics up to date), starts `herald emulate` and `nodes` nodes on it, broadcasts
-    /// through the first node, and measures the time until the broadcast is finished and each
-    /// node's peak resident memory.
+    /// through the first node, and measures the time until the broadcast is finished, each
+    /// node's peak resident memory, the CPU time of the nodes and of PostgreSQL, and how idle the
+    /// machine was. With `nodeCPU`, each node runs in a cgroup of its own limited to that many
+    /// cores.
     static func clusterBroadcast(
-        server: DatabaseURL, serverText: String, devices: Int, nodes count: Int, analyze: Bool = true, logger: Logger
+        server: DatabaseURL, serverText: String, devices: Int, nodes count: Int, analyze: Bool = true, nodeCPU: Double? = nil,
+        logger: Logger
     ) async throws -> ClusterRun {
         try await PostgresDatabase.withScratchDatabase(on: server, prefix: "herald_bench_cluster", logger: logger) { url in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-cluster-\(UUID().uuidString.prefix(8))").path
@@ -64,16 +78,26 @@ extension Bench {
             defer { emulator.process.stop() }
             let settings = emulator.settings
             var nodes: [NodeProcess] = []
-            defer { for node in nodes { node.stop() } }
+            var quotas: [CPUQuota] = []
+            defer {
+                for node in nodes { node.stop() }
+                for quota in quotas { quota.remove() }
+            }
             for index in 1...count {
                 let node = try NodeProcess.node(
                     name: "node\(index)", directory: directory, settings: settings, databaseURL: databaseText,
                     secureKeyFrom: nodes.first.map { "\(directory)/\($0.name)/keys/secure-payload.key" }
                 )
                 nodes.append(node)
+                if let nodeCPU {
+                    let quota = try CPUQuota.make(name: "herald-bench-\(getpid())-\(node.name)", cores: nodeCPU)
+                    quotas.append(quota)
+                    try quota.add(pid: node.pid)
+                }
                 try await node.waitUntilHealthy()
             }
-            say("  \(count) node\(count == 1 ? "" : "s") answer; broadcasting through node1…")
+            let limit = nodeCPU.map { String(format: ", each limited to %.2f of a core (cgroup cpu quota)", $0) } ?? ""
+            say("  \(count) node\(count == 1 ? "" : "s") answer\(limit); broadcasting through node1…")
 
             let http = emulator.client()
             do {
@@ -82,16 +106,22 @@ extension Bench {
                     resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(7200)
                 )
                 let endpoint = try emulator.endpoint(.fcm)
+                let nodesBefore = try nodes.reduce(0) { try $0 + cpuSeconds(of: $1.pid) }
+                let postgresBefore = PostgresCPU.seconds(), machineBefore = MachineCPU.now()
                 let started = ContinuousClock.now
                 let id = try await sendNotification(http, base: base, signature: signature, platform: .fcm, tag: nil)
                 let finished = try await waitUntilFinished(
                     http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: nodes.map(\.pid))
                 let seconds = (ContinuousClock.now - started).seconds
+                let nodesCPU = try nodes.reduce(0) { try $0 + cpuSeconds(of: $1.pid) } - nodesBefore
+                let postgresCPU = postgresBefore.flatMap { before in PostgresCPU.seconds().map { $0 - before } }
+                let idle = MachineCPU.now().idleShare(since: machineBefore)
                 try await http.shutdown()
                 say(String(format: "  %@ in %.1f s, %@ devices reached", finished.state, seconds, finished.reached.formatted()))
                 return ClusterRun(
                     nodes: count, devices: devices, state: finished.state, seconds: seconds, reached: finished.reached,
-                    peakMegabytes: finished.peakMegabytes)
+                    peakMegabytes: finished.peakMegabytes, nodeCPU: nodeCPU, nodesCPUSeconds: nodesCPU,
+                    postgresCPUSeconds: postgresCPU, machineIdle: idle)
             } catch {
                 try? await http.shutdown()
                 throw error

@@ -57,6 +57,11 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "The numbers of node processes that share the broadcast, comma-separated.")
     var nodes = "1,2,3"
 
+    @Option(
+        help: "Limit each node process of the shared broadcast to this many cores (a cgroup cpu quota, which needs root), so that nodes added on one machine show what they add on machines of their own: e.g. 0.3. The emulator and PostgreSQL stay unlimited."
+    )
+    var nodeCPU: Double?
+
     @Option(help: "Requests h2load sends to measure the emulator's ceiling (0 skips it).")
     var ceilingRequests = 200_000
 
@@ -76,6 +81,9 @@ struct Bench: AsyncParsableCommand {
             } catch {
                 throw ValidationError("--database-url: \(error.message)")
             }
+        }
+        if let nodeCPU, !(0.01...64).contains(nodeCPU) {
+            throw ValidationError("--node-cpu: give the cores each node may use, from 0.01 to 64, such as 0.3")
         }
         guard !nodeCounts.isEmpty, nodeCounts.allSatisfy({ (1...8).contains($0) }) else {
             throw ValidationError("--nodes: give node counts from 1 to 8, comma-separated, such as 1,2,3")
@@ -127,7 +135,7 @@ struct Bench: AsyncParsableCommand {
         // has what was measured, and says what failed.
         for store in stores {
             Self.say("\n== \(store.name) ==")
-            if let fanOut = await summary.attempt("fan-out on \(store.name)", { try await Self.fanOut(store, devices: devices, logger: logger) }) {
+            if devices > 0, let fanOut = await summary.attempt("fan-out on \(store.name)", { try await Self.fanOut(store, devices: devices, logger: logger) }) {
                 summary.add("fan-out to \(devices.formatted()) APNs devices, one node", store, fanOut, unit: "/s", target: "≥ 16,667/s (1 million/min)")
             }
             if metricsRounds > 0, store == .sqlite {
@@ -139,12 +147,12 @@ struct Bench: AsyncParsableCommand {
             if store == .sqlite {
                 await measureNodeProcesses(into: &summary, logger: logger)
             }
-            if let upserted = await summary.attempt("registration upserts on \(store.name)", {
+            if upserts > 0, let upserted = await summary.attempt("registration upserts on \(store.name)", {
                 try await Self.upserts(store, count: upserts, connections: connections, logger: logger)
             }) {
                 summary.add("registration upserts, PUT /api/register/{id}", store, upserted, unit: "/s", target: "≥ 3,000/s")
             }
-            if let installed = await summary.attempt("installation PUTs on \(store.name)", {
+            if installations > 0, let installed = await summary.attempt("installation PUTs on \(store.name)", {
                 try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
             }) {
                 summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
@@ -165,7 +173,8 @@ struct Bench: AsyncParsableCommand {
             for count in nodeCounts {
                 if let run = await summary.attempt("broadcast shared by \(count) node process\(count == 1 ? "" : "es")", {
                     try await Self.clusterBroadcast(
-                        server: server, serverText: text, devices: clusterDevices, nodes: count, analyze: clusterAnalyze, logger: logger)
+                        server: server, serverText: text, devices: clusterDevices, nodes: count, analyze: clusterAnalyze,
+                        nodeCPU: nodeCPU, logger: logger)
                 }) {
                     summary.cluster.append(run)
                 }
@@ -292,20 +301,7 @@ struct BenchSummary {
         if let metricsCost { lines.append(metricsCost) }
         lines += nodeLines()
         lines += consoleLines
-        if !cluster.isEmpty {
-            lines.append("PostgreSQL broadcast shared by node processes (PostgreSQL, the emulator and the nodes share this machine's cores):")
-        }
-        let baseline = cluster.first { $0.nodes == 1 }?.seconds
-        for run in cluster {
-            let ratio = baseline.map { String(format: ", %.2f× the 1-node time", run.seconds / $0) } ?? ""
-            lines.append(
-                String(
-                    format: "  %d node%@: %@ devices %@ in %.1f s (%@/s%@), %@ reached; peak RSS per node: %@ (target < 200 MB)",
-                    run.nodes, run.nodes == 1 ? " " : "s", run.devices.formatted(), run.state, run.seconds,
-                    Int(Double(run.devices) / run.seconds).formatted(), ratio, run.reached.formatted(),
-                    run.peakMegabytes.map { "\($0) MB" }.joined(separator: ", ")
-                ))
-        }
+        lines += clusterLines()
         // The same broadcast (FCM, as many devices, one node process and an emulator process)
         // on both stores.
         if let postgres = cluster.first(where: { $0.nodes == 1 }),
@@ -322,6 +318,53 @@ struct BenchSummary {
             lines += failures.map { "  " + $0 }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The broadcast shared by node processes: each run's time against the 1-node time, what
+    /// the nodes and PostgreSQL spent per notification, how idle the machine stayed, and what
+    /// one PostgreSQL core can serve.
+    func clusterLines() -> [String] {
+        guard let first = cluster.first else { return [] }
+        var lines: [String] = []
+        if let quota = first.nodeCPU {
+            lines.append(
+                String(
+                    format: "PostgreSQL broadcast shared by node processes, each node limited to %.2f of a core (PostgreSQL and the emulator unlimited):",
+                    quota))
+        } else {
+            lines.append("PostgreSQL broadcast shared by node processes (PostgreSQL, the emulator and the nodes share this machine's cores):")
+        }
+        let baseline = cluster.first { $0.nodes == 1 }
+        let targets = [2: "≤ 0.55×", 3: "≤ 0.40×"]
+        for run in cluster {
+            var ratio = ""
+            if let baseline, run.nodes > 1 {
+                let target = first.nodeCPU != nil ? targets[run.nodes].map { ", target \($0)" } ?? "" : ""
+                ratio = String(format: ", %.2f× the 1-node time%@, speed-up %.2f×", run.seconds / baseline.seconds, target, baseline.seconds / run.seconds)
+            }
+            let postgres = run.postgresMicroseconds.map { String(format: ", PostgreSQL %.1f µs", $0) } ?? ""
+            lines.append(
+                String(
+                    format: "  %d node%@: %@ devices %@ in %.1f s (%@/s%@), %@ reached; CPU per notification: nodes %.1f µs%@; machine idle %.0f%%; peak RSS per node: %@ (target < 200 MB)",
+                    run.nodes, run.nodes == 1 ? " " : "s", run.devices.formatted(), run.state, run.seconds,
+                    Int(Double(run.devices) / run.seconds).formatted(), ratio, run.reached.formatted(), run.nodesMicroseconds, postgres,
+                    run.machineIdle * 100, run.peakMegabytes.map { "\($0) MB" }.joined(separator: ", ")
+                ))
+        }
+        // What the database bounds: one core of PostgreSQL per this many notifications a second,
+        // and what a node at its quota adds, on machines of their own.
+        let measured = cluster.compactMap(\.postgresMicroseconds).filter { $0 > 0 }
+        if let postgres = measured.min(), let baseline {
+            let perNode = Double(baseline.reached) / baseline.seconds
+            let ceiling = 1_000_000 / postgres
+            lines.append(
+                String(
+                    format: "  one PostgreSQL core serves about %@ notifications/s (%.1f µs each); a node here delivers %@/s%@, so about %d such nodes fill one database core",
+                    Int(ceiling).formatted(), postgres, Int(perNode).formatted(),
+                    first.nodeCPU.map { String(format: " at %.2f of a core", $0) } ?? "", Int(ceiling / max(perNode, 1))
+                ))
+        }
+        return lines
     }
 
     /// The node-process runs beside the emulators' ceilings: CPU per notification, the rate as a

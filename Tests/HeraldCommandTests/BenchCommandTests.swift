@@ -70,4 +70,42 @@ struct BenchCommandTests {
         }
         #expect(!(result.output + result.error).contains("not-the-password"))
     }
+
+    /// `--node-cpu` puts each node of the shared broadcast in a cgroup of its own with that CPU
+    /// quota, and the summary gives the speed-up, the CPU per notification of the nodes and of
+    /// PostgreSQL, and how idle the machine was. Needs a PostgreSQL test server and a writable
+    /// cgroup cpu controller (root).
+    @Test(.timeLimit(.minutes(10)))
+    func nodesWithACPUQuotaShareABroadcast() async throws {
+        guard let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            print("HERALD_TEST_DATABASE_URL is not set: --node-cpu is not tried")
+            return
+        }
+        let v1 = "/sys/fs/cgroup/cpu/cgroup.procs", v2 = "/sys/fs/cgroup/cgroup.subtree_control"
+        guard FileManager.default.isWritableFile(atPath: v1) || FileManager.default.isWritableFile(atPath: v2) else {
+            print("No writable cgroup cpu controller here (not root?): --node-cpu is not tried")
+            return
+        }
+        let result = try await HeraldCommand.run([
+            "bench", "--database-url", database, "--devices", "0", "--upserts", "0", "--installations", "0", "--broadcast", "0",
+            "--template-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--cluster-devices", "300",
+            "--nodes", "1,2", "--node-cpu", "0.5",
+        ])
+        #expect(result.status == 0, "\(result.error)")
+        let summary = try #require(result.output.components(separatedBy: "\nResults\n").last)
+        #expect(summary.contains("each node limited to 0.50 of a core"), "\(summary)")
+        #expect(summary.contains("2 nodes: 300 devices Completed"), "\(summary)")
+        #expect(summary.contains("speed-up"), "\(summary)")
+        #expect(summary.contains("CPU per notification: nodes"), "\(summary)")
+        #expect(summary.contains("machine idle"), "\(summary)")
+        // The groups are removed with their nodes.
+        let groups = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/fs/cgroup/cpu")) ?? []
+        #expect(!groups.contains { $0.hasPrefix("herald-bench-") }, "\(groups)")
+    }
+
+    @Test func aCPUQuotaOutOfRangeIsRefused() async throws {
+        let result = try await HeraldCommand.run(["bench", "--node-cpu", "0"])
+        #expect(result.status != 0)
+        #expect(result.error.contains("--node-cpu"), "\(result.error)")
+    }
 }
