@@ -575,6 +575,24 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 12,
+            name: "registration writes planned once per connection",
+            statements: [
+                // PL/pgSQL plans the statement of `save_registrations` anew for every call while
+                // it judges a plan for the call's own values better than a generic one: for its
+                // large statement, planning took about 0.7 ms a call, three times what running it
+                // took. Its plan does not depend on the values (unnest of the arrays, then lookups
+                // by primary key and handle), so the generic plan, made once per connection, is
+                // kept: 2,001 one-row calls took 1.2 s instead of 3.9–4.4 s.
+                """
+                ALTER FUNCTION herald.save_registrations(
+                    text, text[], text[], text[], text[], text[], text[], text[], bigint[], bigint[], bigint[], integer[],
+                    text[], text[], text[], text[], boolean[], boolean[], boolean[], text[], boolean[]
+                ) SET plan_cache_mode = force_generic_plan
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

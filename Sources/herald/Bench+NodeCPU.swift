@@ -315,8 +315,17 @@ extension Bench {
 
     /// The CPU time of this process's children that ended and were waited for.
     static func childrenCPUSeconds() -> Double {
+        usedCPUSeconds(RUSAGE_CHILDREN.rawValue)
+    }
+
+    /// The CPU time (user and system) this process has used.
+    static func processCPUSeconds() -> Double {
+        usedCPUSeconds(RUSAGE_SELF.rawValue)
+    }
+
+    private static func usedCPUSeconds(_ who: Int32) -> Double {
         var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        getrusage(who, &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }

@@ -129,9 +129,7 @@ extension Bench {
         var configuration = HeraldConfiguration()
         configuration.dataDirectory = directory
         configuration.emulatorTopic = "com.example.bench"
-        var hubConfiguration = configuration.hubConfiguration
-        hubConfiguration.pollInterval = .milliseconds(50)
-        let engine = hubConfiguration
+        let engine = configuration.hubConfiguration
         func run(_ configuration: HeraldConfiguration, storage: (any HubStorage)?) async throws -> T {
             let runtime = try await HeraldRuntime.start(
                 configuration, storage: storage, hubConfiguration: engine, openDeviceRegistry: true, recordsPayloads: false,
@@ -216,8 +214,17 @@ extension Bench {
         _ request: @escaping @Sendable (Item) async throws -> Void
     ) async throws -> Double {
         let progress = ProgressReporter(title: "  requests", total: work.count)
-        defer { progress.finish() }
         let start = ContinuousClock.now
+        let processBefore = processCPUSeconds(), postgresBefore = PostgresCPU.seconds()
+        defer {
+            progress.finish()
+            // Where the CPU went: this process holds the server and the load generator.
+            let count = Double(max(work.count, 1))
+            let process = (processCPUSeconds() - processBefore) / count * 1_000_000
+            let postgres = postgresBefore.flatMap { before in PostgresCPU.seconds().map { ($0 - before) / count * 1_000_000 } }
+            say(String(format: "  CPU per request: %.0f µs in this process (server and load generator)%@", process,
+                postgres.map { String(format: ", %.0f µs in PostgreSQL (every database on this machine)", $0) } ?? ""))
+        }
         try await withThrowingTaskGroup(of: Void.self) { lanes in
             let chunk = (work.count + connections - 1) / connections
             for lane in 0..<connections {
