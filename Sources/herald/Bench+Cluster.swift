@@ -107,14 +107,14 @@ extension Bench {
                 )
                 let endpoint = try emulator.endpoint(.fcm)
                 let nodesBefore = try nodes.reduce(0) { try $0 + cpuSeconds(of: $1.pid) }
-                let postgresBefore = PostgresCPU.seconds(), machineBefore = MachineCPU.now()
+                let postgresBefore = PostgresCPU.seconds(database: url.database), machineBefore = MachineCPU.now()
                 let started = ContinuousClock.now
                 let id = try await sendNotification(http, base: base, signature: signature, platform: .fcm, tag: nil)
                 let finished = try await waitUntilFinished(
                     http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: nodes.map(\.pid))
                 let seconds = (ContinuousClock.now - started).seconds
                 let nodesCPU = try nodes.reduce(0) { try $0 + cpuSeconds(of: $1.pid) } - nodesBefore
-                let postgresCPU = postgresBefore.flatMap { before in PostgresCPU.seconds().map { $0 - before } }
+                let postgresCPU = postgresBefore.flatMap { before in PostgresCPU.seconds(database: url.database).map { $0 - before } }
                 let idle = MachineCPU.now().idleShare(since: machineBefore)
                 try await http.shutdown()
                 say(String(format: "  %@ in %.1f s, %@ devices reached", finished.state, seconds, finished.reached.formatted()))

@@ -76,7 +76,7 @@ extension Bench {
                 for id in ids { try await runtime.hub.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
                 let work = createThenUpdate(ids)
                 say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
-                let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
+                let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) { index, id, tag in
                     let handle = String(format: "%064x", index)
                     _ = try await call(
                         http, "PUT", base + "/api/register/\(id)",
@@ -103,7 +103,7 @@ extension Bench {
                 )
                 let work = createThenUpdate((0..<(count / 2)).map { _ in UUID().uuidString.lowercased() })
                 say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
-                let perSecond = try await timedRequests(work, connections: connections) { index, id, tag in
+                let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) { index, id, tag in
                     let handle = String(format: "%064x", index)
                     _ = try await call(
                         http, "PUT", base + "/bench/installations/\(id)?api-version=2020-06",
@@ -211,19 +211,22 @@ extension Bench {
     static func timedRequests<Item: Sendable>(
         _ work: [Item],
         connections: Int,
+        database: String? = nil,
         _ request: @escaping @Sendable (Item) async throws -> Void
     ) async throws -> Double {
         let progress = ProgressReporter(title: "  requests", total: work.count)
         let start = ContinuousClock.now
-        let processBefore = processCPUSeconds(), postgresBefore = PostgresCPU.seconds()
+        let processBefore = processCPUSeconds(), postgresBefore = database.flatMap { PostgresCPU.seconds(database: $0) }
         defer {
             progress.finish()
             // Where the CPU went: this process holds the server and the load generator.
             let count = Double(max(work.count, 1))
             let process = (processCPUSeconds() - processBefore) / count * 1_000_000
-            let postgres = postgresBefore.flatMap { before in PostgresCPU.seconds().map { ($0 - before) / count * 1_000_000 } }
+            let postgres = postgresBefore.flatMap { before in
+                database.flatMap { PostgresCPU.seconds(database: $0) }.map { ($0 - before) / count * 1_000_000 }
+            }
             say(String(format: "  CPU per request: %.0f µs in this process (server and load generator)%@", process,
-                postgres.map { String(format: ", %.0f µs in PostgreSQL (every database on this machine)", $0) } ?? ""))
+                postgres.map { String(format: ", %.0f µs in PostgreSQL's backends", $0) } ?? ""))
         }
         try await withThrowingTaskGroup(of: Void.self) { lanes in
             let chunk = (work.count + connections - 1) / connections

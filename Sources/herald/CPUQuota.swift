@@ -98,26 +98,29 @@ struct MachineCPU {
     }
 }
 
-/// The CPU time PostgreSQL's processes on this machine have used: every `postgres` process's
-/// own time, and the time of the backends that ended (counted in their postmaster).
+/// The CPU time the PostgreSQL backends serving one database on this machine have used:
+/// the processes whose title names the database (`postgres: user database host(port) …`).
+/// The server's shared processes (WAL writer, checkpointer) are not counted, nor backends that
+/// ended before the second reading: read it around work done on connections that stay open.
 enum PostgresCPU {
-    /// Seconds so far, or `nil` when no PostgreSQL process runs on this machine.
-    static func seconds() -> Double? {
+    /// Seconds so far, or `nil` when no backend of `database` runs on this machine.
+    static func seconds(database: String) -> Double? {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let title = " \(database) "
         var total = 0.0, found = false
         for entry in entries where entry.first?.isNumber == true {
             guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let open = stat.firstIndex(of: "("), let end = stat.lastIndex(of: ")"),
-                stat[stat.index(after: open)..<end] == "postgres"
+                stat[stat.index(after: open)..<end] == "postgres",
+                let command = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+                String(decoding: command, as: UTF8.self).contains(title)
             else { continue }
-            // After the command name: ppid is field 4, utime 14, stime 15, cutime 16, cstime 17.
+            // After the command name: utime is field 14, stime 15.
             let fields = stat[stat.index(after: end)...].split(separator: " ")
-            guard fields.count > 14 else { continue }
+            guard fields.count > 12 else { continue }
             found = true
-            let own = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-            let children = (Double(fields[13]) ?? 0) + (Double(fields[14]) ?? 0)
-            total += own + children
+            total += (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
         }
         return found ? total / ticks : nil
     }
