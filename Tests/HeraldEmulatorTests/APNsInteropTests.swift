@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldEmulator
 import HeraldTLS
 import HeraldTestSupport
@@ -45,6 +46,57 @@ struct APNsInteropTests {
             #expect(results?.allSatisfy { $0["successful"] as? Bool == true } == true, "\(results ?? [])")
             #expect(emulator.notifications(for: token).map(\.payload).count == 3)
             #expect(emulator.acceptedCount == 3)
+        } catch {
+            try? await emulator.shutdown()
+            throw error
+        }
+        try await emulator.shutdown()
+    }
+
+    /// aioapns sends `liveactivity` pushes as a provider would: a push-to-start, then updates
+    /// to the update token the start gave the activity.
+    @Test func aioapnsStartsAndUpdatesALiveActivity() async throws {
+        let key = P256.Signing.PrivateKey()
+        var configuration = APNsEmulator.Configuration(
+            identity: try TestSupport.identity(),
+            signingKeys: [.init(keyID: "ABC123DEFG", teamID: "TEAM123456", publicKey: key.publicKey)]
+        )
+        configuration.topics = ["com.example.app"]
+        // Each run of the script is a provider of its own with a new token, as a restart would be.
+        configuration.minimumProviderTokenInterval = 0
+        let emulator = try await APNsEmulator.start(configuration: configuration, logger: TestSupport.logger)
+        let directory = try PythonInterop.temporaryDirectory("herald-aioapns-live")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let ca = directory.appendingPathComponent("ca.pem")
+            try TestSupport.authority.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
+            let keyFile = directory.appendingPathComponent("AuthKey.p8")
+            try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+            let common = [
+                "--host", "127.0.0.1", "--port", "\(emulator.port)", "--ca", ca.path, "--key", keyFile.path,
+                "--key-id", "ABC123DEFG", "--team-id", "TEAM123456", "--topic", "com.example.app",
+                "--push-type", "liveactivity", "--request-topic", "com.example.app.push-type.liveactivity",
+            ]
+            let now = Int(Date().timeIntervalSince1970)
+            let startToken = emulator.registerPushToStartToken(topic: "com.example.app", attributesType: "MatchAttributes")
+            let start = """
+                {"aps": {"timestamp": \(now), "event": "start", "content-state": {"home": 0},
+                 "attributes-type": "MatchAttributes", "attributes": {"homeTeam": "Lions"}, "alert": {"title": "Kick-off"}}}
+                """
+            let started = try await PythonInterop.run(
+                "apns_aioapns.py", arguments: common + ["--token", startToken, "--payload", start])
+            #expect(started.status == 0, "\(started.transcript)")
+            #expect(started.stdout.contains("\"successful\": true"), "\(started.transcript)")
+            let activity = try #require(emulator.activities(token: startToken).first)
+            let updateToken = try #require(activity.updateToken)
+
+            let update = #"{"aps": {"timestamp": \#(now + 1), "event": "update", "content-state": {"home": {index}}}}"#
+            let updated = try await PythonInterop.run(
+                "apns_aioapns.py", arguments: common + ["--token", updateToken, "--payload", update, "--count", "3"])
+            #expect(updated.status == 0, "\(updated.transcript)")
+            #expect(!updated.stdout.contains("\"successful\": false"), "\(updated.transcript)")
+            #expect(emulator.activity(id: activity.id)?.contentState?["home"] == .number(2))
+            #expect(emulator.activity(id: activity.id)?.received.count == 4)
         } catch {
             try? await emulator.shutdown()
             throw error
