@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+public import HeraldCore
 public import HeraldTLS
 public import Logging
 public import NIOCore
@@ -26,10 +27,34 @@ public final class APNsEmulator: Service, Sendable {
         }
     }
 
+    /// How many Live Activities one push-to-start token (one app's activity type on one device)
+    /// may start within `interval` seconds; more are answered 429 `TooManyRequests`. Apple
+    /// limits starts per device without publishing the number.
+    public struct PushToStartBudget: Sendable, Hashable {
+        public var starts: Int
+        public var interval: TimeInterval
+
+        public init(starts: Int, interval: TimeInterval) {
+            self.starts = starts
+            self.interval = interval
+        }
+
+        /// 10 starts an hour.
+        public static let `default` = PushToStartBudget(starts: 10, interval: 3600)
+    }
+
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         /// 0 picks a free port; read it from ``APNsEmulator/port``.
         public var port = 0
+        /// The port of the broadcast channel management API (APNs serves it on a host and port of
+        /// its own, `api-manage-broadcast.push.apple.com:2196`); 0 picks a free port, `nil` serves none.
+        /// Read it from ``APNsEmulator/broadcastPort``.
+        public var broadcastPort: Int? = 0
+        /// Broadcast channels an app may have; creating one more is answered 400 `CannotCreateChannelConfig`.
+        public var channelLimit = 10_000
+        /// Push-to-start budget per token; `nil` for none.
+        public var pushToStartBudget: PushToStartBudget? = .default
         public var identity: TLSIdentity
         public var signingKeys: [SigningKey]
         /// The CA whose client certificates authenticate requests without a provider token
@@ -70,11 +95,13 @@ public final class APNsEmulator: Service, Sendable {
     }
 
     private let server: EmulatorServer
+    private let broadcastServer: EmulatorServer?
     private let responder: APNsResponder
     private let host: String
 
-    private init(server: EmulatorServer, responder: APNsResponder, host: String) {
+    private init(server: EmulatorServer, broadcastServer: EmulatorServer?, responder: APNsResponder, host: String) {
         self.server = server
+        self.broadcastServer = broadcastServer
         self.responder = responder
         self.host = host
     }
@@ -87,22 +114,46 @@ public final class APNsEmulator: Service, Sendable {
             responder: responder,
             logger: logger
         )
-        return APNsEmulator(server: server, responder: responder, host: configuration.host)
+        var broadcastServer: EmulatorServer?
+        if let broadcastPort = configuration.broadcastPort {
+            var settings = configuration.serverConfiguration
+            settings.port = broadcastPort
+            do {
+                broadcastServer = try await EmulatorServer.start(
+                    configuration: settings, responder: APNsBroadcastResponder(apns: responder), logger: logger)
+            } catch {
+                await server.shutdown()
+                throw error
+            }
+        }
+        return APNsEmulator(server: server, broadcastServer: broadcastServer, responder: responder, host: configuration.host)
     }
 
     /// The bound port.
     public var port: Int { server.port }
     /// `https://HOST:PORT`.
     public var baseURL: String { EmulatorURL.base(host: host, port: port) }
+    /// The bound port of the broadcast channel management API, if it is served.
+    public var broadcastPort: Int? { broadcastServer?.port }
+    /// `https://HOST:PORT` of the broadcast channel management API, if it is served.
+    public var broadcastBaseURL: String? { broadcastPort.map { EmulatorURL.base(host: host, port: $0) } }
 
     /// Serves until graceful shutdown or cancellation, then closes (in-flight requests are answered).
     public func run() async throws {
-        await server.run()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.server.run() }
+            if let broadcastServer = self.broadcastServer {
+                group.addTask { await broadcastServer.run() }
+            }
+        }
     }
 
     /// Stops accepting connections, lets open ones finish, and returns when all are closed.
     public func shutdown() async throws {
-        await server.shutdown()
+        server.beginShutdown()
+        broadcastServer?.beginShutdown()
+        await server.waitUntilClosed()
+        await broadcastServer?.waitUntilClosed()
     }
 
     // MARK: - Control
@@ -132,8 +183,57 @@ public final class APNsEmulator: Service, Sendable {
         responder.clearFaults()
     }
 
-    /// Total notifications accepted (200s).
+    /// Total notifications accepted (200s; a broadcast counts once).
     public var acceptedCount: Int { responder.acceptedCount }
+
+    // MARK: - Live Activities
+
+    /// A new push-to-start token of the app `topic` for activities of `attributesType` (what
+    /// ActivityKit's `pushToStartTokenUpdates` gives the app). Pushes to it take the topic
+    /// `<topic>.push-type.liveactivity`.
+    public func registerPushToStartToken(topic: String, attributesType: String) -> String {
+        responder.registerPushToStartToken(topic: topic, attributesType: attributesType)
+    }
+
+    /// An activity the app starts itself: with an update token, or listening on the broadcast
+    /// channel `channelID` (which must be one of the app's).
+    public func startActivity(
+        topic: String, attributesType: String, attributes: JSONValue? = nil, contentState: JSONValue? = nil,
+        channelID: String? = nil
+    ) throws(APNsEmulatorError) -> LiveActivity {
+        do {
+            return try responder.startActivity(
+                topic: topic, attributesType: attributesType, attributes: attributes, contentState: contentState,
+                channelID: channelID)
+        } catch {
+            throw APNsEmulatorError(reason: error.reason.rawValue)
+        }
+    }
+
+    /// The activity `id` as it is now.
+    public func activity(id: String) -> LiveActivity? {
+        responder.liveActivities.activity(id: id, now: responder.configuration.now())
+    }
+
+    /// The activity whose update token is `token`, or the activities that the push-to-start
+    /// token `token` started, oldest first.
+    public func activities(token: String) -> [LiveActivity] {
+        responder.liveActivities.activities(token: token.lowercased(), now: responder.configuration.now())
+    }
+
+    /// Makes the activity listen on the broadcast channel `channelID` of its app.
+    public func subscribe(activityID: String, channelID: String) throws(APNsEmulatorError) {
+        do {
+            try responder.liveActivities.subscribe(activityID: activityID, channelID: channelID)
+        } catch {
+            throw APNsEmulatorError(reason: error.reason.rawValue)
+        }
+    }
+}
+
+/// What the APNs emulator's in-process API refused, with the APNs reason (`ChannelNotRegistered`, …).
+public struct APNsEmulatorError: Error, Hashable, Sendable {
+    public var reason: String
 }
 
 enum EmulatorURL {

@@ -25,6 +25,14 @@ struct APNsReason: Hashable, Sendable, RawRepresentable {
     static let payloadTooLarge = Self(rawValue: "PayloadTooLarge")
     static let tooManyProviderTokenUpdates = Self(rawValue: "TooManyProviderTokenUpdates")
     static let tooManyRequests = Self(rawValue: "TooManyRequests")
+    static let missingChannelId = Self(rawValue: "MissingChannelId")
+    static let badChannelId = Self(rawValue: "BadChannelId")
+    static let channelNotRegistered = Self(rawValue: "ChannelNotRegistered")
+    static let missingPushType = Self(rawValue: "MissingPushType")
+    static let badRequestParams = Self(rawValue: "BadRequestParams")
+    static let badRequestPayload = Self(rawValue: "BadRequestPayload")
+    static let cannotCreateChannelConfig = Self(rawValue: "CannotCreateChannelConfig")
+    static let topicMismatch = Self(rawValue: "TopicMismatch")
     static let internalServerError = Self(rawValue: "InternalServerError")
     static let serviceUnavailable = Self(rawValue: "ServiceUnavailable")
 
@@ -34,6 +42,7 @@ struct APNsReason: Hashable, Sendable, RawRepresentable {
         .badPayload, .badPriority, .badExpirationDate, .badCollapseId, .badMessageId, .missingDeviceToken,
         .invalidPushType, .expiredProviderToken, .invalidProviderToken, .missingProviderToken, .badPath,
         .methodNotAllowed, .unregistered, .payloadTooLarge, .tooManyProviderTokenUpdates, .tooManyRequests,
-        .internalServerError, .serviceUnavailable,
+        .internalServerError, .serviceUnavailable, .missingChannelId, .badChannelId, .channelNotRegistered,
+        .missingPushType, .badRequestParams, .badRequestPayload, .cannotCreateChannelConfig, .topicMismatch,
     ]
 }

@@ -9,43 +9,11 @@ import Synchronization
 /// The APNs emulator's request handling: `POST /3/device/<token>` checked the way APNs checks it,
 /// and `/_emulator/…` control routes.
 final class APNsResponder: EmulatorResponder {
-    /// A provider token that was accepted once. Only its age is checked again.
-    struct VerifiedToken {
-        var keyID: String
-        var teamID: String
-        var issuedAt: Int
-    }
+    typealias ConnectionState = APNsAuthenticator.ConnectionState
 
-    /// Per connection: the last authorization header and what it verified to, so that a
-    /// connection that reuses its token (the normal case) costs one string comparison.
-    struct ConnectionState {
-        var authorization: String?
-        var token: VerifiedToken?
-        /// The topic of the connection's client certificate, when it was issued by
-        /// ``APNsEmulator/Configuration/clientCertificateAuthority`` and was valid at the handshake.
-        var certificateTopic: String?
-    }
-
-    private struct ProviderTokens {
-        /// Accepted JWTs (the string after `bearer `).
-        var accepted: [String: VerifiedToken] = [:]
-        /// When each key last presented a new token.
-        var lastNewToken: [String: Date] = [:]
-    }
-
-    private struct ErrorBody: Encodable {
+    struct ErrorBody: Encodable {
         var reason: String
         var timestamp: Int64?
-    }
-
-    private struct JWTHeader: Decodable {
-        var alg: String
-        var kid: String
-    }
-
-    private struct JWTClaims: Decodable {
-        var iss: String
-        var iat: Int
     }
 
     static let pushTypes: Set<String> = [
@@ -53,21 +21,24 @@ final class APNsResponder: EmulatorResponder {
         "pushtotalk", "widgets",
     ]
     /// Topic suffixes APNs accepts for the same app (VoIP, complications, file provider, Live Activities).
-    static let topicSuffixes = [".voip", ".complication", ".pushkit.fileprovider", ".push-type.liveactivity"]
+    static let topicSuffixes = [".voip", ".complication", ".pushkit.fileprovider", liveActivitySuffix]
+    static let liveActivitySuffix = ".push-type.liveactivity"
+    static let broadcastPrefix = "/4/broadcasts/apps/"
 
     let configuration: APNsEmulator.Configuration
     let registry: DeviceRegistry
     let faults = FaultQueue()
     let accepted = Atomic<Int>(0)
-    private let keys: [String: APNsEmulator.SigningKey]
-    private let tokens = Mutex(ProviderTokens())
+    let authenticator: APNsAuthenticator
+    let liveActivities: LiveActivityRegistry
     private let errorBodies: [APNsReason: ByteBuffer]
-    private let logger: Logger
+    let logger: Logger
 
     init(configuration: APNsEmulator.Configuration, logger: Logger) {
         self.configuration = configuration
         self.registry = DeviceRegistry(inboxLimit: configuration.inboxLimit)
-        self.keys = Dictionary(configuration.signingKeys.map { ($0.keyID, $0) }, uniquingKeysWith: { _, last in last })
+        self.authenticator = APNsAuthenticator(configuration: configuration)
+        self.liveActivities = LiveActivityRegistry(inboxLimit: configuration.inboxLimit)
         self.logger = logger
         var bodies: [APNsReason: ByteBuffer] = [:]
         for reason in APNsReason.known {
@@ -79,14 +50,7 @@ final class APNsResponder: EmulatorResponder {
     func makeConnectionState() -> ConnectionState { ConnectionState() }
 
     func makeConnectionState(clientCertificate: NIOSSLCertificate?) -> ConnectionState {
-        var state = ConnectionState()
-        if let clientCertificate, let authority = configuration.clientCertificateAuthority,
-            let verified = ClientCertificate.verified(clientCertificate, issuedBy: authority, now: configuration.now())
-        {
-            // A certificate without a UID names no app: it authorizes no topic.
-            state.certificateTopic = verified.topic ?? ""
-        }
-        return state
+        authenticator.makeConnectionState(clientCertificate: clientCertificate)
     }
 
     // MARK: - Requests
@@ -97,7 +61,13 @@ final class APNsResponder: EmulatorResponder {
         let path = request.path
         let devicePrefix = "/3/device/"
         guard path.hasPrefix(devicePrefix) || path == "/3/device" else {
+            if path.hasPrefix(Self.broadcastPrefix) {
+                return respondToBroadcast(request, state: &state)
+            }
             if path.hasPrefix(EmulatorControlAPI.prefix) {
+                if let response = LiveActivityControlAPI.respond(to: request, control: self, allocator: allocator) {
+                    return response
+                }
                 return EmulatorControlAPI.respond(to: request, control: self, allocator: allocator)
             }
             return error(404, .badPath, request: request)
@@ -109,14 +79,10 @@ final class APNsResponder: EmulatorResponder {
         // Provider token, or else the connection's client certificate.
         let now = configuration.now()
         var certificateTopic: String?
-        if let authorization = request.headers.first("authorization") {
-            if let failure = checkProviderToken(authorization, state: &state, now: now) {
-                return error(failure.status, failure.reason, request: request)
-            }
-        } else if let topic = state.certificateTopic {
-            certificateTopic = topic
-        } else {
-            return error(403, .missingProviderToken, request: request)
+        switch authenticator.authenticate(request.headers.first("authorization"), state: &state, now: now) {
+        case .success(.providerToken): break
+        case .success(.certificate(let topic)): certificateTopic = topic
+        case .failure(let failure): return error(failure.status, failure.reason, request: request)
         }
 
         // Device token.
@@ -151,12 +117,17 @@ final class APNsResponder: EmulatorResponder {
         if let certificateTopic, !Self.topic(topic, belongsTo: certificateTopic) {
             return error(400, .topicDisallowed, request: request)
         }
-        if let deviceTopic, !Self.topic(topic, belongsTo: deviceTopic) {
-            return error(400, .deviceTokenNotForTopic, request: request)
-        }
         let pushType = request.headers.first("apns-push-type")
         if let pushType, !Self.pushTypes.contains(pushType) {
             return error(400, .invalidPushType, request: request)
+        }
+        // Live Activity pushes go to `<bundle id>.push-type.liveactivity`, and only they do.
+        let isLiveActivity = pushType == "liveactivity"
+        if isLiveActivity != topic.hasSuffix(Self.liveActivitySuffix) {
+            return error(400, isLiveActivity ? .topicDisallowed : .invalidPushType, request: request)
+        }
+        if let deviceTopic, !Self.topic(topic, belongsTo: deviceTopic) {
+            return error(400, .deviceTokenNotForTopic, request: request)
         }
         if let priority = request.headers.first("apns-priority") {
             guard priority == "10" || priority == "5" || priority == "1" else {
@@ -198,14 +169,22 @@ final class APNsResponder: EmulatorResponder {
 
         // Accepted.
         let id = apnsID ?? RandomIdentifier.uuid()
+        if isLiveActivity {
+            let notification = ReceivedNotification(
+                id: id, token: deviceToken, headers: Self.apnsHeaders(of: request), payload: String(buffer: body), receivedAt: now)
+            let liveActivity = LiveActivityPush(
+                token: deviceToken, body: body, notification: notification,
+                certificateAuthenticated: certificateTopic != nil, known: deviceTopic != nil)
+            if let refusal = respondToLiveActivity(liveActivity, now: now) {
+                return error(refusal.status, refusal.reason, request: request)
+            }
+        }
         if configuration.recordsPayloads {
-            var headers: [String: String] = [:]
-            request.headers.forEach(withPrefix: "apns-") { name, value in headers[name] = value }
             registry.record(
                 ReceivedNotification(
                     id: id,
                     token: deviceToken,
-                    headers: headers,
+                    headers: Self.apnsHeaders(of: request),
                     payload: String(buffer: body),
                     receivedAt: now
                 )
@@ -215,92 +194,14 @@ final class APNsResponder: EmulatorResponder {
         return EmulatorResponse(status: 200, headers: [("apns-id", id), ("apns-unique-id", RandomIdentifier.uuid())])
     }
 
-    // MARK: - Provider tokens
-
-    /// Checks the request's provider token, reusing the connection's last verification when
-    /// the header is the same; `nil` when the token is accepted.
-    private func checkProviderToken(_ authorization: String, state: inout ConnectionState, now: Date) -> TokenFailure? {
-        let token: VerifiedToken
-        if let cached = state.token, state.authorization == authorization {
-            token = cached
-        } else {
-            switch verifyProviderToken(authorization, now: now) {
-            case .success(let verified):
-                token = verified
-                state.authorization = authorization
-                state.token = verified
-            case .failure(let failure):
-                return failure
-            }
-        }
-        let age = now.timeIntervalSince1970 - Double(token.issuedAt)
-        if age > configuration.providerTokenLifetime {
-            return TokenFailure(status: 403, reason: .expiredProviderToken)
-        }
-        if age < -60 {
-            return TokenFailure(status: 403, reason: .invalidProviderToken)
-        }
-        return nil
-    }
-
-    private struct TokenFailure: Error {
-        var status: Int
-        var reason: APNsReason
-    }
-
-    /// Checks a provider token the first time it is seen: form, key, team, signature, age and
-    /// update rate. Accepted tokens are remembered, so each distinct JWT is verified once.
-    private func verifyProviderToken(_ authorization: String, now: Date) -> Result<VerifiedToken, TokenFailure> {
-        let invalid = TokenFailure(status: 403, reason: .invalidProviderToken)
-        let utf8 = authorization.utf8
-        guard utf8.count > 7,
-            authorization.prefix(7).lowercased() == "bearer "
-        else { return .failure(invalid) }
-        let jwt = String(authorization.dropFirst(7).trimmingCharacters(in: .whitespaces))
-
-        if let known = tokens.withLock({ $0.accepted[jwt] }) {
-            return .success(known)
-        }
-
-        guard let parsed = CompactJWT(jwt[...]),
-            let header = parsed.decodeHeader(JWTHeader.self), header.alg == "ES256", !header.kid.isEmpty,
-            let claims = parsed.decodeClaims(JWTClaims.self)
-        else { return .failure(invalid) }
-        guard let key = keys[header.kid], key.teamID == claims.iss else {
-            return .failure(invalid)
-        }
-        guard parsed.signature.count == 64,
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature),
-            key.publicKey.isValidSignature(signature, for: parsed.signingInput)
-        else { return .failure(invalid) }
-
-        let age = now.timeIntervalSince1970 - Double(claims.iat)
-        if age > configuration.providerTokenLifetime {
-            return .failure(TokenFailure(status: 403, reason: .expiredProviderToken))
-        }
-        if age < -60 {
-            return .failure(invalid)
-        }
-
-        let verified = VerifiedToken(keyID: header.kid, teamID: claims.iss, issuedAt: claims.iat)
-        let interval = configuration.minimumProviderTokenInterval
-        let lifetime = configuration.providerTokenLifetime
-        return tokens.withLock { tokens -> Result<VerifiedToken, TokenFailure> in
-            if let known = tokens.accepted[jwt] { return .success(known) }
-            if let last = tokens.lastNewToken[header.kid], now.timeIntervalSince(last) < interval {
-                return .failure(TokenFailure(status: 429, reason: .tooManyProviderTokenUpdates))
-            }
-            tokens.lastNewToken[header.kid] = now
-            if tokens.accepted.count >= 1024 {
-                let oldest = now.timeIntervalSince1970 - lifetime
-                tokens.accepted = tokens.accepted.filter { Double($0.value.issuedAt) >= oldest }
-            }
-            tokens.accepted[jwt] = verified
-            return .success(verified)
-        }
-    }
-
     // MARK: - Checks
+
+    /// The request's `apns-*` headers, as a device's inbox keeps them.
+    static func apnsHeaders(of request: EmulatorRequest) -> [String: String] {
+        var headers: [String: String] = [:]
+        request.headers.forEach(withPrefix: "apns-") { name, value in headers[name] = value }
+        return headers
+    }
 
     enum DeviceTokenForm { case invalid, lowercase, mixedCase }
 
@@ -334,12 +235,14 @@ final class APNsResponder: EmulatorResponder {
 
     // MARK: - Responses
 
-    private func error(_ status: Int, _ reason: APNsReason, request: EmulatorRequest) -> EmulatorResponse {
+    /// An error answer: `{"reason": …}`, with the request's id echoed in `idHeader` (`apns-id`
+    /// for notifications, `apns-request-id` for broadcasts and channel management).
+    func error(_ status: Int, _ reason: APNsReason, request: EmulatorRequest, idHeader: String = "apns-id") -> EmulatorResponse {
         logger.trace("apns emulator refused a request", metadata: ["herald.apns.reason": "\(reason.rawValue)"])
         return EmulatorResponse(
             status: status,
             headers: [
-                ("apns-id", request.headers.first("apns-id") ?? RandomIdentifier.uuid()),
+                (idHeader, request.headers.first(idHeader) ?? RandomIdentifier.uuid()),
                 ("content-type", "application/json"),
             ],
             body: errorBodies[reason] ?? Self.encode(ErrorBody(reason: reason.rawValue))
@@ -358,15 +261,15 @@ final class APNsResponder: EmulatorResponder {
         )
     }
 
-    private func fault(_ fault: Fault, request: EmulatorRequest) -> EmulatorResponse {
-        var response = error(fault.status, APNsReason(rawValue: fault.reason), request: request)
+    func fault(_ fault: Fault, request: EmulatorRequest, idHeader: String = "apns-id") -> EmulatorResponse {
+        var response = error(fault.status, APNsReason(rawValue: fault.reason), request: request, idHeader: idHeader)
         if let retryAfter = fault.retryAfter {
             response.headers.append(("retry-after", String(retryAfter)))
         }
         return response
     }
 
-    private static func encode(_ body: ErrorBody) -> ByteBuffer {
+    static func encode(_ body: ErrorBody) -> ByteBuffer {
         // Encoding an Encodable struct cannot fail.
         let data = (try? JSONEncoder().encode(body)) ?? Data()
         return ByteBuffer(bytes: data)

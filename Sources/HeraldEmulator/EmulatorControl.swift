@@ -121,7 +121,7 @@ enum EmulatorControlAPI {
         }
     }
 
-    private static func json(_ status: Int, _ value: some Encodable, allocator: ByteBufferAllocator) -> EmulatorResponse {
+    static func json(_ status: Int, _ value: some Encodable, allocator: ByteBufferAllocator) -> EmulatorResponse {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -135,7 +135,7 @@ enum EmulatorControlAPI {
         )
     }
 
-    private static func error(_ status: Int, _ message: String, allocator: ByteBufferAllocator) -> EmulatorResponse {
+    static func error(_ status: Int, _ message: String, allocator: ByteBufferAllocator) -> EmulatorResponse {
         json(status, ErrorResponse(error: message), allocator: allocator)
     }
 }

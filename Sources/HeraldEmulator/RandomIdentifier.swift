@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Cheap random identifiers: one allocation each, no Foundation formatting.
@@ -76,6 +77,12 @@ enum RandomIdentifier {
             }
             return count
         }
+    }
+
+    /// `byteCount` random bytes in standard base64 with padding, like APNs' broadcast channel ids.
+    static func base64(byteCount: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<byteCount).map { _ in generator.next() as UInt8 }).base64EncodedString()
     }
 
     /// `count` random characters of `[A-Z0-9]`, like Apple's key and team IDs.

@@ -41,6 +41,8 @@ struct BuiltInEmulators {
         /// The address they listen on.
         var host = "127.0.0.1"
         var apnsPort = 0
+        /// The APNs emulator's broadcast channel management API.
+        var apnsBroadcastPort = 0
         var fcmPort = 0
         var wnsPort = 0
         var webPushPort = 0
@@ -77,6 +79,7 @@ struct BuiltInEmulators {
             var settings = APNsEmulator.Configuration(identity: try identity(), signingKeys: [keys.apnsSigningKey])
             settings.host = options.host
             settings.port = options.apnsPort
+            settings.broadcastPort = options.apnsBroadcastPort
             settings.topics = [options.topic]
             settings.clientCertificateAuthority = authority
             emulators.apnsCertificate = try EmulatorCredentials.apnsClientCertificate(
@@ -93,7 +96,8 @@ struct BuiltInEmulators {
                 keyID: keys.apnsKeyID, teamID: keys.apnsTeamID, topic: options.topic,
                 privateKeyPEM: keys.apnsPrivateKeyPEM
             )
-            emulators.lines[.apns] = "apns    built-in emulator at \(emulator.baseURL) (no APNs credentials configured)"
+            emulators.lines[.apns] =
+                "apns    built-in emulator at \(emulator.baseURL), broadcast channels at \(emulator.broadcastBaseURL ?? "-") (no APNs credentials configured)"
         }
         if platforms.contains(.fcm) {
             var settings = FCMEmulator.Configuration(

@@ -15,6 +15,11 @@ struct Device: AsyncParsableCommand {
         discussion: """
             Needs a `herald serve` that runs the built-in emulators (no push credentials configured).
             Example:  herald device --user alice --password 'correct horse' --sign-up --tags sports
+            With --live-activity TYPE an APNs device also simulates Live Activities of that ActivityKit
+            attributes type: it gets a push-to-start token and starts an activity with an update token
+            (or, with --channel, one listening on that broadcast channel), and prints each start, update,
+            end and broadcast that arrives.
+            Example:  herald device --user alice --password pw --live-activity MatchAttributes --channel "$CHANNEL"
             """
     )
 
@@ -35,6 +40,12 @@ struct Device: AsyncParsableCommand {
 
     @Option(help: "Comma-separated tags to register with (besides username:<user>, which the server adds).")
     var tags: String = ""
+
+    @Option(name: .customLong("live-activity"), help: "Simulate Live Activities of this attributes type too (apns only).")
+    var liveActivity: String?
+
+    @Option(help: "With --live-activity: the activity listens on this broadcast channel instead of an update token.")
+    var channel: String?
 
     @Option(help: "Exit after this many notifications (default: run until Ctrl-C).")
     var count: Int?
@@ -94,6 +105,21 @@ struct Device: AsyncParsableCommand {
             print("device   \(platform) token \(handle.prefix(16))… from the emulator at \(emulator)")
         }
 
+        var activities: LiveActivitySimulation?
+        if let liveActivity {
+            guard platform == .apns, let topic = directory.apnsTopic else {
+                throw ValidationError("--live-activity needs --platform apns and the server's APNs emulator")
+            }
+            activities = try await LiveActivitySimulation.start(
+                emulator: emulator, topic: topic, attributesType: liveActivity, channel: channel,
+                request: { method, url, body in try await self.request(http, method, url, body: body, as: LiveActivity.self) },
+                tokenRequest: { url, body in
+                    try await self.request(http, "POST", url, body: body, as: LiveActivitySimulation.TokenResponse.self).token
+                })
+        } else if channel != nil {
+            throw ValidationError("--channel goes with --live-activity")
+        }
+
         let client = HeraldClient(baseURL: base)
         if signUp {
             do {
@@ -108,6 +134,7 @@ struct Device: AsyncParsableCommand {
         let id = try await client.register(handle: handle, platform: platform, tags: tagList, webPushKeys: keys)
         print("signed in as \(client.username ?? user); registration \(id)")
         print("waiting for notifications (Ctrl-C to stop)…")
+        fflush(nil)  // shows at once also when stdout is a file or a pipe
 
         let start = Date()
         var seen = 0
@@ -122,7 +149,15 @@ struct Device: AsyncParsableCommand {
                 try await Self.fetchContent(of: notification, platform: platform, client: client)
             }
             seen = received.count
-            if let count, seen >= count { return }
+            var arrived = seen
+            if var simulation = activities {
+                arrived += try await simulation.poll(
+                    activities: { url in try await self.request(http, "GET", url, body: nil, as: [LiveActivity].self) },
+                    activity: { url in try await self.request(http, "GET", url, body: nil, as: LiveActivity.self) })
+                activities = simulation
+            }
+            fflush(nil)
+            if let count, arrived >= count { return }
             if let timeout, Date().timeIntervalSince(start) > timeout { return }
             try await Task.sleep(for: .milliseconds(300))
         }

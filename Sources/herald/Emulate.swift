@@ -21,6 +21,10 @@ struct Emulate: AsyncParsableCommand {
             Each emulator serves its control API on its own port: POST /_emulator/devices makes a device,
             GET /_emulator/devices/{token}/notifications shows what it received, POST /_emulator/faults
             injects errors, GET /_emulator/stats counts accepted sends and the devices reached.
+            The APNs emulator also does Live Activities: POST /_emulator/push-to-start-tokens and
+            POST /_emulator/activities make activity tokens, GET /_emulator/activities/{id} shows an activity;
+            its broadcast channel management API (POST/GET/DELETE /1/apps/{bundle id}/channels,
+            GET /1/apps/{bundle id}/all-channels) is on the port of --apns-broadcast-port.
             Example:  herald emulate --apns-port 2197 --open-registry
             """
     )
@@ -33,6 +37,9 @@ struct Emulate: AsyncParsableCommand {
 
     @Option(name: .customLong("apns-port"), help: "APNs emulator port (default: any free port).")
     var apnsPort = 0
+
+    @Option(name: .customLong("apns-broadcast-port"), help: "APNs broadcast channel management API port (default: any free port).")
+    var apnsBroadcastPort = 0
 
     @Option(name: .customLong("fcm-port"), help: "FCM emulator port (default: any free port).")
     var fcmPort = 0
@@ -56,7 +63,7 @@ struct Emulate: AsyncParsableCommand {
     var logLevel = "info"
 
     func validate() throws {
-        for (name, port) in [("apns", apnsPort), ("fcm", fcmPort), ("wns", wnsPort), ("webpush", webPushPort)]
+        for (name, port) in [("apns", apnsPort), ("apns-broadcast", apnsBroadcastPort), ("fcm", fcmPort), ("wns", wnsPort), ("webpush", webPushPort)]
         where !(0...65535).contains(port) {
             throw ValidationError("--\(name)-port must be between 0 and 65535, not \(port)")
         }
@@ -71,6 +78,7 @@ struct Emulate: AsyncParsableCommand {
         var options = BuiltInEmulators.Options(directory: directory)
         options.host = host
         options.apnsPort = apnsPort
+        options.apnsBroadcastPort = apnsBroadcastPort
         options.fcmPort = fcmPort
         options.wnsPort = wnsPort
         options.webPushPort = webPushPort

@@ -134,6 +134,7 @@ struct HeraldConfiguration: Sendable {
 
     var emulators = "auto"
     var emulatorAPNsPort = 0
+    var emulatorAPNsBroadcastPort = 0
     var emulatorFCMPort = 0
     var emulatorWebPushPort = 0
     var emulatorWNSPort = 0
@@ -288,6 +289,7 @@ struct HeraldConfiguration: Sendable {
             $0.emulators = $1.lowercased()
         },
         .init(variable: "HERALD_EMULATOR_APNS_PORT", help: "port of the built-in APNs emulator (default: any free port)") { $0.emulatorAPNsPort = try int($1, "HERALD_EMULATOR_APNS_PORT", 0...65535) },
+        .init(variable: "HERALD_EMULATOR_APNS_BROADCAST_PORT", help: "port of the built-in APNs emulator's broadcast channel management API (default: any free port)") { $0.emulatorAPNsBroadcastPort = try int($1, "HERALD_EMULATOR_APNS_BROADCAST_PORT", 0...65535) },
         .init(variable: "HERALD_EMULATOR_FCM_PORT", help: "port of the built-in FCM emulator (default: any free port)") { $0.emulatorFCMPort = try int($1, "HERALD_EMULATOR_FCM_PORT", 0...65535) },
         .init(variable: "HERALD_EMULATOR_WEBPUSH_PORT", help: "port of the built-in Web Push service emulator (default: any free port)") { $0.emulatorWebPushPort = try int($1, "HERALD_EMULATOR_WEBPUSH_PORT", 0...65535) },
         .init(variable: "HERALD_EMULATOR_WNS_PORT", help: "port of the built-in WNS emulator (default: any free port)") { $0.emulatorWNSPort = try int($1, "HERALD_EMULATOR_WNS_PORT", 0...65535) },

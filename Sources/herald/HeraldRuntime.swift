@@ -101,6 +101,7 @@ struct HeraldRuntime {
         if configuration.emulators == "auto", !unconfigured.isEmpty {
             var options = BuiltInEmulators.Options(directory: "\(dataDirectory)/emulator")
             options.apnsPort = configuration.emulatorAPNsPort
+            options.apnsBroadcastPort = configuration.emulatorAPNsBroadcastPort
             options.fcmPort = configuration.emulatorFCMPort
             options.wnsPort = configuration.emulatorWNSPort
             options.webPushPort = configuration.emulatorWebPushPort

@@ -46,15 +46,7 @@ enum HeraldCommand {
         let launched = try launch(arguments, environment: environment)
         defer { try? FileManager.default.removeItem(at: launched.directory) }
         let (process, outputURL, errorURL) = (launched.process, launched.output, launched.error)
-        defer {
-            if process.isRunning {
-                process.terminate()
-                let stop = ContinuousClock.now + .seconds(10)
-                while process.isRunning && ContinuousClock.now < stop { usleep(50_000) }
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                process.waitUntilExit()
-            }
-        }
+        defer { stop(launched) }
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
@@ -70,14 +62,32 @@ enum HeraldCommand {
 
     /// A `herald` process started with `arguments` and `environment` added to this process's
     /// (without its `HERALD_*` settings), its output going to files in a directory of its own.
-    private struct Launched {
+    struct Launched {
         var process: Process
         var directory: URL
         var output: URL
         var error: URL
+
+        /// What it printed so far.
+        var printed: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        var printedErrors: String { (try? String(contentsOf: error, encoding: .utf8)) ?? "" }
     }
 
-    private static func launch(_ arguments: [String], environment: [String: String]) throws -> Launched {
+    /// Stops a launched process if it still runs (SIGTERM, then SIGKILL after 10 s).
+    static func stop(_ launched: Launched) {
+        let process = launched.process
+        if process.isRunning {
+            process.terminate()
+            let stop = ContinuousClock.now + .seconds(10)
+            while process.isRunning && ContinuousClock.now < stop { usleep(50_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+
+    /// Starts `herald arguments…` and returns at once; ``stop(_:)`` ends it, and its caller
+    /// removes ``Launched/directory``.
+    static func launch(_ arguments: [String], environment: [String: String]) throws -> Launched {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-command-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let outputURL = directory.appendingPathComponent("stdout")

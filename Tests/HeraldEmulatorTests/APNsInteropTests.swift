@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldEmulator
 import HeraldTLS
 import HeraldTestSupport
@@ -14,29 +15,9 @@ import Testing
 )
 struct APNsInteropTests {
     @Test func aioapnsDeliversWithoutALPN() async throws {
-        let key = P256.Signing.PrivateKey()
-        var configuration = APNsEmulator.Configuration(
-            identity: try TestSupport.identity(),
-            signingKeys: [.init(keyID: "ABC123DEFG", teamID: "TEAM123456", publicKey: key.publicKey)]
-        )
-        configuration.topics = ["com.example.app"]
-        let emulator = try await APNsEmulator.start(configuration: configuration, logger: TestSupport.logger)
-        let directory = try PythonInterop.temporaryDirectory("herald-aioapns")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            let ca = directory.appendingPathComponent("ca.pem")
-            try TestSupport.authority.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
-            let keyFile = directory.appendingPathComponent("AuthKey.p8")
-            try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+        try await Self.withTokenEmulator("herald-aioapns") { emulator, arguments in
             let token = emulator.registerDevice(topic: "com.example.app")
-            let output = try await PythonInterop.run(
-                "apns_aioapns.py",
-                arguments: [
-                    "--host", "127.0.0.1", "--port", "\(emulator.port)", "--ca", ca.path, "--key", keyFile.path,
-                    "--key-id", "ABC123DEFG", "--team-id", "TEAM123456", "--topic", "com.example.app",
-                    "--token", token, "--count", "3",
-                ]
-            )
+            let output = try await PythonInterop.run("apns_aioapns.py", arguments: arguments + ["--token", token, "--count", "3"])
             #expect(output.status == 0, "\(output.transcript)")
             let results = try #require(
                 try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: [[String: Any]]]
@@ -45,6 +26,67 @@ struct APNsInteropTests {
             #expect(results?.allSatisfy { $0["successful"] as? Bool == true } == true, "\(results ?? [])")
             #expect(emulator.notifications(for: token).map(\.payload).count == 3)
             #expect(emulator.acceptedCount == 3)
+        }
+    }
+
+    /// aioapns sends `liveactivity` pushes as a provider would: a push-to-start, then updates
+    /// to the update token the start gave the activity.
+    @Test func aioapnsStartsAndUpdatesALiveActivity() async throws {
+        // Each run of the script is a provider of its own with a new token, as a restart would be.
+        try await Self.withTokenEmulator("herald-aioapns-live", configure: { $0.minimumProviderTokenInterval = 0 }) {
+            emulator, arguments in
+            let common = arguments + ["--push-type", "liveactivity", "--request-topic", "com.example.app.push-type.liveactivity"]
+            let now = Int(Date().timeIntervalSince1970)
+            let startToken = emulator.registerPushToStartToken(topic: "com.example.app", attributesType: "MatchAttributes")
+            let start = """
+                {"aps": {"timestamp": \(now), "event": "start", "content-state": {"home": 0},
+                 "attributes-type": "MatchAttributes", "attributes": {"homeTeam": "Lions"}, "alert": {"title": "Kick-off"}}}
+                """
+            let started = try await PythonInterop.run(
+                "apns_aioapns.py", arguments: common + ["--token", startToken, "--payload", start])
+            #expect(started.status == 0, "\(started.transcript)")
+            #expect(started.stdout.contains("\"successful\": true"), "\(started.transcript)")
+            let activity = try #require(emulator.activities(token: startToken).first)
+            let updateToken = try #require(activity.updateToken)
+
+            let update = #"{"aps": {"timestamp": \#(now + 1), "event": "update", "content-state": {"home": {index}}}}"#
+            let updated = try await PythonInterop.run(
+                "apns_aioapns.py", arguments: common + ["--token", updateToken, "--payload", update, "--count", "3"])
+            #expect(updated.status == 0, "\(updated.transcript)")
+            #expect(!updated.stdout.contains("\"successful\": false"), "\(updated.transcript)")
+            #expect(emulator.activity(id: activity.id)?.contentState?["home"] == .number(2))
+            #expect(emulator.activity(id: activity.id)?.received.count == 4)
+        }
+    }
+
+    /// An APNs emulator of `com.example.app` with one signing key, shut down after `body`, which
+    /// gets it and the script's arguments for token authentication (the CA and the key written
+    /// to a directory of their own).
+    private static func withTokenEmulator(
+        _ name: String, configure: (inout APNsEmulator.Configuration) -> Void = { _ in },
+        _ body: (APNsEmulator, [String]) async throws -> Void
+    ) async throws {
+        let key = P256.Signing.PrivateKey()
+        var configuration = APNsEmulator.Configuration(
+            identity: try TestSupport.identity(),
+            signingKeys: [.init(keyID: "ABC123DEFG", teamID: "TEAM123456", publicKey: key.publicKey)]
+        )
+        configuration.topics = ["com.example.app"]
+        configure(&configuration)
+        let emulator = try await APNsEmulator.start(configuration: configuration, logger: TestSupport.logger)
+        let directory = try PythonInterop.temporaryDirectory(name)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let ca = directory.appendingPathComponent("ca.pem")
+            try TestSupport.authority.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
+            let keyFile = directory.appendingPathComponent("AuthKey.p8")
+            try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+            try await body(
+                emulator,
+                [
+                    "--host", "127.0.0.1", "--port", "\(emulator.port)", "--ca", ca.path, "--key", keyFile.path,
+                    "--key-id", "ABC123DEFG", "--team-id", "TEAM123456", "--topic", "com.example.app",
+                ])
         } catch {
             try? await emulator.shutdown()
             throw error

@@ -8,6 +8,7 @@ Usage:
                   --token TOKEN [--count N]
   apns_aioapns.py --host H --port P --ca FILE --client-cert FILE [--topic T]
                   --token TOKEN [--count N]
+  either with [--push-type TYPE --request-topic TOPIC] [--payload JSON] …
 
 --ca           the CA certificate (PEM) to trust for the endpoint
 --key          the ES256 signing key (PEM, the contents of an AuthKey_….p8 file): token
@@ -15,6 +16,12 @@ Usage:
 --client-cert  an APNs client certificate and its key in one PEM file: certificate
                authentication; without --topic, aioapns reads the topic from the
                certificate's subject UID
+--push-type    the apns-push-type (for example liveactivity), with --request-topic the
+               request's apns-topic (for example <bundle id>.push-type.liveactivity)
+--payload      the notification (JSON) instead of an alert; "{index}" in it becomes the
+               notification's index
+--token and --payload may be repeated: the Nth payload goes to the Nth token (one payload
+goes to every token), all on one connection with one provider token.
 
 Prints one JSON object: {"results": [{"successful", "status", "description"}, …]}, one per
 notification, sent one after the other on one connection. Exits 0 when every send got an
@@ -28,7 +35,7 @@ import asyncio
 import json
 import ssl
 
-from aioapns import APNs, NotificationRequest
+from aioapns import APNs, NotificationRequest, PushType
 from aioapns.connection import APNsProductionClientProtocol
 
 
@@ -46,19 +53,31 @@ async def main(arguments):
         client = APNs(key=key, key_id=arguments.key_id, team_id=arguments.team_id, topic=arguments.topic,
                       use_sandbox=False, ssl_context=context, max_connections=1)
     results = []
-    for index in range(arguments.count):
-        request = NotificationRequest(device_token=arguments.token, message={"aps": {"alert": f"hello {index}"}})
-        result = await client.send_notification(request)
-        results.append({"successful": result.is_successful, "status": str(result.status),
-                        "description": result.description})
+    payloads = arguments.payload or [None]
+    for position, token in enumerate(arguments.token):
+        payload = payloads[min(position, len(payloads) - 1)]
+        for index in range(arguments.count):
+            if payload:
+                message = json.loads(payload.replace("{index}", str(index)))
+            else:
+                message = {"aps": {"alert": f"hello {index}"}}
+            request = NotificationRequest(
+                device_token=token, message=message,
+                push_type=PushType(arguments.push_type) if arguments.push_type else None,
+                apns_topic=arguments.request_topic)
+            result = await client.send_notification(request)
+            results.append({"successful": result.is_successful, "status": str(result.status),
+                            "description": result.description})
     print(json.dumps({"results": results}))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    for name in ["--host", "--ca", "--token"]:
+    for name in ["--host", "--ca"]:
         parser.add_argument(name, required=True)
-    for name in ["--key", "--key-id", "--team-id", "--topic", "--client-cert"]:
+    parser.add_argument("--token", required=True, action="append")
+    parser.add_argument("--payload", action="append")
+    for name in ["--key", "--key-id", "--team-id", "--topic", "--client-cert", "--push-type", "--request-topic"]:
         parser.add_argument(name)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--count", type=int, default=1)
