@@ -39,6 +39,9 @@ public final class PostgresDatabase: Service, Sendable {
     private let listeners = Mutex<(next: Int, byHub: [String: [Int: AsyncStream<Void>.Continuation]])>((0, [:]))
     /// Reads of hub definitions waiting to be made together (see ``definition(named:knownRevision:)``).
     let definitionReads = GroupCommitter<DefinitionRead, HubDefinitionLookup>(maximumBatches: 2, maximumBatchSize: 256)
+    /// The writes to the registrations since their statistics were last brought up to date
+    /// (see ``noteRegistrationWrites(_:)``).
+    let statistics = Mutex(TableStatistics())
 
     /// - Parameters:
     ///   - maximumConnections: The most connections this process opens; PostgreSQL's own

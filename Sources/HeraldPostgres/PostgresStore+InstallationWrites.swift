@@ -27,6 +27,7 @@ extension PostgresStore {
     func applyInstallationWrites(_ writes: [InstallationWrite]) async -> [Result<Installation, any Error>] {
         var results: [Result<Installation, any Error>] = []
         results.reserveCapacity(writes.count)
+        defer { database.noteRegistrationWrites(writes.reduce(0) { $0 + $1.registrations.count }) }
         for run in Self.installationRuns(writes) {
             do {
                 results += try await saveInstallations(run)

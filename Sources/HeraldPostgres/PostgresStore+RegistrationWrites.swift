@@ -27,6 +27,7 @@ extension PostgresStore {
     func applyRegistrationWrites(_ writes: [RegistrationWrite]) async -> [Result<Registration, any Error>] {
         var results: [Result<Registration, any Error>] = []
         results.reserveCapacity(writes.count)
+        defer { database.noteRegistrationWrites(writes.count) }
         for run in Self.registrationRuns(writes) {
             do {
                 results += try await saveRegistrations(run)
