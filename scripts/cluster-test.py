@@ -175,7 +175,7 @@ def run(arguments, database_url):
             nonlocal partitions
             pids, partitions = partition_owners(database_url, notification)
             delivering.update(pids)
-            return finished_state(apis[2], notification)
+            return finished_state(apis[-1], notification)
 
         final = wait_for("the broadcast to finish", finished_sampling, timeout=600, interval=0.02)
         took = time.monotonic() - started
