@@ -25,105 +25,104 @@ enum IdempotencyChecks {
         }
     }
 
+    /// Enqueues the sample notification `id` at `clock.now` under `key`: `nil` when it was
+    /// stored, otherwise the id of the notification the key holds (a replay).
+    static func send(_ store: any HeraldStore, _ id: String, at clock: StoreTestClock, _ key: IdempotencyKey) async throws -> String? {
+        try await store.enqueueNotification(NotificationQueueChecks.record(id, at: clock.now), idempotencyKey: key)?.notificationID
+    }
+
     static let all: [StoreCheck] = [
         check("aRepeatIsAnsweredWithTheFirstNotification") { store, clock in
             let first = NotificationQueueChecks.record("n-1", at: clock.now)
-            let got1 = try await store.enqueueNotification(first, idempotencyKey: key("k-1", answer: "secure-1"))
-            #expect(got1 == nil)
+            let firstSend = try await store.enqueueNotification(first, idempotencyKey: key("k-1", answer: "secure-1"))
+            #expect(firstSend == nil)
             // The same request again, under another notification id: nothing is stored.
             let replay = try await store.enqueueNotification(NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-1", answer: "secure-2"))
             #expect(replay == IdempotentReplay(notificationID: "n-1", answer: "secure-1"))
-            let got2 = try await store.notification(id: "n-2")
-            #expect(got2 == nil)
-            #expect(try await store.notification(id: "n-1") == first)
+            let second = try await store.notification(id: "n-2")
+            #expect(second == nil)
+            let stored = try await store.notification(id: "n-1")
+            #expect(stored == first)
             // Only one notification is there to claim.
-            let got3 = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "w")?.id
-            #expect(got3 == "n-1")
-            let got4 = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "w")
-            #expect(got4 == nil)
+            let claimed = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "w")
+            #expect(claimed?.id == "n-1")
+            let none = try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "w")
+            #expect(none == nil)
         },
         check("anotherRequestUnderTheKeyIsRefused") { store, clock in
-            let got5 = try await store.enqueueNotification(NotificationQueueChecks.record("n-1", at: clock.now), idempotencyKey: key("k-1"))
-            #expect(got5 == nil)
-            await storedReused {
-                _ = try await store.enqueueNotification(NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-1", digest: "d2"))
-            }
-            let got6 = try await store.notification(id: "n-2")
-            #expect(got6 == nil)
+            let firstSend = try await send(store, "n-1", at: clock, key("k-1"))
+            #expect(firstSend == nil)
+            await storedReused { _ = try await send(store, "n-2", at: clock, key("k-1", digest: "d2")) }
+            let refused = try await store.notification(id: "n-2")
+            #expect(refused == nil)
         },
         check("keysArePerScope") { store, clock in
-            let got7 = try await store.enqueueNotification(NotificationQueueChecks.record("n-1", at: clock.now), idempotencyKey: key("k-1", scope: "user:alice"))
-            #expect(got7 == nil)
-            let got8 = try await store.enqueueNotification(NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-1", scope: "user:bob"))
-            #expect(got8 == nil)
-            let got9 = try await store.enqueueNotification(NotificationQueueChecks.record("n-3", at: clock.now), idempotencyKey: key("k-1"))
-            #expect(got9 == nil)
-            let got10 = try await store.enqueueNotification(NotificationQueueChecks.record("n-4", at: clock.now), idempotencyKey: key("k-1", scope: "user:bob"))?.notificationID
-            #expect(got10 == "n-2")
+            let alices = try await send(store, "n-1", at: clock, key("k-1", scope: "user:alice"))
+            let bobs = try await send(store, "n-2", at: clock, key("k-1", scope: "user:bob"))
+            let hubs = try await send(store, "n-3", at: clock, key("k-1"))
+            #expect(alices == nil && bobs == nil && hubs == nil)
+            let bobsAgain = try await send(store, "n-4", at: clock, key("k-1", scope: "user:bob"))
+            #expect(bobsAgain == "n-2")
             // A send without a key is never a repeat.
             try await store.enqueueNotification(NotificationQueueChecks.record("n-5", at: clock.now))
-            let got11 = try await store.notification(id: "n-5")
-            #expect(got11 != nil)
+            let unkeyed = try await store.notification(id: "n-5")
+            #expect(unkeyed != nil)
         },
         check("concurrentSendersStoreOne") { store, clock in
-            let now = clock.now
-            let replays = try await withThrowingTaskGroup(of: IdempotentReplay?.self) { group in
+            let replays = try await withThrowingTaskGroup(of: String?.self) { group in
                 for i in 0..<8 {
-                    group.addTask {
-                        try await store.enqueueNotification(NotificationQueueChecks.record("n-\(i)", at: now), idempotencyKey: key("k-1"))
-                    }
+                    group.addTask { try await send(store, "n-\(i)", at: clock, key("k-1")) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            let stored = replays.filter { $0 == nil }.count
-            #expect(stored == 1)
-            let ids = Set(replays.compactMap { $0?.notificationID })
+            #expect(replays.filter { $0 == nil }.count == 1)
+            let ids = Set(replays.compactMap { $0 })
             #expect(ids.count == 1)
             let winner = try #require(ids.first)
-            let got12 = try await store.notification(id: winner)
-            #expect(got12 != nil)
-            for i in 0..<8 where "n-\(i)" != winner { #expect(try await store.notification(id: "n-\(i)") == nil) }
+            for i in 0..<8 {
+                let stored = try await store.notification(id: "n-\(i)")
+                #expect((stored != nil) == ("n-\(i)" == winner))
+            }
         },
         check("keysAreForgottenAfterTheirRetention") { store, clock in
-            let got13 = try await store.enqueueNotification(NotificationQueueChecks.record("n-1", at: clock.now), idempotencyKey: key("k-1", retention: .seconds(60)))
-            #expect(got13 == nil)
-            let got14 = try await store.enqueueNotification(NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-2", retention: .seconds(600)))
-            #expect(got14 == nil)
+            let short = try await send(store, "n-1", at: clock, key("k-1", retention: .seconds(60)))
+            let long = try await send(store, "n-2", at: clock, key("k-2", retention: .seconds(600)))
+            #expect(short == nil && long == nil)
             clock.advance(by: .seconds(59))
-            let got15 = try await store.forgetIdempotencyKeys(expiredBy: clock.now)
-            #expect(got15 == 0)
-            let got16 = try await store.enqueueNotification(NotificationQueueChecks.record("n-3", at: clock.now), idempotencyKey: key("k-1"))?.notificationID
-            #expect(got16 == "n-1")
+            let early = try await store.forgetIdempotencyKeys(expiredBy: clock.now)
+            #expect(early == 0)
+            let stillHeld = try await send(store, "n-3", at: clock, key("k-1"))
+            #expect(stillHeld == "n-1")
             clock.advance(by: .seconds(1))
-            let got17 = try await store.forgetIdempotencyKeys(expiredBy: clock.now)
-            #expect(got17 == 1)
+            let forgotten = try await store.forgetIdempotencyKeys(expiredBy: clock.now)
+            #expect(forgotten == 1)
             // The notification stays; its key is free for a new one, even with another request.
-            let got18 = try await store.notification(id: "n-1")
-            #expect(got18 != nil)
-            let got19 = try await store.enqueueNotification(NotificationQueueChecks.record("n-3", at: clock.now), idempotencyKey: key("k-1", digest: "d2"))
-            #expect(got19 == nil)
-            let got20 = try await store.enqueueNotification(NotificationQueueChecks.record("n-4", at: clock.now), idempotencyKey: key("k-2"))?.notificationID
-            #expect(got20 == "n-2")
+            let kept = try await store.notification(id: "n-1")
+            #expect(kept != nil)
+            let reused = try await send(store, "n-3", at: clock, key("k-1", digest: "d2"))
+            #expect(reused == nil)
+            let longHeld = try await send(store, "n-4", at: clock, key("k-2"))
+            #expect(longHeld == "n-2")
         },
         check("anExpiredKeyIsTakenOverBeforeTheSweep") { store, clock in
-            let got21 = try await store.enqueueNotification(NotificationQueueChecks.record("n-1", at: clock.now), idempotencyKey: key("k-1", retention: .seconds(60)))
-            #expect(got21 == nil)
+            let firstSend = try await send(store, "n-1", at: clock, key("k-1", retention: .seconds(60)))
+            #expect(firstSend == nil)
             clock.advance(by: .seconds(61))
-            let got22 = try await store.enqueueNotification(NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-1", digest: "d2"))
-            #expect(got22 == nil)
-            let got23 = try await store.notification(id: "n-2")
-            #expect(got23 != nil)
+            let takenOver = try await send(store, "n-2", at: clock, key("k-1", digest: "d2"))
+            #expect(takenOver == nil)
+            let second = try await store.notification(id: "n-2")
+            #expect(second != nil)
             // n-1 forgot the key: the sweep has nothing left to forget of it.
-            let got24 = try await store.forgetIdempotencyKeys(expiredBy: clock.now)
-            #expect(got24 == 0)
+            let forgotten = try await store.forgetIdempotencyKeys(expiredBy: clock.now)
+            #expect(forgotten == 0)
         },
         check("partitionsHoldNoKey") { store, clock in
-            let got25 = try await store.enqueueNotification(NotificationQueueChecks.record("n-1", at: clock.now), idempotencyKey: key("k-1"))
-            #expect(got25 == nil)
+            let firstSend = try await send(store, "n-1", at: clock, key("k-1"))
+            #expect(firstSend == nil)
             let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "w"))
             try await store.splitNotification(id: claimed.id, owner: "w", at: ["r-1", "r-2"])
-            let got26 = try await store.enqueueNotification(NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-1"))?.notificationID
-            #expect(got26 == "n-1")
+            let repeated = try await send(store, "n-2", at: clock, key("k-1"))
+            #expect(repeated == "n-1")
         },
     ]
 
