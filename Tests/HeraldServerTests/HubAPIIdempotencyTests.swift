@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldEmulator
+import HeraldHub
 import Testing
 
 /// `Idempotency-Key` on the hub API's sends, on the wire against the emulated push services: a
@@ -73,6 +74,30 @@ import Testing
             _ = try await server.finishedDetails(try #require(ids.first))
             try await Task.sleep(for: .milliseconds(300))
             #expect(server.herald.apns.notifications(for: token).count == 1)
+        }
+    }
+
+    /// A hub's own retention: once it ends, the key is a new send's (even with another
+    /// request), and the sweep forgets the keys past it.
+    @Test func aHubsRetentionEndsItsKeys() async throws {
+        try await HubTestServer.withServer { server in
+            let updated = try await server.catalog.setIdempotencyRetention(name: Self.hub, .seconds(1))
+            #expect(updated.idempotencyRetention == .seconds(1))
+            let token = try await Self.appleDevice(server)
+            let first = try server.acceptedID(try await Self.sendToEveryone(server, #"{"aps":{"alert":"one"}}"#, key: "short-1"))
+            try await Task.sleep(for: .milliseconds(1100))
+            let later = try await Self.sendToEveryone(server, #"{"aps":{"alert":"two"}}"#, key: "short-1")
+            let second = try server.acceptedID(later)
+            #expect(second != first)
+            #expect(later.header("Idempotent-Replayed") == nil)
+            for id in [first, second] { _ = try await server.finishedDetails(id) }
+            #expect(server.herald.apns.notifications(for: token).count == 2)
+
+            let engine = try #require(try await server.registry.hub(named: Self.hub))
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(try await engine.forgetIdempotencyKeys() == 1)
+            #expect(try await engine.forgetIdempotencyKeys() == 0)
+            await #expect(throws: HeraldError.self) { _ = try await server.catalog.setIdempotencyRetention(name: Self.hub, .seconds(31 * 24 * 3600)) }
         }
     }
 
