@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, send, start_sharing_keys, wait_for
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, send, start_sharing_keys, stop_all, verdict, wait_for
 
 
 def lease_owner(database_url, notification):
@@ -260,17 +260,8 @@ def run(arguments, database_url):
             if old_status != 401 or new_status != 200:
                 failures.append(f"step 4: {node.name} answered {old_status} to the old key and {new_status} to the new one")
     finally:
-        for each in nodes:
-            if each.process and each.process.poll() is None:
-                each.stop("term")
-        emulator.stop()
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        print(f"(logs in {directory})")
-        return 1
-    print("every guarantee held")
-    shutil.rmtree(directory, ignore_errors=True)
-    return 0
+        stop_all(nodes, emulator)
+    return verdict(failures, directory)
 
 
 if __name__ == "__main__":

@@ -257,3 +257,23 @@ def own_database(server_url, prefix):
         yield urllib.parse.urlunsplit(parsed._replace(path="/" + name))
     finally:
         psql(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def stop_all(nodes, emulator):
+    """Stops the nodes still running (SIGTERM), then the emulator."""
+    for each in nodes:
+        if each.process and each.process.poll() is None:
+            each.stop("term")
+    emulator.stop()
+
+
+def verdict(failures, directory):
+    """Prints the failures and where the logs are (exit status 1), or that every guarantee
+    held, removing the logs (0)."""
+    if failures:
+        print("FAILED: " + "; ".join(failures))
+        print(f"(logs in {directory})")
+        return 1
+    print("every guarantee held")
+    shutil.rmtree(directory, ignore_errors=True)
+    return 0

@@ -34,10 +34,15 @@ extension HeraldClient {
 
     /// Stores `payload` on the server (sealed at rest) and sends `user`'s devices a silent
     /// notification that carries only its id; the devices fetch it with
-    /// ``fetchSecurePayload(id:)``.
+    /// ``fetchSecurePayload(id:)``. Sent under `idempotencyKey` (a new UUID when `nil`), as
+    /// ``notify(user:message:platform:idempotencyKey:)`` is.
     @discardableResult
-    public func sendSecure(to user: String, payload: JSONValue, platform: Platform? = nil) async throws -> SecureNotificationReceipt {
-        let data = try await send("POST", "api/notifications/secure", query: Self.notifyQuery(user, platform), json: payload)
+    public func sendSecure(
+        to user: String, payload: JSONValue, platform: Platform? = nil, idempotencyKey: String? = nil
+    ) async throws -> SecureNotificationReceipt {
+        let data = try await send(
+            "POST", "api/notifications/secure", query: Self.notifyQuery(user, platform), json: payload, idempotencyKey: idempotencyKey
+        )
         struct ID: Decodable { var secureId: String }
         return SecureNotificationReceipt(
             secureID: try Self.decoder.decode(ID.self, from: data).secureId,
@@ -67,19 +72,21 @@ extension HeraldClient {
     /// Sends content this user uploaded to `user`'s devices: a silent notification with its id,
     /// type and `message` (`RichNotificationStyle.silent`), or a visible one with the message
     /// as its text that an iOS notification service extension can enrich
-    /// (`RichNotificationStyle.alert`). `user` may then fetch the content.
+    /// (`RichNotificationStyle.alert`). `user` may then fetch the content. Sent under
+    /// `idempotencyKey` (a new UUID when `nil`), as ``notify(user:message:platform:idempotencyKey:)`` is.
     @discardableResult
     public func sendRich(
         to user: String,
         richID: String,
         message: String,
         style: RichNotificationStyle = .silent,
-        platform: Platform? = nil
+        platform: Platform? = nil,
+        idempotencyKey: String? = nil
     ) async throws -> RichNotificationReceipt {
         var query = Self.notifyQuery(user, platform)
         query.append(URLQueryItem(name: "style", value: style.rawValue))
         let body = JSONValue.object([("message", .string(message)), ("richId", .string(richID))])
-        let data = try await send("POST", "api/notifications/rich", query: query, json: body)
+        let data = try await send("POST", "api/notifications/rich", query: query, json: body, idempotencyKey: idempotencyKey)
         return RichNotificationReceipt(richID: richID, notification: try Self.decoder.decode(NotificationSummary.self, from: data))
     }
 

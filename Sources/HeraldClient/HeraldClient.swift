@@ -16,11 +16,17 @@ public final class HeraldClient: Sendable {
     public let baseURL: URL
     let session: URLSession
     let credentials: any CredentialStore
+    /// How sends are attempted again (with the same `Idempotency-Key`) when no answer came.
+    public let sendRetry: SendRetry
 
-    public init(baseURL: URL, credentials: any CredentialStore = InMemoryCredentialStore(), session: URLSession = .shared) {
+    public init(
+        baseURL: URL, credentials: any CredentialStore = InMemoryCredentialStore(), session: URLSession = .shared,
+        sendRetry: SendRetry = .standard
+    ) {
         self.baseURL = baseURL
         self.credentials = credentials
         self.session = session
+        self.sendRetry = sendRetry
     }
 
     // MARK: Accounts
@@ -124,11 +130,15 @@ public final class HeraldClient: Sendable {
     // MARK: Notifications
 
     /// Notifies every device of `user` (on one platform, or all) with "From <me>: <message>".
+    ///
+    /// Sent under `idempotencyKey` (a new UUID when `nil`), which the client's own retries
+    /// (``sendRetry``) reuse: the server sends it once, and answers a repeat within the key's
+    /// retention with the first notification.
     @discardableResult
-    public func notify(user: String, message: String, platform: Platform? = nil) async throws -> NotificationSummary {
+    public func notify(user: String, message: String, platform: Platform? = nil, idempotencyKey: String? = nil) async throws -> NotificationSummary {
         var query = [URLQueryItem(name: "to_tag", value: user)]
         if let platform { query.append(URLQueryItem(name: "pns", value: platform.rawValue)) }
-        let data = try await send("POST", "api/notifications", query: query, json: .string(message))
+        let data = try await send("POST", "api/notifications", query: query, json: .string(message), idempotencyKey: idempotencyKey)
         return try Self.decoder.decode(NotificationSummary.self, from: data)
     }
 
@@ -166,6 +176,15 @@ public final class HeraldClient: Sendable {
         return try await perform(request, authenticated: authenticated).data
     }
 
+    /// A send: `POST`s `json` under an `Idempotency-Key` (`idempotencyKey`, or a new UUID),
+    /// attempted as ``sendRetry`` says with the same key.
+    func send(_ method: String, _ path: String, query: [URLQueryItem], json: JSONValue, idempotencyKey: String?) async throws -> Data {
+        var request = makeRequest(method, path, query: query)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(json)
+        return try await perform(try SendRetry.keyed(request, key: idempotencyKey), retry: sendRetry).data
+    }
+
     /// A request to `path` under ``baseURL``.
     func makeRequest(_ method: String, _ path: String, query: [URLQueryItem] = []) -> URLRequest {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
@@ -175,9 +194,12 @@ public final class HeraldClient: Sendable {
         return request
     }
 
-    /// Sends `request` (with the bearer token if `authenticated`); throws ``HeraldClientError``
+    /// Sends `request` (with the bearer token if `authenticated`), attempted again as `retry`
+    /// says when no answer came or a gateway answered 502 or 504; throws ``HeraldClientError``
     /// for an answer that is not 2xx.
-    func perform(_ request: URLRequest, authenticated: Bool = true) async throws -> (data: Data, response: HTTPURLResponse) {
+    func perform(
+        _ request: URLRequest, authenticated: Bool = true, retry: SendRetry = .never
+    ) async throws -> (data: Data, response: HTTPURLResponse) {
         var request = request
         if authenticated {
             guard let token = try credentials.load().token else {
@@ -185,9 +207,12 @@ public final class HeraldClient: Sendable {
             }
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         }
-        let (data, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else {
-            throw HeraldClientError(status: 0, code: .transport, message: "no HTTP response")
+        let (data, http) = try await retry.perform(request, retryStatuses: [502, 504]) { request in
+            let (data, response) = try await session.data(for: request)
+            guard let http = response as? HTTPURLResponse else {
+                throw HeraldClientError(status: 0, code: .transport, message: "no HTTP response")
+            }
+            return (data, http)
         }
         guard (200..<300).contains(http.statusCode) else {
             throw HeraldClientError(status: http.statusCode, body: data)

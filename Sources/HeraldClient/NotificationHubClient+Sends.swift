@@ -16,19 +16,23 @@ extension NotificationHubClient {
     /// Sends to the registrations and installations that match `tagExpression` (`&&`, `||`,
     /// `!`, parentheses), or to every one when it is `nil`. Needs the Send right.
     ///
+    /// Every send goes under an `Idempotency-Key`: `idempotencyKey`, or a new UUID, which the
+    /// client's own retries (``sendRetry``) reuse, so that the hub sends it once; pass your own
+    /// to make your retries of the call safe as well.
+    ///
     /// - Returns: the notification's id, for ``notificationDetails(id:)``.
     @discardableResult
-    public func send(_ notification: HubNotification, tagExpression: String? = nil) async throws -> String {
+    public func send(_ notification: HubNotification, tagExpression: String? = nil, idempotencyKey: String? = nil) async throws -> String {
         var request = try sendRequest(notification, path: ["messages"])
         if let tagExpression { request.setValue(tagExpression, forHTTPHeaderField: "ServiceBusNotification-Tags") }
-        let (_, response) = try await perform(request, accepted: [200, 201])
+        let response = try await performSend(request, idempotencyKey: idempotencyKey)
         return try Self.locationID(response, what: "notification")
     }
 
     /// Sends to the registrations with any of `tags` (at most ``maxTagsPerSend``), joined
     /// with ` || `.
     @discardableResult
-    public func send(_ notification: HubNotification, tags: [String]) async throws -> String {
+    public func send(_ notification: HubNotification, tags: [String], idempotencyKey: String? = nil) async throws -> String {
         guard !tags.isEmpty else {
             throw HeraldError.badRequest("send(_:tags:) needs at least one tag; to send to everyone, use send(_:tagExpression: nil)")
         }
@@ -36,7 +40,7 @@ extension NotificationHubClient {
             throw HeraldError.badRequest("send(_:tags:) takes at most \(Self.maxTagsPerSend) tags; this call has \(tags.count)")
         }
         try Tag.validate(tags: tags)
-        return try await send(notification, tagExpression: tags.joined(separator: " || "))
+        return try await send(notification, tagExpression: tags.joined(separator: " || "), idempotencyKey: idempotencyKey)
     }
 
     /// Sends a native notification to one device handle, which no registration needs to
@@ -45,7 +49,9 @@ extension NotificationHubClient {
     ///
     /// - Returns: the notification's id.
     @discardableResult
-    public func sendDirect(_ notification: HubNotification, deviceHandle: String, webPushKeys: WebPushKeys? = nil) async throws -> String {
+    public func sendDirect(
+        _ notification: HubNotification, deviceHandle: String, webPushKeys: WebPushKeys? = nil, idempotencyKey: String? = nil
+    ) async throws -> String {
         try Self.checkDirect(notification)
         var request = try sendRequest(notification, path: ["messages"], query: [(name: "direct", value: "true")])
         request.setValue(deviceHandle, forHTTPHeaderField: "ServiceBusNotification-DeviceHandle")
@@ -56,7 +62,7 @@ extension NotificationHubClient {
             request.setValue(webPushKeys.auth, forHTTPHeaderField: "Auth")
             request.setValue(webPushKeys.p256dh, forHTTPHeaderField: "P256DH")
         }
-        let (_, response) = try await perform(request, accepted: [200, 201])
+        let response = try await performSend(request, idempotencyKey: idempotencyKey)
         return try Self.locationID(response, what: "notification")
     }
 
@@ -65,8 +71,10 @@ extension NotificationHubClient {
     ///
     /// - Returns: the notification's id.
     @discardableResult
-    public func sendDirectBatch(_ notification: HubNotification, deviceHandles: [String]) async throws -> String {
-        try await sendDirectBatch(notification, devices: .array(deviceHandles.map(JSONValue.string)), count: deviceHandles.count)
+    public func sendDirectBatch(_ notification: HubNotification, deviceHandles: [String], idempotencyKey: String? = nil) async throws -> String {
+        try await sendDirectBatch(
+            notification, devices: .array(deviceHandles.map(JSONValue.string)), count: deviceHandles.count, idempotencyKey: idempotencyKey
+        )
     }
 
     /// Sends a `browser` notification to up to ``maxBatchHandles`` Web Push subscriptions in
@@ -74,14 +82,16 @@ extension NotificationHubClient {
     ///
     /// - Returns: the notification's id.
     @discardableResult
-    public func sendDirectBatch(_ notification: HubNotification, browserSubscriptions: [String: WebPushKeys]) async throws -> String {
+    public func sendDirectBatch(
+        _ notification: HubNotification, browserSubscriptions: [String: WebPushKeys], idempotencyKey: String? = nil
+    ) async throws -> String {
         let devices = browserSubscriptions.sorted { $0.key < $1.key }.map { endpoint, keys in
             JSONValue.object([("endpoint", .string(endpoint)), ("p256dh", .string(keys.p256dh)), ("auth", .string(keys.auth))])
         }
-        return try await sendDirectBatch(notification, devices: .array(devices), count: devices.count)
+        return try await sendDirectBatch(notification, devices: .array(devices), count: devices.count, idempotencyKey: idempotencyKey)
     }
 
-    private func sendDirectBatch(_ notification: HubNotification, devices: JSONValue, count: Int) async throws -> String {
+    private func sendDirectBatch(_ notification: HubNotification, devices: JSONValue, count: Int, idempotencyKey: String?) async throws -> String {
         try Self.checkDirect(notification)
         guard (1...Self.maxBatchHandles).contains(count) else {
             throw HeraldError.badRequest("a direct batch goes to 1 to \(Self.maxBatchHandles) devices; this one lists \(count)")
@@ -102,7 +112,7 @@ extension NotificationHubClient {
         batch.body = body
         batch.contentType = "multipart/mixed; boundary=\"\(boundary)\""
         let request = try sendRequest(batch, path: ["messages", "$batch"], query: [(name: "direct", value: "true")])
-        let (_, response) = try await perform(request, accepted: [200, 201])
+        let response = try await performSend(request, idempotencyKey: idempotencyKey)
         return try Self.locationID(response, what: "notification")
     }
 
@@ -124,11 +134,13 @@ extension NotificationHubClient {
     /// - Returns: the scheduled notification's id, for ``cancelScheduled(id:)`` and
     ///   ``notificationDetails(id:)``.
     @discardableResult
-    public func schedule(_ notification: HubNotification, at date: Date, tagExpression: String? = nil) async throws -> String {
+    public func schedule(
+        _ notification: HubNotification, at date: Date, tagExpression: String? = nil, idempotencyKey: String? = nil
+    ) async throws -> String {
         var request = try sendRequest(notification, path: ["schedulednotifications"])
         request.setValue(Self.scheduleTime(date), forHTTPHeaderField: "ServiceBusNotification-ScheduleTime")
         if let tagExpression { request.setValue(tagExpression, forHTTPHeaderField: "ServiceBusNotification-Tags") }
-        let (_, response) = try await perform(request, accepted: [200, 201])
+        let response = try await performSend(request, idempotencyKey: idempotencyKey)
         return try Self.locationID(response, what: "scheduled notification")
     }
 

@@ -73,6 +73,9 @@ public final class NotificationHubClient: Sendable {
     let keyName: String
     let key: String
     let transport: any NotificationHubTransport
+    /// How sends are attempted again (with the same `Idempotency-Key`) when no answer came or
+    /// the hub answered 502, 503 or 504.
+    public let sendRetry: SendRetry
 
     /// The hub API version this client speaks.
     public static let apiVersion = "2020-06"
@@ -87,13 +90,15 @@ public final class NotificationHubClient: Sendable {
         connectionString: String,
         hubName: String,
         session: URLSession = .shared,
-        tokenLifetime: Duration = .seconds(3600)
+        tokenLifetime: Duration = .seconds(3600),
+        sendRetry: SendRetry = .standard
     ) throws {
         try self.init(
             connectionString: connectionString,
             hubName: hubName,
             transport: URLSessionTransport(session: session),
-            tokenLifetime: tokenLifetime
+            tokenLifetime: tokenLifetime,
+            sendRetry: sendRetry
         )
     }
 
@@ -102,7 +107,8 @@ public final class NotificationHubClient: Sendable {
         connectionString: String,
         hubName: String,
         transport: any NotificationHubTransport,
-        tokenLifetime: Duration = .seconds(3600)
+        tokenLifetime: Duration = .seconds(3600),
+        sendRetry: SendRetry = .standard
     ) throws {
         let connection = try ConnectionString(parsing: connectionString)
         guard !hubName.isEmpty, hubName.utf8.count <= 260, hubName.utf8.allSatisfy(Self.isHubNameByte) else {
@@ -120,6 +126,7 @@ public final class NotificationHubClient: Sendable {
         self.key = connection.key
         self.tokenLifetime = tokenLifetime
         self.transport = transport
+        self.sendRetry = sendRetry
     }
 
     private static func isHubNameByte(_ byte: UInt8) -> Bool {
@@ -176,7 +183,17 @@ public final class NotificationHubClient: Sendable {
     /// Sends `request`; an answer outside `accepted` throws the hub's error as a `HeraldError`.
     @discardableResult
     func perform(_ request: URLRequest, accepted: Set<Int> = [200, 201]) async throws -> (data: Data, response: HTTPURLResponse) {
-        let (data, response) = try await transport.perform(request)
+        try await perform(request, accepted: accepted, retry: .never)
+    }
+
+    /// Sends `request` as a send: under its `Idempotency-Key` (`key`, or a new UUID), attempted
+    /// again with the same key as ``sendRetry`` says.
+    func performSend(_ request: URLRequest, idempotencyKey key: String?) async throws -> HTTPURLResponse {
+        try await perform(try SendRetry.keyed(request, key: key), accepted: [200, 201], retry: sendRetry).response
+    }
+
+    private func perform(_ request: URLRequest, accepted: Set<Int>, retry: SendRetry) async throws -> (data: Data, response: HTTPURLResponse) {
+        let (data, response) = try await retry.perform(request, retryStatuses: [502, 503, 504]) { try await transport.perform($0) }
         guard accepted.contains(response.statusCode) else {
             throw Self.error(status: response.statusCode, body: data)
         }
@@ -208,6 +225,7 @@ public final class NotificationHubClient: Sendable {
         case 412: .preconditionFailed
         case 413: .payloadTooLarge
         case 415: .unsupportedMediaType
+        case 422: .unprocessableContent
         case 429: .tooManyRequests
         case 503: .unavailable
         case 400..<500: .badRequest

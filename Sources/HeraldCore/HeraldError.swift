@@ -7,7 +7,7 @@ public struct HeraldError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case badRequest, unauthorized, forbidden, notFound, gone, conflict
-            case preconditionFailed, payloadTooLarge, unsupportedMediaType, tooManyRequests
+            case preconditionFailed, payloadTooLarge, unsupportedMediaType, unprocessableContent, tooManyRequests
             case unavailable, insufficientStorage, internalError
         }
         private let base: Base
@@ -22,6 +22,9 @@ public struct HeraldError: CodedError {
         public static let preconditionFailed = Code(.preconditionFailed)
         public static let payloadTooLarge = Code(.payloadTooLarge)
         public static let unsupportedMediaType = Code(.unsupportedMediaType)
+        /// The request is well formed but cannot be carried out as it stands: an
+        /// `Idempotency-Key` used before for another request.
+        public static let unprocessableContent = Code(.unprocessableContent)
         public static let tooManyRequests = Code(.tooManyRequests)
         public static let unavailable = Code(.unavailable)
         /// The store cannot write: its disk is full. Nothing was written; retry once there is room.
@@ -40,6 +43,7 @@ public struct HeraldError: CodedError {
             case .preconditionFailed: 412
             case .payloadTooLarge: 413
             case .unsupportedMediaType: 415
+            case .unprocessableContent: 422
             case .tooManyRequests: 429
             case .unavailable: 503
             case .insufficientStorage: 507
@@ -67,6 +71,7 @@ public struct HeraldError: CodedError {
     public static func conflict(_ message: String) -> HeraldError { .init(code: .conflict, message: message) }
     public static func preconditionFailed(_ message: String) -> HeraldError { .init(code: .preconditionFailed, message: message) }
     public static func payloadTooLarge(_ message: String) -> HeraldError { .init(code: .payloadTooLarge, message: message) }
+    public static func unprocessableContent(_ message: String) -> HeraldError { .init(code: .unprocessableContent, message: message) }
     public static func tooManyRequests(_ message: String) -> HeraldError { .init(code: .tooManyRequests, message: message) }
     public static func unavailable(_ message: String) -> HeraldError { .init(code: .unavailable, message: message) }
     public static func insufficientStorage(_ message: String) -> HeraldError { .init(code: .insufficientStorage, message: message) }

@@ -1,6 +1,7 @@
-import Foundation
+public import Foundation
 public import HeraldCore
 import HeraldMetrics
+import Logging
 import HeraldPush
 import HeraldStore
 import Tracing
@@ -27,8 +28,58 @@ extension HubEngine {
         case .registration(let id):
             return try await testSend(accepted, expression: nil, limit: 1, registrationID: id)
         case .tags, .user, .devices:
-            return SendResult(record: try await accept(accepted), results: [])
+            return try await accept(accepted, idempotencyKey: request.options.idempotencyKey)
         }
+    }
+
+    /// Persists a new notification and wakes a local worker (also for a scheduled one, so that
+    /// it bounds its wait by the new time). The notification keeps the traceparent of its
+    /// `notification.accept` span, so that its delivery joins the trace.
+    ///
+    /// Sent under `key`, it is stored unless the key holds a notification already: then that
+    /// one is answered again, as it is now, and nothing is stored, announced or counted.
+    /// Concurrent sends under one key (on any node) store one notification: the store decides.
+    ///
+    /// - Throws: ``StoreError/Code/idempotencyKeyReused`` when the key was used for another
+    ///   request within its retention.
+    func accept(_ record: NotificationRecord, idempotencyKey key: IdempotencyKey?) async throws -> SendResult {
+        let (stored, replay) = try await withSpan("notification.accept", ofKind: .internal) { span -> (NotificationRecord, IdempotentReplay?) in
+            var record = record
+            span.updateAttributes { attributes in
+                if let hub = metrics?.hub { attributes["herald.hub"] = hub }
+                attributes["herald.platforms"] = (record.template == nil ? record.platforms.map(\.rawValue).sorted() : ["template"])
+                attributes["herald.notification.id"] = record.id
+            }
+            record.traceContext = Self.traceparent(of: span.context)
+            if let key {
+                if let replay = try await store.enqueueNotification(record, idempotencyKey: key) {
+                    span.updateAttributes { $0["herald.notification.replayed_id"] = replay.notificationID }
+                    return (record, replay)
+                }
+            } else {
+                try await store.enqueueNotification(record)
+            }
+            metrics?.notificationAccepted()
+            signal.ring(Self.workerKey, remember: true)
+            return (record, nil)
+        }
+        guard let replay else { return SendResult(record: stored, results: []) }
+        logger.debug("Answered a repeated send with its first notification", metadata: ["herald.notification.id": "\(replay.notificationID)"])
+        guard let first = try await store.notification(id: replay.notificationID) else {
+            throw HeraldError.conflict("the notification sent under this Idempotency-Key is gone; send again under a new key")
+        }
+        return SendResult(record: first, results: [], replay: replay)
+    }
+
+    /// Forgets the idempotency keys whose retention ended (``JobSweeper`` runs it on every
+    /// node, with the jobs' sweep): a later send under such a key is a new notification.
+    @discardableResult
+    public func forgetIdempotencyKeys(now: Date = Date()) async throws -> Int {
+        let forgotten = try await store.forgetIdempotencyKeys(expiredBy: now)
+        if forgotten > 0 {
+            logger.debug("Forgot idempotency keys past their retention", metadata: ["herald.keys.count": "\(forgotten)"])
+        }
+        return forgotten
     }
 
     /// Checks a request and returns the notification it becomes, not stored yet: payloads
@@ -79,6 +130,9 @@ extension HubEngine {
         switch request.target {
         case .test, .registration:
             guard scheduledAt == nil else { throw .badRequest("a test send goes at once: it cannot be scheduled") }
+            guard request.options.idempotencyKey == nil else {
+                throw .badRequest("a test send is delivered at once and not kept, so it takes no Idempotency-Key; send it without one")
+            }
         case .tags, .user, .devices:
             break
         }
@@ -139,26 +193,6 @@ extension HubEngine {
         guard try await store.cancelScheduledNotification(id: id, now: Date()) else { return false }
         signal.ring(id)
         return true
-    }
-
-    /// Persists a new notification and wakes a local worker (also for a scheduled one, so that
-    /// it bounds its wait by the new time).
-    /// The notification keeps the traceparent of its `notification.accept` span, so that its
-    /// delivery joins the trace.
-    func accept(_ record: NotificationRecord) async throws -> NotificationRecord {
-        try await withSpan("notification.accept", ofKind: .internal) { span in
-            var record = record
-            span.updateAttributes { attributes in
-                if let hub = metrics?.hub { attributes["herald.hub"] = hub }
-                attributes["herald.platforms"] = (record.template == nil ? record.platforms.map(\.rawValue).sorted() : ["template"])
-                attributes["herald.notification.id"] = record.id
-            }
-            record.traceContext = Self.traceparent(of: span.context)
-            try await store.enqueueNotification(record)
-            metrics?.notificationAccepted()
-            signal.ring(Self.workerKey, remember: true)
-            return record
-        }
     }
 
     static func newNotificationID() -> String { UUID.random().uuidString.lowercased() }

@@ -39,9 +39,10 @@ extension HubEngine: UserDevices {
         }
     }
 
-    public func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord {
-        let record = try await send(request).record
-        return try await waitForCompletion(id: record.id, timeout: wait) ?? record
+    public func send(_ request: SendRequest, wait: Duration) async throws -> SendResult {
+        var result = try await send(request)
+        result.record = try await waitForCompletion(id: result.record.id, timeout: wait) ?? result.record
+        return result
     }
 
     /// A new registration id reserved for `owner`.

@@ -5,7 +5,8 @@ import Logging
 
 /// Deletes one hub's finished jobs, their outputs and its job files once they have outlived
 /// ``HubEngine/Configuration/jobRetention``, every ``HubEngine/Configuration/jobSweepInterval``
-/// (and once at start), until graceful shutdown or until the hub stops.
+/// (and once at start), until graceful shutdown or until the hub stops; and with them the
+/// idempotency keys of its sends whose retention ended.
 ///
 /// Every node runs one for every open hub: the store's purge deletes each row once, whichever
 /// node gets there first (``JobStore/purgeJobs(finishedBefore:filesBefore:uploadsBefore:)``).
@@ -22,6 +23,7 @@ public struct JobSweeper: Service {
             while !Task.isCancelled, !hub.isStopped {
                 do {
                     try await hub.sweepJobs()
+                    try await hub.forgetIdempotencyKeys()
                 } catch is CancellationError {
                     return
                 } catch {

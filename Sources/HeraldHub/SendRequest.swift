@@ -68,16 +68,22 @@ public struct SendRequest: Sendable {
         /// shown them yet: APNs `apns-collapse-id`, FCM `android.collapse_key`, WNS `X-WNS-Tag`,
         /// Web Push `Topic`, unless the payload sets its own.
         public var collapseID: String?
+        /// The `Idempotency-Key` the send was made under: a repeat of the same request with the
+        /// same key, within the key's retention, answers the notification the first one
+        /// created and sends nothing (``SendResult/replay``). `nil` for a send without a key.
+        /// Sends through the queue only: a test send, delivered at once, takes none.
+        public var idempotencyKey: IdempotencyKey?
 
         public init(
             scheduledAt: Date? = nil, timeToLive: Duration? = nil, urgency: String? = nil, priority: Priority? = nil,
-            collapseID: String? = nil
+            collapseID: String? = nil, idempotencyKey: IdempotencyKey? = nil
         ) {
             self.scheduledAt = scheduledAt
             self.timeToLive = timeToLive
             self.urgency = urgency
             self.priority = priority
             self.collapseID = collapseID
+            self.idempotencyKey = idempotencyKey
         }
     }
 

@@ -1,4 +1,5 @@
 public import HeraldCore
+public import HeraldStore
 
 /// What ``HubEngine/send(_:)`` did: the notification, and for a send delivered at once (a test
 /// send, or a send to one registration) each registration's outcome.
@@ -20,9 +21,14 @@ public struct SendResult: Sendable, Hashable {
     /// For a test send, one per registration reached, in the order of their ids; empty for a
     /// send through the queue.
     public var results: [Result]
+    /// For a send repeated under its idempotency key, what the first one stored: ``record`` is
+    /// then the notification that one created (as it is now), and nothing was sent. `nil` for
+    /// a send that created its notification.
+    public var replay: IdempotentReplay?
 
-    public init(record: NotificationRecord, results: [Result]) {
+    public init(record: NotificationRecord, results: [Result], replay: IdempotentReplay? = nil) {
         self.record = record
         self.results = results
+        self.replay = replay
     }
 }

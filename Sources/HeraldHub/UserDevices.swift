@@ -31,6 +31,7 @@ public protocol UserDevices: Sendable {
 
     /// Sends (the app backend's sends are to a user, ``SendRequest/Target/user(_:)``, with
     /// native payloads) and waits up to `wait` for delivery to end; returns the notification as
-    /// it is then, with its outcome counts.
-    func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord
+    /// it is then, with its outcome counts (and for a send repeated under its idempotency key,
+    /// the first one's notification, with ``SendResult/replay``).
+    func send(_ request: SendRequest, wait: Duration) async throws -> SendResult
 }

@@ -659,6 +659,32 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 13,
+            name: "idempotency keys of sends",
+            statements: [
+                // The Idempotency-Key a notification was sent under, in its scope (the hub's,
+                // or one user's), the SHA-256 of the request it stood for, what the first
+                // answer carried beside the notification's id, and when the key is forgotten.
+                // NULL for a send without a key and for partitions.
+                """
+                ALTER TABLE herald.notifications ADD COLUMN idempotency_scope text COLLATE "C",
+                    ADD COLUMN idempotency_key text COLLATE "C", ADD COLUMN idempotency_digest text,
+                    ADD COLUMN idempotency_answer text, ADD COLUMN idempotency_expires_at bigint
+                """,
+                // One notification per hub, scope and key, whichever node inserts first: the
+                // others' inserts wait for it and then do nothing.
+                """
+                CREATE UNIQUE INDEX notifications_idempotency_key ON herald.notifications (hub, idempotency_scope, idempotency_key)
+                    WHERE idempotency_key IS NOT NULL
+                """,
+                // The sweep finds the keys whose retention ended.
+                """
+                CREATE INDEX notifications_idempotency_expiry ON herald.notifications (hub, idempotency_expires_at)
+                    WHERE idempotency_key IS NOT NULL
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

@@ -26,17 +26,28 @@ extension PostgresStore {
         }
     }
 
-    /// Inserts a notification row unless its id is taken, returning its id if it did.
-    private func insertStatement(_ n: NotificationRecord) throws -> SQLStatement {
+    /// Inserts a notification row unless its id is taken, returning its id if it did. With an
+    /// idempotency key, the row holds it, and is not inserted either when the key is taken
+    /// (the unique index on the key decides, also between nodes).
+    func insertStatement(_ n: NotificationRecord, idempotencyKey key: IdempotencyKey? = nil) throws -> SQLStatement {
         var statement = SQLStatement()
+        var keyColumns = "", keyValues = "", conflict = "(hub, id)"
+        if let key {
+            keyColumns = ", idempotency_scope, idempotency_key, idempotency_digest, idempotency_answer, idempotency_expires_at"
+            keyValues = """
+                , \(statement.bind(key.scope)), \(statement.bind(key.key)), \(statement.bind(key.digest)), \
+                \(statement.bind(key.answer)), \(statement.bind(key.expiry(acceptedAt: n.enqueuedAt)))
+                """
+            conflict = ""
+        }
         statement.sql = """
-            INSERT INTO herald.notifications (hub, \(Self.notificationColumns)) VALUES (\(statement.bind(hub)), \
+            INSERT INTO herald.notifications (hub, \(Self.notificationColumns)\(keyColumns)) VALUES (\(statement.bind(hub)), \
             \(statement.bind(n.id)), \(statement.bind(n.tagExpression)), \(statement.bind(try StoredJSON.encode(n.payloads))), \
             \(statement.bind(n.state.rawValue)), \(statement.bind(try StoredJSON.encode(n.counts))), \(statement.bind(n.cursor)), \
             \(statement.bind(n.enqueuedAt)), \(statement.bind(n.startedAt)), \(statement.bind(n.endedAt)), \
             \(statement.bind(try n.template.map(StoredJSON.encode))), \(statement.bind(try n.directTargets.map(StoredJSON.encode))), \
-            \(statement.bind(n.scheduledAt)), \(statement.bind(n.partOf)), \(statement.bind(n.upperBound)), \(statement.bind(n.traceContext))) \
-            ON CONFLICT (hub, id) DO NOTHING RETURNING id
+            \(statement.bind(n.scheduledAt)), \(statement.bind(n.partOf)), \(statement.bind(n.upperBound)), \(statement.bind(n.traceContext))\(keyValues)) \
+            ON CONFLICT \(conflict) DO NOTHING RETURNING id
             """
         return statement
     }

@@ -108,8 +108,9 @@ public struct RemoteDeviceHub: UserDevices {
     }
 
     /// Sends as the app backend does, native payloads to one user's devices (its `username:`
-    /// tag), one hub send per payload; other requests are refused (`badRequest`).
-    public func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord {
+    /// tag), one hub send per payload; other requests are refused (`badRequest`). An
+    /// idempotency key is not passed on: the hub's keys are the hub's, not each user's.
+    public func send(_ request: SendRequest, wait: Duration) async throws -> SendResult {
         guard case .user(let user) = request.target, case .native(let payloads) = request.content else {
             throw HeraldError.badRequest("a hub reached through its REST API takes the app backend's sends only: native payloads to one user's devices")
         }
@@ -133,7 +134,8 @@ public struct RemoteDeviceHub: UserDevices {
             if done || ContinuousClock.now >= deadline { break }
             try await Task.sleep(for: min(pollInterval, deadline - ContinuousClock.now))
         }
-        return Self.merge(id: first, tagExpression: tagExpression, payloads: payloads, details: ids.compactMap { details[$0] }, enqueuedAt: enqueuedAt)
+        let merged = Self.merge(id: first, tagExpression: tagExpression, payloads: payloads, details: ids.compactMap { details[$0] }, enqueuedAt: enqueuedAt)
+        return SendResult(record: merged, results: [])
     }
 
     // MARK: Helpers

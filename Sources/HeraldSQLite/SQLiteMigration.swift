@@ -404,6 +404,31 @@ struct SQLiteMigration: Sendable {
                 "CREATE INDEX job_file_chunks_created_at ON job_file_chunks (created_at)",
             ]
         ),
+        SQLiteMigration(
+            version: 11,
+            name: "idempotency keys of sends",
+            statements: [
+                // The Idempotency-Key a notification was sent under, in its scope (the hub's,
+                // or one user's), the SHA-256 of the request it stood for, what the first
+                // answer carried beside the notification's id, and when the key is forgotten.
+                // NULL for a send without a key and for partitions.
+                "ALTER TABLE notifications ADD COLUMN idempotency_scope TEXT",
+                "ALTER TABLE notifications ADD COLUMN idempotency_key TEXT",
+                "ALTER TABLE notifications ADD COLUMN idempotency_digest TEXT",
+                "ALTER TABLE notifications ADD COLUMN idempotency_answer TEXT",
+                "ALTER TABLE notifications ADD COLUMN idempotency_expires_at INTEGER",
+                // One notification per key and scope, whichever writer comes first.
+                """
+                CREATE UNIQUE INDEX notifications_idempotency_key ON notifications (idempotency_scope, idempotency_key)
+                    WHERE idempotency_key IS NOT NULL
+                """,
+                // The sweep finds the keys whose retention ended.
+                """
+                CREATE INDEX notifications_idempotency_expiry ON notifications (idempotency_expires_at)
+                    WHERE idempotency_key IS NOT NULL
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

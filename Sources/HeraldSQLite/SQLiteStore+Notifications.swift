@@ -24,6 +24,65 @@ extension SQLiteStore {
         guard inserted else { throw HeraldError.conflict("a notification with id '\(notification.id)' exists") }
     }
 
+    /// Persists a new notification under an idempotency key unless another holds the key
+    /// (see the protocol): in one write transaction, a holder whose retention ended forgets
+    /// the key, the row is inserted unless its id or its key is taken (the unique index on
+    /// the key decides), and otherwise the holder is read.
+    public func enqueueNotification(_ notification: NotificationRecord, idempotencyKey key: IdempotencyKey) async throws -> IdempotentReplay? {
+        if notification.state == .scheduled, notification.scheduledAt == nil {
+            throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
+        }
+        let binds = try Self.binds(notification) + [
+            .text(key.scope), .text(key.key), .text(key.digest), SQLiteData(key.answer),
+            SQLiteData(key.expiry(acceptedAt: notification.enqueuedAt)),
+        ]
+        let now = notification.enqueuedAt.storeMilliseconds
+        let holder: (id: String, digest: String, answer: String?)? = try await write { connection in
+            _ = try await connection.query(
+                """
+                UPDATE notifications SET idempotency_scope = NULL, idempotency_key = NULL, idempotency_digest = NULL,
+                    idempotency_answer = NULL, idempotency_expires_at = NULL
+                WHERE idempotency_scope = ? AND idempotency_key = ? AND idempotency_expires_at <= ?
+                """,
+                [.text(key.scope), .text(key.key), .integer(now)]
+            )
+            let inserted = try await !connection.query(
+                """
+                INSERT INTO notifications (\(Self.columns), idempotency_scope, idempotency_key, idempotency_digest,
+                    idempotency_answer, idempotency_expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT DO NOTHING RETURNING id
+                """,
+                binds
+            ).isEmpty
+            if inserted { return nil }
+            let rows = try await connection.query(
+                "SELECT id, idempotency_digest, idempotency_answer FROM notifications WHERE idempotency_scope = ? AND idempotency_key = ?",
+                [.text(key.scope), .text(key.key)]
+            )
+            guard let row = rows.first, let id = row.column("id")?.string, let digest = row.column("idempotency_digest")?.string else {
+                throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
+            }
+            return (id, digest, row.column("idempotency_answer")?.string)
+        }
+        guard let holder else { return nil }
+        return try key.replay(of: holder.id, storedDigest: holder.digest, answer: holder.answer)
+    }
+
+    /// Forgets the idempotency keys whose retention ended (see the protocol).
+    public func forgetIdempotencyKeys(expiredBy now: Date) async throws -> Int {
+        try await write { connection in
+            try await connection.query(
+                """
+                UPDATE notifications SET idempotency_scope = NULL, idempotency_key = NULL, idempotency_digest = NULL,
+                    idempotency_answer = NULL, idempotency_expires_at = NULL
+                WHERE idempotency_key IS NOT NULL AND idempotency_expires_at <= ? RETURNING id
+                """,
+                [.integer(now.storeMilliseconds)]
+            ).count
+        }
+    }
+
     private static func binds(_ notification: NotificationRecord) throws -> [SQLiteData] {
         [
             .text(notification.id), SQLiteData(notification.tagExpression), .text(try StoredJSON.encode(notification.payloads)),

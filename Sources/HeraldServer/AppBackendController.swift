@@ -131,8 +131,9 @@ public struct AppBackendController: Sendable {
             throw HeraldError.badRequest("send the message as a JSON string")
         }
         let payloads = try target.platforms.map { try content.payload(for: $0) }
-        let (outcome, status) = try await target.send(payloads, devices: devices, wait: configuration.notifyWait, logger: context.logger)
-        return try .json(NotificationSummary(outcome), status: status)
+        let (sent, status) = try await target.withIdempotencyKey(of: request, user: user, body: body)
+            .send(payloads, devices: devices, wait: configuration.notifyWait, logger: context.logger)
+        return try Response.json(NotificationSummary(sent.record), status: status).markedReplayed(sent.replay != nil)
     }
 }
 

@@ -42,20 +42,42 @@ struct NotifyTarget {
 
     /// Enqueues `payloads` for the recipient's devices and waits up to `wait` for delivery to
     /// end. Returns the notification as it is then, and the status to answer with (503 if it
-    /// was abandoned).
+    /// was abandoned). Sent under an idempotency key (``withIdempotencyKey(of:user:body:answer:)``)
+    /// that was used before for the same request, the first notification is answered again,
+    /// with ``SendResult/replay``, and nothing is sent.
     func send(
         _ payloads: [PlatformPayload],
         devices: any UserDevices,
         wait: Duration,
         logger: Logger
-    ) async throws -> (NotificationRecord, HTTPResponse.Status) {
+    ) async throws -> (SendResult, HTTPResponse.Status) {
         let request = SendRequest(target: .user(recipient), content: .native(options.replacingDefaults(in: payloads)), options: options)
-        let outcome = try await devices.send(request, wait: wait)
+        let sent = try await devices.send(request, wait: wait)
+        let outcome = sent.record
         logger.info(
-            "Notification sent",
+            sent.replay == nil ? "Notification sent" : "Notification replayed",
             metadata: ["herald.notification.id": "\(outcome.id)", "herald.platforms": "\(platforms.map(\.rawValue))"]
         )
-        return (outcome, outcome.state == .abandoned ? .serviceUnavailable : .ok)
+        return (sent, outcome.state == .abandoned ? .serviceUnavailable : .ok)
+    }
+
+    /// This target with the request's `Idempotency-Key`, if it has one, in the scope of
+    /// `user`'s keys: `body` is the request's JSON body as the digest reads it (sorted keys,
+    /// so that key order does not matter), `answer` what the answer carries beside the
+    /// notification (a secure send's content id).
+    func withIdempotencyKey(of request: Request, user: String, body: JSONValue, answer: String? = nil) throws -> NotifyTarget {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try withIdempotencyKey(of: request, user: user, canonicalBody: try encoder.encode(body), answer: answer)
+    }
+
+    /// As ``withIdempotencyKey(of:user:body:answer:)``, for a body encoded already.
+    func withIdempotencyKey(of request: Request, user: String, canonicalBody: Data, answer: String? = nil) throws -> NotifyTarget {
+        var target = self
+        target.options.idempotencyKey = try request.idempotencyKey(
+            scope: IdempotencyKey.userScope(user), body: canonicalBody, retention: IdempotencyKey.defaultRetention, answer: answer
+        )
+        return target
     }
 }
 

@@ -167,12 +167,13 @@ public struct RichPushController: Sendable {
             style: style
         )
         let payloads = try target.platforms.map { try rich.payload(for: $0) }
+        let keyed = try target.withIdempotencyKey(of: request, user: user, body: body)
         try await store.addRichRecipient(id: richID, username: target.recipient)
-        let (outcome, status) = try await target.send(payloads, devices: devices, wait: configuration.notifyWait, logger: context.logger)
-        return try .json(
-            ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.richID, contentID: richID),
+        let (sent, status) = try await keyed.send(payloads, devices: devices, wait: configuration.notifyWait, logger: context.logger)
+        return try Response.json(
+            ContentNotificationView(summary: NotificationSummary(sent.record), key: NotificationDataKey.richID, contentID: richID),
             status: status
-        )
+        ).markedReplayed(sent.replay != nil)
     }
 
     /// `richId` as a string, or as a JSON number (an integer), as a backend may send the id

@@ -48,6 +48,8 @@ public struct SecurePushController: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let plaintext = try encoder.encode(payload)
+        // Checked before anything is stored: a malformed key changes nothing.
+        _ = try target.withIdempotencyKey(of: request, user: user, canonicalBody: plaintext)
         let now = configuration.now()
         // Sealed under each id tried: the id is part of the associated data.
         let id = try await ContentID.save(.secure, random: configuration.contentIDRandom) { id in
@@ -63,11 +65,16 @@ public struct SecurePushController: Sendable {
             )
         }
         let notifications = try target.platforms.map { try SilentNotification.secure(id: id).payload(for: $0) }
-        let (outcome, status) = try await target.send(notifications, devices: devices, wait: configuration.notifyWait, logger: context.logger)
-        return try .json(
-            ContentNotificationView(summary: NotificationSummary(outcome), key: NotificationDataKey.secureID, contentID: id),
+        // A repeat of a send under its key answers the first one's content id; the payload
+        // sealed for the repeat is never announced, and expires unread.
+        let (sent, status) = try await target.withIdempotencyKey(of: request, user: user, canonicalBody: plaintext, answer: id)
+            .send(notifications, devices: devices, wait: configuration.notifyWait, logger: context.logger)
+        return try Response.json(
+            ContentNotificationView(
+                summary: NotificationSummary(sent.record), key: NotificationDataKey.secureID, contentID: sent.replay?.answer ?? id
+            ),
             status: status
-        )
+        ).markedReplayed(sent.replay != nil)
     }
 
     /// The secure payload `id` as its addressee `user` reads it, and marks it read; `nil` when

@@ -5,7 +5,8 @@ public import Hummingbird
 extension HeraldError {
     /// What a caller is told of `error`: a ``HeraldError`` as it is; a store's ``StoreError``
     /// as the caller-facing error that fits it (a lost lease or a taken name is a conflict, a database away
-    /// for a moment is `unavailable`, a full disk `insufficientStorage`); `nil` for anything
+    /// for a moment is `unavailable`, a full disk `insufficientStorage`, an idempotency key
+    /// reused for another request `unprocessableContent`); `nil` for anything
     /// else, which the caller sees as an internal error.
     ///
     /// The one place where the store's terms become HTTP-shaped ones.
@@ -17,6 +18,7 @@ extension HeraldError {
             switch error.code {
             case .leaseLost, .nameTaken: self = .conflict(error.message)
             case .storageFull: self = .insufficientStorage(error.message)
+            case .idempotencyKeyReused: self = .unprocessableContent(error.message)
             default: self = .unavailable(error.message)
             }
         default:

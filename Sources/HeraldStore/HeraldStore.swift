@@ -268,6 +268,27 @@ public protocol NotificationStore: Sendable {
     /// id is taken, ``HeraldError/badRequest(_:)`` for a scheduled one without `scheduledAt`.
     func enqueueNotification(_ notification: NotificationRecord) async throws
 
+    /// Persists a new notification as ``enqueueNotification(_:)`` does, sent under an
+    /// idempotency key, unless another notification holds that key in its scope: then nothing
+    /// is written, and the notification the key was first sent with is returned to be answered
+    /// with again (`nil` when this one was stored). The key is held from the notification's
+    /// `enqueuedAt` for the key's retention; a key whose retention ended by then is taken over
+    /// (forgotten by the other notification) in the same transaction.
+    ///
+    /// Concurrent sends under the same key, from any number of nodes, store one notification:
+    /// a uniqueness constraint of the store decides, and the others get it as a replay. A
+    /// partition (``splitNotification(id:owner:at:)``) holds no key.
+    ///
+    /// - Throws: ``StoreError/Code/idempotencyKeyReused`` when the key is held by a
+    ///   notification sent with another request (another ``IdempotencyKey/digest``);
+    ///   otherwise as ``enqueueNotification(_:)``.
+    func enqueueNotification(_ notification: NotificationRecord, idempotencyKey: IdempotencyKey) async throws -> IdempotentReplay?
+
+    /// Forgets the idempotency keys whose retention ended at or before `now` (the
+    /// notifications stay): a later send with such a key is a new notification. Returns how
+    /// many were forgotten.
+    func forgetIdempotencyKeys(expiredBy now: Date) async throws -> Int
+
     /// Claims the oldest notification that is enqueued, scheduled with `scheduledAt <= now`,
     /// or processing with an expired lease (its worker died): sets it processing,
     /// `startedAt` if unset, and a lease held by `owner` until `now + lease`. `nil` if there is

@@ -10,7 +10,7 @@ public import HeraldCore
 public struct StoreError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case leaseLost, databaseUnavailable, storageFull, nameTaken
+            case leaseLost, databaseUnavailable, storageFull, nameTaken, idempotencyKeyReused
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -27,6 +27,9 @@ public struct StoreError: CodedError {
         /// Something is created under a name that another of its kind has, in some case (a
         /// hub, when two nodes create the same one at once). Nothing was written.
         public static let nameTaken = Code(.nameTaken)
+        /// A notification was sent under the idempotency key before, with another request
+        /// (its digest differs), and the key's retention has not ended. Nothing was written.
+        public static let idempotencyKeyReused = Code(.idempotencyKeyReused)
 
         /// A short name, safe as a metric label.
         public var description: String { base.rawValue }
@@ -55,6 +58,16 @@ public struct StoreError: CodedError {
     /// A hub named `existing` (the name as it is stored) exists already.
     package static func hubNameTaken(_ existing: String) -> StoreError {
         StoreError(code: .nameTaken, message: "a hub named \(existing) already exists")
+    }
+
+    /// The idempotency key `key` was used for another request within its retention. The
+    /// message names the key (which is not a secret) and nothing of either request.
+    package static func idempotencyKeyReused(_ key: String) -> StoreError {
+        StoreError(
+            code: .idempotencyKeyReused,
+            message: "the Idempotency-Key '\(key)' was used for a different request (another body, path or send headers); "
+                + "repeat that request exactly to get its answer again, or send this one under a new key"
+        )
     }
 
     /// The one message of a full disk, whichever store reports it.

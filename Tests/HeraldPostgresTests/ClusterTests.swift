@@ -82,4 +82,16 @@ struct ClusterTests {
             "outage-test.py", ["--devices", "8000", "--restart", "--max-resume", "5"], prints: "every guarantee held"
         )
     }
+
+    /// scripts/idempotency-cluster-test.py: two nodes given the same send under one
+    /// Idempotency-Key at the same moment create one notification, and each device is reached
+    /// once; one key with two bodies at once is one 201 and one 422.
+    @Test(.timeLimit(.minutes(10)))
+    func twoNodesGivenOneKeyAtOnceCreateOneNotification() async throws {
+        try await expectScript(
+            "idempotency-cluster-test.py",
+            ["--database-url", try #require(PostgresTestDatabase.urlString), "--rounds", "10", "--devices", "20"],
+            prints: "every guarantee held"
+        )
+    }
 }

@@ -18,6 +18,7 @@ public enum StoreConformance {
         + TagExpressionChecks.all
         + InstallationChecks.all
         + NotificationQueueChecks.all
+        + IdempotencyChecks.all
         + AccountChecks.all
         + ContentChecks.all
         + JobChecks.all

@@ -221,6 +221,15 @@ public final class HubCatalog: Sendable {
         }
     }
 
+    /// Sets how long the idempotency keys of the hub's sends are kept: 1 second to 30 days, or
+    /// `nil` for the default (24 hours).
+    public func setIdempotencyRetention(name: String, _ retention: Duration?) async throws -> HubDefinition {
+        if let retention { try IdempotencyKey.validate(retention: retention) }
+        return try await update(name) { (definition) throws(HeraldError) in
+            definition.idempotencyRetention = retention
+        }
+    }
+
     /// Reads the hub's definition under the storage's lock, applies `change` and writes the
     /// result. Nothing is written if `change` throws or leaves the definition unchanged.
     private func update(

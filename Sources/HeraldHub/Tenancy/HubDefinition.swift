@@ -18,20 +18,25 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
     /// registration or an installation: a Listen key, which ships in apps, cannot claim them.
     /// Empty by default, as on the cloud hub, whose Listen keys may claim any tag.
     public var reservedTagPrefixes: [String]
+    /// How long the `Idempotency-Key` of a send to the hub is kept (1 second to
+    /// ``IdempotencyKey/maxRetention``); `nil` for ``IdempotencyKey/defaultRetention``.
+    public var idempotencyRetention: Duration?
 
     public init(
         name: String, createdAt: Date, rules: [SharedAccessRule], credentials: HubCredentials = HubCredentials(),
-        reservedTagPrefixes: [String] = []
+        reservedTagPrefixes: [String] = [], idempotencyRetention: Duration? = nil
     ) {
         self.name = name
         self.createdAt = createdAt
         self.rules = rules
         self.credentials = credentials
         self.reservedTagPrefixes = reservedTagPrefixes
+        self.idempotencyRetention = idempotencyRetention
     }
 
     enum CodingKeys: String, CodingKey {
         case name, createdAt, rules, credentials, reservedTagPrefixes
+        case idempotencyRetention = "idempotencyRetentionSeconds"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -42,6 +47,7 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         credentials = try container.decode(HubCredentials.self, forKey: .credentials)
         // Definitions written before the setting existed reserve nothing.
         reservedTagPrefixes = try container.decodeIfPresent([String].self, forKey: .reservedTagPrefixes) ?? []
+        idempotencyRetention = try container.decodeIfPresent(Int64.self, forKey: .idempotencyRetention).map { .seconds($0) }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -51,6 +57,7 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         try container.encode(rules, forKey: .rules)
         try container.encode(credentials, forKey: .credentials)
         if !reservedTagPrefixes.isEmpty { try container.encode(reservedTagPrefixes, forKey: .reservedTagPrefixes) }
+        if let idempotencyRetention { try container.encode(idempotencyRetention.components.seconds, forKey: .idempotencyRetention) }
     }
 
     /// The first of `tags` that starts with a reserved prefix (compared case-insensitively).
@@ -76,6 +83,9 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         lines += credentials.redactedLines
         if !reservedTagPrefixes.isEmpty {
             lines.append("reserved tag prefixes (Send or Manage keys only): \(reservedTagPrefixes.joined(separator: ", "))")
+        }
+        if let idempotencyRetention {
+            lines.append("idempotency keys kept \(idempotencyRetention.components.seconds) seconds")
         }
         return lines.joined(separator: "\n")
     }

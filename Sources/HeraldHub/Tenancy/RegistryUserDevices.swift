@@ -37,7 +37,7 @@ public struct RegistryUserDevices: UserDevices {
         try await engine().deleteRegistration(id: id, user: user)
     }
 
-    public func send(_ request: SendRequest, wait: Duration) async throws -> NotificationRecord {
+    public func send(_ request: SendRequest, wait: Duration) async throws -> SendResult {
         try await engine().send(request, wait: wait)
     }
 }

@@ -11,11 +11,14 @@ import NIOCore
 /// scheduled time; and what became of each.
 extension HubAPIController {
     @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let authorized = try await authorizeRequest(request, context: context, right: .send)
+        let (name, hub) = (authorized.name, authorized.hub)
         let format = try HubFormat(parsing: request.header("ServiceBusNotification-Format"))
         try Self.checkContentType(request.headers[.contentType], format: format, wnsType: request.header("X-WNS-Type"))
         let body = try await request.bodyData(limit: Self.maxBodyBytes)
         let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
+        var options = try Self.options(request)
+        options.idempotencyKey = try Self.idempotencyKey(request, authorized, body: body)
 
         if request.hasQueryFlag("direct") {
             guard case .native(let platform, let legacyGCM) = format else {
@@ -26,15 +29,15 @@ extension HubAPIController {
             }
             let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)
             let target = Self.directTarget(platform: platform, handle: handle, auth: request.header("Auth"), p256dh: request.header("P256DH"))
-            let sent = try await hub.send(SendRequest(target: .devices([target]), content: .native([payload]), options: try Self.options(request)))
-            return accepted(sent.record, request: request, hub: name, context: context)
+            let sent = try await hub.send(SendRequest(target: .devices([target]), content: .native([payload]), options: options))
+            return accepted(sent, request: request, hub: name, context: context)
         }
 
         let content = try content(format: format, body: body, request: request)
 
         if request.hasQueryFlag("test") || request.header("ServiceBusNotification-TestSend")?.lowercased() == "true" {
             let result = try await hub.send(
-                SendRequest(target: .test(tags, limit: SendRequest.testLimit), content: content, options: try Self.options(request))
+                SendRequest(target: .test(tags, limit: SendRequest.testLimit), content: content, options: options)
             )
             let outcome = NotificationOutcome(
                 success: result.results.filter { $0.outcome == .success }.count,
@@ -53,14 +56,15 @@ extension HubAPIController {
             return .xml(outcome.xml(), status: .created, headers: headers)
         }
 
-        let sent = try await hub.send(SendRequest(target: .tags(tags), content: content, options: try Self.options(request)))
-        return accepted(sent.record, request: request, hub: name, context: context)
+        let sent = try await hub.send(SendRequest(target: .tags(tags), content: content, options: options))
+        return accepted(sent, request: request, hub: name, context: context)
     }
 
     /// `POST /{hub}/messages/$batch?direct`: one payload to up to 1000 handles, as
     /// `multipart/mixed` with a `notification` part and a `devices` part (a JSON array).
     @Sendable func sendBatch(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let authorized = try await authorizeRequest(request, context: context, right: .send)
+        let (name, hub) = (authorized.name, authorized.hub)
         guard case .native(let platform, let legacyGCM) = try HubFormat(parsing: request.header("ServiceBusNotification-Format")) else {
             throw HeraldError.badRequest("a batch send carries a native payload: format template cannot be sent directly")
         }
@@ -77,12 +81,16 @@ extension HubAPIController {
         }
         let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: notification.body, request: request)
         let targets = try Self.batchTargets(platform: platform, devices: devices.body)
-        let sent = try await hub.send(SendRequest(target: .devices(targets), content: .native([payload]), options: try Self.options(request)))
-        return accepted(sent.record, request: request, hub: name, context: context)
+        var options = try Self.options(request)
+        // The parts, not the multipart body: its boundary is any client's choice.
+        options.idempotencyKey = try Self.idempotencyKey(request, authorized, body: Self.lengthPrefixed([notification.body, devices.body]))
+        let sent = try await hub.send(SendRequest(target: .devices(targets), content: .native([payload]), options: options))
+        return accepted(sent, request: request, hub: name, context: context)
     }
 
     @Sendable func schedule(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let authorized = try await authorizeRequest(request, context: context, right: .send)
+        let (name, hub) = (authorized.name, authorized.hub)
         // Ignoring `?direct` here would turn a send meant for one handle into a broadcast.
         guard !request.hasQueryFlag("direct") else {
             throw HeraldError.badRequest(
@@ -98,12 +106,15 @@ extension HubAPIController {
         let body = try await request.bodyData(limit: Self.maxBodyBytes)
         let tags = try Self.tagExpression(request.header("ServiceBusNotification-Tags"))
         let content = try content(format: format, body: body, request: request)
-        let record = try await hub.send(SendRequest(target: .tags(tags), content: content, options: try Self.options(request, scheduledAt: at))).record
-        context.logger.info("Notification scheduled", metadata: ["herald.notification.id": "\(record.id)"])
+        var options = try Self.options(request, scheduledAt: at)
+        options.idempotencyKey = try Self.idempotencyKey(request, authorized, body: body)
+        let sent = try await hub.send(SendRequest(target: .tags(tags), content: content, options: options))
+        let record = sent.record
+        context.logger.info(sent.replay == nil ? "Notification scheduled" : "Scheduled notification replayed", metadata: ["herald.notification.id": "\(record.id)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/schedulednotifications/\(record.id)?api-version=\(Self.apiVersion)"
         headers[.contentLength] = "0"
-        return Response(status: .created, headers: headers)
+        return Response(status: .created, headers: headers).markedReplayed(sent.replay != nil)
     }
 
     @Sendable func cancelScheduled(request: Request, context: AppRequestContext) async throws -> Response {
@@ -143,12 +154,34 @@ extension HubAPIController {
         }
     }
 
-    private func accepted(_ record: NotificationRecord, request: Request, hub: String, context: AppRequestContext) -> Response {
-        context.logger.info("Notification accepted", metadata: ["herald.notification.id": "\(record.id)"])
+    /// `201 Created` with the notification's `Location`; for a send repeated under its
+    /// idempotency key, the first one's, marked `Idempotent-Replayed: true`.
+    private func accepted(_ sent: SendResult, request: Request, hub: String, context: AppRequestContext) -> Response {
+        let record = sent.record
+        context.logger.info(sent.replay == nil ? "Notification accepted" : "Notification replayed", metadata: ["herald.notification.id": "\(record.id)"])
         var headers = HTTPFields()
         headers[.location] = location(record.id, request: request, hub: hub)
         headers[.contentLength] = "0"
-        return Response(status: .created, headers: headers)
+        return Response(status: .created, headers: headers).markedReplayed(sent.replay != nil)
+    }
+
+    /// `parts` one after the other, each after its length (8 bytes, big-endian): no two lists
+    /// of parts give the same bytes.
+    static func lengthPrefixed(_ parts: [Data]) -> Data {
+        var joined = Data()
+        for part in parts {
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { joined.append(contentsOf: $0) }
+            joined.append(part)
+        }
+        return joined
+    }
+
+    /// The request's `Idempotency-Key` in the hub's scope, kept for the hub's retention.
+    static func idempotencyKey(_ request: Request, _ authorized: AuthorizedRequest, body: Data) throws -> IdempotencyKey? {
+        try request.idempotencyKey(
+            scope: IdempotencyKey.hubScope, body: body,
+            retention: authorized.definition.idempotencyRetention ?? IdempotencyKey.defaultRetention
+        )
     }
 
     private func location(_ id: String, request: Request, hub: String) -> String {
