@@ -8,9 +8,9 @@ public import HeraldHubWire
 /// Sends: to a tag expression or everyone, directly to device handles, as a test, or at a
 /// scheduled time; and what became of each.
 extension NotificationHubClient {
-    /// The most tags ``send(_:tags:)`` joins: the hub's limit for an expression of `||` only.
+    /// The most tags ``send(_:tags:idempotencyKey:)`` joins: the hub's limit for an expression of `||` only.
     public static let maxTagsPerSend = 20
-    /// The most handles one ``sendDirectBatch(_:deviceHandles:)`` reaches.
+    /// The most handles one ``sendDirectBatch(_:deviceHandles:idempotencyKey:)`` reaches.
     public static let maxBatchHandles = 1000
 
     /// Sends to the registrations and installations that match `tagExpression` (`&&`, `||`,

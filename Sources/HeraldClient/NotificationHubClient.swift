@@ -85,6 +85,8 @@ public final class NotificationHubClient: Sendable {
     ///   - hubName: the hub's name (letters, digits, `.`, `-`, `_`).
     ///   - session: the `URLSession` requests go through.
     ///   - tokenLifetime: how long each request's shared access signature is valid.
+    ///   - sendRetry: how sends are attempted again, with the same `Idempotency-Key`, when no
+    ///     answer came (``SendRetry/standard`` by default).
     /// - Throws: `HeraldError` `badRequest` for a malformed connection string or hub name.
     public convenience init(
         connectionString: String,
