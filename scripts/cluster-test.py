@@ -31,14 +31,13 @@ Python's standard library and `psql` (to see which node holds the broadcast's le
 import argparse
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, send, start_sharing_keys, stop_all, verdict, wait_for
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, send, start_sharing_keys, stop_all, verdict, wait_for, require_database
 
 
 def lease_owner(database_url, notification):
@@ -123,10 +122,7 @@ def main():
                         help="HERALD_DELIVERY_PARTITION_SIZE of the nodes: small, so that the broadcasts are shared")
     parser.add_argument("--port", type=int, default=0, help="the first node's port, the others following it (default: free ports)")
     arguments = parser.parse_args()
-    if not arguments.database_url:
-        sys.exit("give --database-url (or set HERALD_TEST_DATABASE_URL)")
-    if shutil.which("psql") is None:
-        sys.exit("psql is needed (apt-get install postgresql-client)")
+    require_database(arguments)
 
     with own_database(arguments.database_url, "herald_cluster") as database_url:
         return run(arguments, database_url)

@@ -240,6 +240,15 @@ def start_sharing_keys(nodes):
         other.start()
 
 
+def require_database(arguments):
+    """Exits with a clear message unless --database-url (or HERALD_TEST_DATABASE_URL) and
+    `psql` are both there."""
+    if not arguments.database_url:
+        sys.exit("give --database-url (or set HERALD_TEST_DATABASE_URL)")
+    if shutil.which("psql") is None:
+        sys.exit("psql is needed (apt-get install postgresql-client)")
+
+
 def psql(database_url, sql):
     """Runs one SQL statement with `psql`; its output, unaligned."""
     return subprocess.run(["psql", database_url, "-v", "ON_ERROR_STOP=1", "-tAc", sql], capture_output=True, text=True,

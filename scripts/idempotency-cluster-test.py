@@ -24,13 +24,12 @@ Python's standard library and `psql`.
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import threading
 import urllib.parse
 
-from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, start_sharing_keys, stop_all, verdict, wait_for
+from heraldprocesses import Emulator, HubAPI, Node, finished_state, free_port, own_database, psql, seed, start_sharing_keys, stop_all, verdict, wait_for, require_database
 
 BODY = {"message": {"notification": {"title": "once", "body": "only once"}}}
 
@@ -62,10 +61,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--devices", type=int, default=20, help="devices per round")
     arguments = parser.parse_args()
-    if not arguments.database_url:
-        sys.exit("give --database-url (or set HERALD_TEST_DATABASE_URL)")
-    if shutil.which("psql") is None:
-        sys.exit("psql is needed (apt-get install postgresql-client)")
+    require_database(arguments)
     with own_database(arguments.database_url, "herald_idempotency") as database_url:
         return run(arguments, database_url)
 
