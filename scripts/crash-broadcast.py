@@ -38,6 +38,8 @@ def main():
     parser.add_argument("--lease", type=int, default=60, help="HERALD_DELIVERY_LEASE of the node, in seconds")
     parser.add_argument("--max-resume", type=float, help="fail unless delivery resumed within this many seconds of the restart")
     parser.add_argument("--max-duplicates", type=int, help="fail if more devices than this were reached twice")
+    parser.add_argument("--max-shown-twice", type=int,
+                        help="APNs: fail if more devices than this show the notification twice (a repeat replaces its first copy)")
     arguments = parser.parse_args()
     if arguments.database_url:
         with own_database(arguments.database_url, "herald_crash") as database_url:
@@ -87,6 +89,9 @@ def run(arguments, database_url):
         print(f"  devices reached:               {stats['devices']} of {arguments.devices}")
         print(f"  devices lost:                  {lost}")
         print(f"  devices reached twice or more: {duplicated} ({stats['accepted'] - stats['devices']} extra sends)")
+        if arguments.platform == "apns":
+            print(f"  devices showing it twice:      {stats['devicesShowingMoreThanOne']} "
+                  f"(a repeat carries the notification's apns-collapse-id and replaces the first copy)")
         print(f"  node stopped in:               {stopped_in:.2f} s")
         print(f"  restarted node answered after: {up:.1f} s")
         print(f"  delivery resumed after:        {resumed:.1f} s from the restart")
@@ -99,6 +104,10 @@ def run(arguments, database_url):
             failed.append(f"delivery resumed after {resumed:.1f} s, more than {arguments.max_resume:g} s")
         if arguments.max_duplicates is not None and duplicated > arguments.max_duplicates:
             failed.append(f"{duplicated} devices reached twice, more than {arguments.max_duplicates}")
+        if arguments.max_shown_twice is not None and arguments.platform == "apns" \
+                and stats["devicesShowingMoreThanOne"] > arguments.max_shown_twice:
+            failed.append(f"{stats['devicesShowingMoreThanOne']} devices show the notification twice, "
+                          f"more than {arguments.max_shown_twice}")
         print("every guarantee held" if not failed else "FAILED: " + "; ".join(failed))
         return 0 if not failed else 1
     finally:

@@ -187,7 +187,8 @@ final class APNsResponder: EmulatorResponder {
                     headers: Self.apnsHeaders(of: request),
                     payload: String(buffer: body),
                     receivedAt: now
-                )
+                ),
+                collapseID: request.headers.first("apns-collapse-id")
             )
         }
         accepted.add(1, ordering: .relaxed)

@@ -17,6 +17,9 @@ final class DeviceRegistry: Sendable {
         var inbox: [ReceivedNotification] = []
         /// Every notification it received, also those that left the inbox.
         var received = 0
+        /// The notifications it shows: those received, less those that replaced an earlier one
+        /// by its collapse id.
+        var shown = 0
 
         mutating func append(_ notification: ReceivedNotification, limit: Int) {
             inbox.append(notification)
@@ -27,10 +30,13 @@ final class DeviceRegistry: Sendable {
         }
     }
 
-    /// How many devices received at least one notification, and how many more than one.
+    /// How many devices received at least one notification, how many more than one, and how
+    /// many show more than one (a notification that replaced an earlier one of its collapse id
+    /// is shown in its place).
     struct Reach: Sendable, Hashable, Codable {
         var devices = 0
         var devicesReachedMoreThanOnce = 0
+        var devicesShowingMoreThanOne = 0
     }
 
     private struct State {
@@ -66,14 +72,24 @@ final class DeviceRegistry: Sendable {
         }
     }
 
-    func record(_ notification: ReceivedNotification) {
+    /// Keeps `notification` in its device's inbox. With a `collapseID` (APNs
+    /// `apns-collapse-id`), it replaces the notification of that collapse id still in the
+    /// inbox, as a device shows only the latest of them.
+    func record(_ notification: ReceivedNotification, collapseID: String? = nil) {
         let limit = inboxLimit
         state.withLock { state in
-            let received = state.devices[notification.token]?.received ?? 0
-            if received == 0 { state.reach.devices += 1 }
-            if received == 1 { state.reach.devicesReachedMoreThanOnce += 1 }
-            state.devices[notification.token, default: Device()].received = received + 1
-            state.devices[notification.token, default: Device()].append(notification, limit: limit)
+            var device = state.devices.removeValue(forKey: notification.token) ?? Device()
+            if device.received == 0 { state.reach.devices += 1 }
+            if device.received == 1 { state.reach.devicesReachedMoreThanOnce += 1 }
+            device.received += 1
+            if let collapseID, let earlier = device.inbox.lastIndex(where: { $0.headers["apns-collapse-id"] == collapseID }) {
+                device.inbox.remove(at: earlier)
+            } else {
+                device.shown += 1
+                if device.shown == 2 { state.reach.devicesShowingMoreThanOne += 1 }
+            }
+            device.append(notification, limit: limit)
+            state.devices[notification.token] = device
         }
     }
 

@@ -27,7 +27,8 @@ struct ControlError: Error {
 /// - `POST /_emulator/devices/{token}/unregister` → `{"token": …, "timestamp": ms}`
 /// - `POST /_emulator/faults` `{"status", "reason", "retryAfter"?, "count"}` → `{"queued": count}`
 /// - `DELETE /_emulator/faults` → `{}`
-/// - `GET /_emulator/stats` → `{"accepted": n, "devices": reached, "devicesReachedMoreThanOnce": m}`
+/// - `GET /_emulator/stats` → `{"accepted": n, "devices": reached, "devicesReachedMoreThanOnce": m,
+///   "devicesShowingMoreThanOne": k}` (an APNs device shows one notification of a collapse id)
 ///   (devices are counted while payloads are recorded)
 enum EmulatorControlAPI {
     static let prefix = "/_emulator/"
@@ -49,6 +50,7 @@ enum EmulatorControlAPI {
         var accepted: Int
         var devices: Int
         var devicesReachedMoreThanOnce: Int
+        var devicesShowingMoreThanOne: Int
     }
     private struct Empty: Encodable {}
     private struct ErrorResponse: Encodable { var error: String }
@@ -112,7 +114,8 @@ enum EmulatorControlAPI {
                 200,
                 StatsResponse(
                     accepted: control.acceptedCount, devices: reach.devices,
-                    devicesReachedMoreThanOnce: reach.devicesReachedMoreThanOnce
+                    devicesReachedMoreThanOnce: reach.devicesReachedMoreThanOnce,
+                    devicesShowingMoreThanOne: reach.devicesShowingMoreThanOne
                 ),
                 allocator: allocator
             )

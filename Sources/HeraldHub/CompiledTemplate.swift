@@ -221,6 +221,14 @@ final class CompiledTemplate: Sendable {
             }
         }
         let fixedVoIP = pushType.flatMap { headers[$0].value.constant }.map(Self.isVoIP) ?? false
+        // A repeat of the notification replaces its first copy (a push type that varies per
+        // device is taken as one that has a collapse id).
+        if let id = properties.notificationID, !headers.contains(where: { $0.name == "apns-collapse-id" }),
+            ReplacingCopies.takesCollapseID(apnsPushType: pushType.flatMap { headers[$0].value.constant }),
+            let header = ReplacingCopies.header(for: id, on: .apns)
+        {
+            headers.append(Header(name: header.name, value: Value(constant: header.value, check: .headerValue(header.name))))
+        }
         return .apns(
             headers: headers,
             pushType: pushType.flatMap { headers[$0].value.fixed == nil ? $0 : nil },
@@ -268,6 +276,11 @@ final class CompiledTemplate: Sendable {
             default: continue
             }
             headers.append(Header(name: canonical, value: Value(text, check: .headerValue(name), properties: properties)))
+        }
+        if let id = properties.notificationID, !headers.contains(where: { $0.name == "Topic" }),
+            let header = ReplacingCopies.header(for: id, on: .webpush)
+        {
+            headers.append(Header(name: header.name, value: Value(constant: header.value, check: .headerValue(header.name))))
         }
         return .webpush(headers: headers)
     }

@@ -35,19 +35,25 @@ struct DeliveryPlan: Sendable {
     /// The plan of a notification whose tag expression, `expression`, is parsed already.
     init(_ record: NotificationRecord, expression: TagExpression?) throws {
         self.expression = expression
+        // The whole notification's id (a partition's own differs), which repeats share.
+        let id = record.partOf ?? record.id
         if let targets = record.directTargets {
             guard record.payloads.count == 1, let payload = record.payloads.first else {
                 throw HeraldError.badRequest("a direct send has exactly one payload")
             }
             platforms = [payload.platform]
             kind = nil
-            mode = .direct(payload.platform, try HubEngine.prepare(payload).encodedOnceForEveryDevice(), targets)
+            let notification = try HubEngine.prepare(payload).replacingCopies(of: id, on: payload.platform)
+            mode = .direct(payload.platform, notification.encodedOnceForEveryDevice(), targets)
         } else if let send = record.template {
             platforms = nil
             kind = .template
-            mode = .template(TemplateProperties(send))
+            mode = .template(TemplateProperties(send, notificationID: id))
         } else {
-            let notifications = try HubEngine.prepare(record.payloads).mapValues { $0.encodedOnceForEveryDevice() }
+            var notifications = try HubEngine.prepare(record.payloads)
+            for (platform, notification) in notifications {
+                notifications[platform] = notification.replacingCopies(of: id, on: platform).encodedOnceForEveryDevice()
+            }
             platforms = Set(notifications.keys)
             kind = .native
             mode = .native(notifications)

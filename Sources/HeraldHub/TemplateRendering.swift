@@ -10,8 +10,11 @@ struct TemplateProperties: Sendable {
     /// these names is overridden by the send, whatever its case.
     private let lowercasedNames: Set<String>
     let templateName: String?
+    /// The notification's id, which sets the collapse id of its APNs and Web Push renderings
+    /// where the template sets none (``ReplacingCopies``); `nil` for none.
+    let notificationID: String?
 
-    init(_ send: TemplateSend) {
+    init(_ send: TemplateSend, notificationID: String? = nil) {
         var byName: [String: String] = [:]
         var chosenKeys: [String: String] = [:]
         for (key, value) in send.properties {
@@ -23,6 +26,7 @@ struct TemplateProperties: Sendable {
         self.byName = byName
         lowercasedNames = Set(send.properties.keys.map { $0.lowercased() })
         templateName = send.templateName
+        self.notificationID = notificationID
     }
 
     /// How a template's properties, `names` (lowercased), get their values: the send's are

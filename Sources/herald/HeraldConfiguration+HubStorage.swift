@@ -10,6 +10,7 @@ extension HeraldConfiguration {
         var hub = HubEngine.Configuration()
         hub.lease = .seconds(deliveryLeaseSeconds)
         hub.partitionSize = deliveryPartitionSize
+        hub.pageSize = deliveryPageSize
         hub.channelHosts = PushChannelHosts(wns: wns.allowedHosts, webPush: webPush.allowedHosts)
         hub.jobQuota = JobQuota(maxJobs: jobsMaxKept, maxActiveJobs: jobsMaxActive, maxBytes: jobsMaxBytes)
         hub.maxJobFileBytes = jobFileMaxBytes

@@ -21,6 +21,8 @@ struct HeraldConfiguration: Sendable {
     /// within this (a live node renews its leases every quarter of it).
     var deliveryLeaseSeconds = 10
     var deliveryPartitionSize = HubEngine.Configuration().partitionSize
+    /// Devices read and sent per page: a crashed node's page in flight is sent again.
+    var deliveryPageSize = HubEngine.Configuration().pageSize
     var logLevel: Logger.Level = .info
     /// `text` (human-readable) or `json` (one object per line).
     var logFormat = "text"
@@ -171,6 +173,9 @@ struct HeraldConfiguration: Sendable {
         },
         .init(variable: "HERALD_DELIVERY_PARTITION_SIZE", help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits (default 25000)") {
             $0.deliveryPartitionSize = try int($1, "HERALD_DELIVERY_PARTITION_SIZE", 0...100_000_000)
+        },
+        .init(variable: "HERALD_DELIVERY_PAGE_SIZE", help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes (default 2000)") {
+            $0.deliveryPageSize = try int($1, "HERALD_DELIVERY_PAGE_SIZE", 50...100_000)
         },
         .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
             guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }

@@ -24,6 +24,13 @@ struct CrashCommandTests {
         try await expectCrashBroadcast(["--signal", "kill", "--lease", "60", "--max-resume", "15"])
     }
 
+    /// The pages a killed node had in flight are sent again, but each repeat carries the
+    /// notification's `apns-collapse-id`, so the emulator's devices show one copy.
+    @Test(.timeLimit(.minutes(5)))
+    func aKilledNodesRepeatsReplaceTheirFirstCopyOnAPNs() async throws {
+        try await expectCrashBroadcast(["--platform", "apns", "--signal", "kill", "--lease", "60", "--max-shown-twice", "0"])
+    }
+
     @Test(.timeLimit(.minutes(5)))
     func aStoppedNodeHandsItsWorkBackAndSendsNothingTwice() async throws {
         try await expectCrashBroadcast(["--signal", "term", "--lease", "60", "--max-resume", "10", "--max-duplicates", "0"])

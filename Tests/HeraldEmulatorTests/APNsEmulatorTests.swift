@@ -497,7 +497,30 @@ struct APNsEmulatorTests {
             }
             #expect(apns.emulator.notifications(for: often).map(\.payload) == [#"{"n":3}"#, #"{"n":4}"#])
             let response = try await apns.client.send(.GET, apns.emulator.baseURL + "/_emulator/stats")
-            #expect(try response.decode([String: Int].self) == ["accepted": 6, "devices": 2, "devicesReachedMoreThanOnce": 1])
+            #expect(
+                try response.decode([String: Int].self)
+                    == ["accepted": 6, "devices": 2, "devicesReachedMoreThanOnce": 1, "devicesShowingMoreThanOne": 1]
+            )
+        }
+    }
+
+    @Test("a notification replaces the one of its apns-collapse-id that the device shows")
+    func aCollapseIDReplacesTheEarlierNotification() async throws {
+        try await APNsHarness.with { apns in
+            let token = apns.emulator.registerDevice(topic: APNsHarness.topic)
+            let other = apns.emulator.registerDevice(topic: APNsHarness.topic)
+            let collapsing = [("apns-topic", APNsHarness.topic), ("apns-collapse-id", "score")]
+            #expect(try await apns.send(token: token, payload: #"{"n":1}"#, headers: collapsing).status == 200)
+            #expect(try await apns.send(token: token, payload: #"{"n":2}"#).status == 200)
+            #expect(try await apns.send(token: token, payload: #"{"n":3}"#, headers: collapsing).status == 200)
+            #expect(apns.emulator.notifications(for: token).map(\.payload) == [#"{"n":2}"#, #"{"n":3}"#])
+            // The same collapse id on another device replaces nothing there.
+            #expect(try await apns.send(token: other, payload: #"{"n":1}"#, headers: collapsing).status == 200)
+            #expect(try await apns.send(token: other, payload: #"{"n":1}"#, headers: collapsing).status == 200)
+            let response = try await apns.client.send(.GET, apns.emulator.baseURL + "/_emulator/stats")
+            let stats = try response.decode([String: Int].self)
+            #expect(stats["devicesReachedMoreThanOnce"] == 2)
+            #expect(stats["devicesShowingMoreThanOne"] == 1, "the repeat on the other device replaced its first copy")
         }
     }
 
