@@ -302,15 +302,11 @@ extension Bench {
 
     /// The CPU time (user and system) process `pid` has used, from `/proc/PID/stat`.
     static func cpuSeconds(of pid: Int32) throws -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let end = stat.lastIndex(of: ")")
-        else { throw ValidationError("cannot read /proc/\(pid)/stat") }
-        // After the command name: state is field 3, utime 14 and stime 15 (in clock ticks).
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
-            throw ValidationError("/proc/\(pid)/stat has no CPU times")
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else {
+            throw ValidationError("cannot read /proc/\(pid)/stat")
         }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard let ticks = ProcessStat.cpuTicks(stat) else { throw ValidationError("/proc/\(pid)/stat has no CPU times") }
+        return ticks / ProcessStat.ticksPerSecond
     }
 
     /// The CPU time of this process's children that ended and were waited for.
