@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import HeraldCore
 import HeraldHub
@@ -49,12 +50,42 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Seconds the push services keep the notification for a device that is offline.")
     var ttl: Int?
 
+    @Option(help: "Send at most once under this key: run again with the same key and the same options, it shows the first send's notification and sends nothing (kept for the hub's idempotency retention, 24 hours by default).")
+    var idempotencyKey: String?
+
     func validate() throws {
         guard (to != nil) != broadcast else { throw ValidationError("give either --to <tag expression> or --broadcast") }
         if let ttl, ttl < 0 { throw ValidationError("--ttl is a number of seconds, at least 0") }
         if let priority, SendRequest.Priority(rawValue: priority.lowercased()) == nil {
             throw ValidationError("--priority is high, normal or low, not '\(priority)'")
         }
+        if let idempotencyKey {
+            do {
+                try IdempotencyKey.validate(idempotencyKey)
+            } catch {
+                throw ValidationError("--idempotency-key: 1 to \(IdempotencyKey.maxLength) printable ASCII characters, such as a UUID")
+            }
+        }
+    }
+
+    /// The send's key, with the digest of what this command sends: the same command run again
+    /// is the same send; other options are another send.
+    func sendKey(retention: Duration?) throws(HeraldError) -> IdempotencyKey? {
+        guard let idempotencyKey else { return nil }
+        let parts: [String?] = [
+            "herald send", to, broadcast ? "broadcast" : nil, message, title, platforms, priority?.lowercased(), collapseID, ttl.map(String.init),
+        ]
+        var hash = SHA256()
+        for part in parts {
+            // Each part length-prefixed, a missing one apart from an empty one.
+            let bytes = Array((part ?? "").utf8)
+            withUnsafeBytes(of: Int64(part == nil ? -1 : bytes.count).bigEndian) { hash.update(bufferPointer: $0) }
+            hash.update(data: bytes)
+        }
+        let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()
+        return try IdempotencyKey(
+            idempotencyKey, scope: IdempotencyKey.hubScope, digest: digest, retention: retention ?? IdempotencyKey.defaultRetention
+        )
     }
 
     func run() async throws {
@@ -76,7 +107,10 @@ struct Send: AsyncParsableCommand {
             }
             let store = try await storage.openStore(forHub: definition.name, logger: logger)
             do {
-                try await send(through: HubEngine(store: store, providers: [], logger: logger), configuration: configuration)
+                try await send(
+                    through: HubEngine(store: store, providers: [], logger: logger), configuration: configuration,
+                    retention: definition.idempotencyRetention
+                )
             } catch {
                 try? await store.close()
                 throw error
@@ -85,24 +119,36 @@ struct Send: AsyncParsableCommand {
         }
     }
 
-    private func send(through hub: HubEngine, configuration: HeraldConfiguration) async throws {
+    private func send(through hub: HubEngine, configuration: HeraldConfiguration, retention: Duration?) async throws {
         let content = NotificationContent(title: title, body: message)
         let record: NotificationRecord
+        let replayed: Bool
         do {
             let platforms = try self.platforms.split(separator: ",").map { try Platform(parsing: String($0)) }
             let tags = try to.map { text throws(TagExpressionSyntaxError) in try SendRequest.Tags(parsing: text) }
             let options = SendRequest.Options(
                 timeToLive: ttl.map { .seconds($0) }, priority: try priority.map { text throws(HeraldError) in try SendRequest.Priority(parsing: text) },
-                collapseID: collapseID)
+                collapseID: collapseID, idempotencyKey: try sendKey(retention: retention))
             let payloads = options.replacingDefaults(in: try platforms.map { try content.payload(for: $0) })
             let request = SendRequest(target: .tags(tags), content: .native(payloads), options: options)
-            record = try await hub.send(request).record
+            let result = try await hub.send(request)
+            record = result.record
+            replayed = result.replay != nil
         } catch let error as HeraldError {
             throw ValidationError(error.message)
         } catch let error as TagExpressionSyntaxError {
             throw ValidationError("invalid tag expression: \(error)")
+        } catch let error as StoreError where error.code == .idempotencyKeyReused {
+            throw ValidationError(
+                "--idempotency-key '\(idempotencyKey ?? "")' was used for a different send (other options or message); "
+                    + "run that send exactly to see its notification again, or send this one under a new key"
+            )
         }
-        print("accepted notification \(record.id)")
+        if replayed {
+            print("already sent under this idempotency key: notification \(record.id) (nothing was sent again)")
+        } else {
+            print("accepted notification \(record.id)")
+        }
         let deadline = Date().addingTimeInterval(wait)
         var hinted = false
         var current = record

@@ -14,4 +14,31 @@ import Testing
         #expect(ttl.error.contains("--ttl is a number of seconds"))
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
+
+    /// The same `herald send` run twice under one key queues one notification; other options
+    /// under that key are refused, naming it.
+    @Test func aSendRunAgainUnderItsIdempotencyKeyQueuesNothingMore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-send-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = ["HERALD_LOG_LEVEL": "error"]
+        #expect(try await HeraldCommand.run(["hub", "create", "app", "--data-dir", directory], environment: environment).status == 0)
+        let send = ["send", "--to", "news", "--message", "Kick-off", "--wait", "0", "--idempotency-key", "match-42", "--data-dir", directory]
+        let first = try await HeraldCommand.run(send, environment: environment)
+        #expect(first.status == 0, "\(first.error)")
+        let id = try #require(first.output.split(separator: "\n").first { $0.hasPrefix("accepted notification ") }?.split(separator: " ").last)
+
+        let again = try await HeraldCommand.run(send, environment: environment)
+        #expect(again.status == 0, "\(again.error)")
+        #expect(again.output.contains("already sent under this idempotency key: notification \(id) (nothing was sent again)"), "\(again.output)")
+
+        var other = send
+        other[4] = "Half-time"
+        let refused = try await HeraldCommand.run(other, environment: environment)
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("--idempotency-key 'match-42' was used for a different send"), "\(refused.error)")
+
+        let bad = try await HeraldCommand.run(send.dropLast(3) + ["", "--data-dir", directory], environment: environment)
+        #expect(bad.status != 0)
+        #expect(bad.error.contains("--idempotency-key: 1 to 255 printable ASCII characters"), "\(bad.error)")
+    }
 }
