@@ -243,7 +243,10 @@ let package = Package(
         // implemented with HeraldClient's NotificationHubClient.
         .target(
             name: "HeraldRemoteHub",
-            dependencies: ["HeraldHubWire", "HeraldCore", "HeraldHub", "HeraldClient"],
+            dependencies: [
+                "HeraldHubWire", "HeraldCore", "HeraldHub", "HeraldClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

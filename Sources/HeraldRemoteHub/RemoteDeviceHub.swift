@@ -1,3 +1,4 @@
+import Crypto
 package import Foundation
 public import HeraldClient
 public import HeraldCore
@@ -108,8 +109,10 @@ public struct RemoteDeviceHub: UserDevices {
     }
 
     /// Sends as the app backend does, native payloads to one user's devices (its `username:`
-    /// tag), one hub send per payload; other requests are refused (`badRequest`). An
-    /// idempotency key is not passed on: the hub's keys are the hub's, not each user's.
+    /// tag), one hub send per payload; other requests are refused (`badRequest`). A send under
+    /// an idempotency key sends each payload under a key of its own (``hubKey(for:platform:)``),
+    /// so that a repeat reaches no device twice and the same key with another message is the
+    /// hub's `422`.
     public func send(_ request: SendRequest, wait: Duration) async throws -> SendResult {
         guard case .user(let user) = request.target, case .native(let payloads) = request.content else {
             throw HeraldError.badRequest("a hub reached through its REST API takes the app backend's sends only: native payloads to one user's devices")
@@ -119,7 +122,8 @@ public struct RemoteDeviceHub: UserDevices {
         var ids: [String] = []
         for payload in payloads {
             let notification = try Self.notification(for: payload)
-            ids.append(try await reaching { try await client.send(notification, tagExpression: tagExpression) })
+            let key = request.options.idempotencyKey.map { Self.hubKey(for: $0, platform: payload.platform) }
+            ids.append(try await reaching { try await client.send(notification, tagExpression: tagExpression, idempotencyKey: key) })
         }
         guard let first = ids.first else {
             throw HeraldError.badRequest("there is nothing to send: no platform payload")
@@ -139,6 +143,14 @@ public struct RemoteDeviceHub: UserDevices {
     }
 
     // MARK: Helpers
+
+    /// The hub's `Idempotency-Key` for the payload of `platform` of a send made under `key`:
+    /// the hub's keys are the hub's, so a user's key, its scope and the platform are hashed
+    /// into one (`herald-` and 64 hex digits), which no other user's send can take.
+    package static func hubKey(for key: IdempotencyKey, platform: Platform) -> String {
+        let digest = SHA256.hash(data: Data("\(key.scope)\u{1F}\(key.key)\u{1F}\(platform.rawValue)".utf8))
+        return "herald-" + digest.map { String(format: "%02x", $0) }.joined()
+    }
 
     /// The hub API form of a payload the app backend rendered.
     package static func notification(for payload: PlatformPayload) throws -> HubNotification {

@@ -83,6 +83,41 @@ import HeraldSQLite
         }
     }
 
+    /// A send repeated under its idempotency key reaches each device once through the other
+    /// hub; the same key with another message is the hub's 422; another user's same key is
+    /// another send.
+    @Test func aRepeatedSendUnderItsKeyReachesTheOtherHubsDevicesOnce() async throws {
+        try await HubTestServer.withServer { hubServer in
+            let devices = RemoteDeviceHub(client: try hubServer.client(.tls))
+            let phone = hubServer.herald.apns.registerDevice(topic: TestHerald.topic)
+            let otherPhone = hubServer.herald.apns.registerDevice(topic: TestHerald.topic)
+            for (user, handle) in [("alice", phone), ("carol", otherPhone)] {
+                let id = try await devices.newRegistrationID()
+                _ = try await devices.saveRegistration(Registration(id: id, platform: .apns, handle: handle, tags: ["username:\(user)"]), user: user)
+            }
+            func send(_ message: String, to user: String) async throws -> SendResult {
+                let payload = try NotificationContent.notifyUser(from: "bob", message: message).payload(for: .apns)
+                let key = try IdempotencyKey("dinner", scope: IdempotencyKey.userScope(user), digest: "d")
+                return try await devices.send(
+                    SendRequest(target: .user(user), content: .native([payload]), options: .init(idempotencyKey: key)), wait: .seconds(10)
+                )
+            }
+            let first = try await send("Dinner at 8?", to: "alice")
+            let again = try await send("Dinner at 8?", to: "alice")
+            #expect(again.record.id == first.record.id, "the hub answered the repeat with the first notification")
+            #expect(hubServer.herald.apns.notifications(for: phone).count == 1)
+
+            let refused = await #expect(throws: HeraldError.self) { _ = try await send("Dinner at 9?", to: "alice") }
+            #expect(refused?.code == .unprocessableContent, "\(String(describing: refused))")
+            #expect(hubServer.herald.apns.notifications(for: phone).count == 1)
+
+            let carol = try await send("Dinner at 8?", to: "carol")
+            #expect(carol.record.id != first.record.id)
+            #expect(hubServer.herald.apns.notifications(for: otherPhone).count == 1)
+            #expect(RemoteDeviceHub.hubKey(for: try IdempotencyKey("k", scope: "user:a", digest: "d"), platform: .apns).count == 71)
+        }
+    }
+
     /// A hub that cannot be reached makes the app backend answer 503, not 500.
     @Test func anUnreachableHubIsUnavailable() async throws {
         let nowhere = try NotificationHubClient(
