@@ -174,7 +174,7 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_DELIVERY_PARTITION_SIZE", help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits (default 25000)") {
             $0.deliveryPartitionSize = try int($1, "HERALD_DELIVERY_PARTITION_SIZE", 0...100_000_000)
         },
-        .init(variable: "HERALD_DELIVERY_PAGE_SIZE", help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes (default 2000)") {
+        .init(variable: "HERALD_DELIVERY_PAGE_SIZE", help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes (default 500)") {
             $0.deliveryPageSize = try int($1, "HERALD_DELIVERY_PAGE_SIZE", 50...100_000)
         },
         .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
