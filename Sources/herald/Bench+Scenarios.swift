@@ -117,6 +117,48 @@ extension Bench {
         }
     }
 
+    /// Sends accepted per second through the hub REST API (`POST /{hub}/messages`, an APNs
+    /// send to a tag no device holds, so that delivery costs next to nothing), without an
+    /// Idempotency-Key and each under a new one, in four alternating rounds on one server, so
+    /// that both meet the same machine.
+    static func sendAcceptance(
+        _ store: BenchStore, count: Int, connections: Int, logger: Logger
+    ) async throws -> (plain: Double, keyed: Double) {
+        try await withRuntime(store, logger: logger) { runtime in
+            let hub = try await runtime.catalog.create(name: "bench")
+            guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
+                throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
+            }
+            return try await withServer(runtime, connections: connections, logger: logger) { base, http in
+                let signature = SharedAccessSignature.make(
+                    resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(3600)
+                )
+                let perRound = max(1, count / 4)
+                var seconds: [Bool: Double] = [:], sent: [Bool: Int] = [:]
+                for round in 0..<4 {
+                    let keyed = round % 2 == 1
+                    say("sends: \(perRound.formatted()) POST /bench/messages \(keyed ? "each under an Idempotency-Key" : "without a key") over \(connections) connections…")
+                    let started = ContinuousClock.now
+                    _ = try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
+                        var headers = [
+                            "authorization": signature, "servicebusnotification-format": "apple",
+                            "servicebusnotification-tags": "nobody",
+                        ]
+                        if keyed { headers["idempotency-key"] = UUID().uuidString }
+                        _ = try await call(
+                            http, "POST", base + "/bench/messages?api-version=2015-01", body: #"{"aps":{"alert":"bench"}}"#, headers: headers)
+                    }
+                    seconds[keyed, default: 0] += (ContinuousClock.now - started).seconds
+                    sent[keyed, default: 0] += perRound
+                }
+                let plain = Double(sent[false] ?? 0) / max(seconds[false] ?? 0, 0.001)
+                let keyed = Double(sent[true] ?? 0) / max(seconds[true] ?? 0, 0.001)
+                say(String(format: "  %.0f sends/s without a key, %.0f/s each under a key (%.0f%%)", plain, keyed, keyed / max(plain, 1) * 100))
+                return (plain, keyed)
+            }
+        }
+    }
+
     // MARK: Helpers
 
     /// Runs `body` with a Herald runtime (the APNs emulator in this process) on a new store:

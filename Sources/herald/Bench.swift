@@ -33,7 +33,10 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Installation PUTs through the hub REST API.")
     var installations = 30_000
 
-    @Option(help: "Concurrent HTTP connections for the upsert and installation tests.")
+    @Option(help: "Sends accepted through the hub REST API, half of them under an Idempotency-Key, in alternating rounds, to measure what keys cost (0 skips it).")
+    var sends = 8_000
+
+    @Option(help: "Concurrent HTTP connections for the upsert, installation and send tests.")
     var connections = 32
 
     @Option(help: "Registrations in the broadcast delivered by a node process, on SQLite (0 skips it).")
@@ -156,6 +159,12 @@ struct Bench: AsyncParsableCommand {
                 try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
             }) {
                 summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
+            }
+            if sends > 0, let accepted = await summary.attempt("send acceptance on \(store.name)", {
+                try await Self.sendAcceptance(store, count: sends, connections: connections, logger: logger)
+            }) {
+                summary.add("sends accepted, POST /{hub}/messages", store, accepted.plain, unit: "/s", target: "–")
+                summary.add("… each under an Idempotency-Key", store, accepted.keyed, unit: "/s", target: "≥ 95% of the row above")
             }
             if consoleDevices > 0, let measured = await summary.attempt("console pages on \(store.name)", {
                 try await Self.consoleReads(store, devices: consoleDevices, logger: logger)

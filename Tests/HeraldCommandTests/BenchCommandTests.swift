@@ -9,7 +9,7 @@ struct BenchCommandTests {
     @Test func everyScenarioRunsAndIsSummed() async throws {
         let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         var arguments = [
-            "bench", "--devices", "300", "--upserts", "200", "--installations", "200", "--connections", "4",
+            "bench", "--devices", "300", "--upserts", "200", "--installations", "200", "--sends", "200", "--connections", "4",
             "--broadcast", "500", "--template-devices", "100", "--console-devices", "2000", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
         ]
         if let database { arguments += ["--database-url", database] }
@@ -18,6 +18,7 @@ struct BenchCommandTests {
         let summary = try #require(result.output.components(separatedBy: "\nResults\n").last)
         for figure in [
             "fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "Console pages over 2,000 registrations on SQLite",
+            "sends accepted, POST /{hub}/messages", "… each under an Idempotency-Key",
             "devices, one user", "node CPU/notification", "FCM / APNs node CPU per device, broadcast",
             "template / native node CPU per device",
         ] {
@@ -48,7 +49,7 @@ struct BenchCommandTests {
         closed.close()
         let result = try await HeraldCommand.run([
             "bench", "--database-url", "postgres://herald:not-the-password@127.0.0.1:\(port)/herald?sslmode=disable&connect_timeout=2",
-            "--devices", "200", "--upserts", "100", "--installations", "100", "--connections", "4", "--broadcast", "0",
+            "--devices", "200", "--upserts", "100", "--installations", "100", "--sends", "100", "--connections", "4", "--broadcast", "0",
             "--template-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--platforms", "apns",
             "--cluster-devices", "300", "--nodes", "1",
         ])
@@ -56,7 +57,7 @@ struct BenchCommandTests {
         let summary = try #require(result.output.components(separatedBy: "\nResults\n").last, "\(result.output)\n\(result.error)")
         // What could be measured was.
         let lines = summary.split(separator: "\n")
-        for row in ["fan-out to 200 APNs devices", "registration upserts", "installation PUTs"] {
+        for row in ["fan-out to 200 APNs devices", "registration upserts", "installation PUTs", "sends accepted"] {
             #expect(lines.contains { $0.contains(row) && $0.contains("/s") }, "\(row) is missing from:\n\(summary)")
         }
         #expect(lines.contains { $0.contains("apns fan-out") && $0.contains("Completed") }, "\(summary)")
@@ -64,7 +65,7 @@ struct BenchCommandTests {
         let failed = try #require(summary.components(separatedBy: "Not measured, because they failed").last, "\(summary)")
         for step in [
             "fan-out on PostgreSQL:", "registration upserts on PostgreSQL:", "installation PUTs on PostgreSQL:",
-            "broadcast shared by 1 node process:",
+            "send acceptance on PostgreSQL:", "broadcast shared by 1 node process:",
         ] {
             #expect(failed.contains(step), "\(step) is missing from:\n\(summary)")
         }
@@ -87,7 +88,7 @@ struct BenchCommandTests {
             return
         }
         let result = try await HeraldCommand.run([
-            "bench", "--database-url", database, "--devices", "0", "--upserts", "0", "--installations", "0", "--broadcast", "0",
+            "bench", "--database-url", database, "--devices", "0", "--upserts", "0", "--installations", "0", "--sends", "0", "--broadcast", "0",
             "--template-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--cluster-devices", "300",
             "--nodes", "1,2", "--node-cpu", "0.5",
         ])
