@@ -18,7 +18,8 @@ import Synchronization
 /// ``APNsConfiguration/connections`` HTTP/2 connections (``HTTP2Client``: frames written per
 /// burst and flushed once, no child channel per stream). The notification's body bytes are
 /// sent as they are and every `apns-*` header is passed through; `apns-topic` defaults to
-/// the configured topic and `apns-push-type` to `alert`.
+/// the configured topic (with `.push-type.liveactivity` appended for
+/// `apns-push-type: liveactivity`) and `apns-push-type` to `alert`.
 ///
 /// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
 public final class APNsProvider: PushProvider {
@@ -323,17 +324,22 @@ public final class APNsProvider: PushProvider {
         if let authorization { headers.add(name: "authorization", value: authorization) }
         var hasTopic = false
         var hasPushType = false
+        var isLiveActivity = false
         for header in notification.headers where header.name.hasCaseInsensitivePrefix("apns-") {
             guard Self.isValidFieldName(header.name), Self.isValidFieldValue(header.value) else { return nil }
             if header.name.utf8.count == 10, header.name.hasCaseInsensitivePrefix("apns-topic") {
                 hasTopic = true
             } else if header.name.utf8.count == 14, header.name.hasCaseInsensitivePrefix("apns-push-type") {
                 hasPushType = true
+                isLiveActivity = header.value.trimmingCharacters(in: .whitespaces).lowercased() == "liveactivity"
             }
             let isLowercase = !header.name.utf8.contains { $0 >= 65 && $0 <= 90 }
             headers.add(name: isLowercase ? header.name : header.name.lowercased(), value: header.value)
         }
-        if !hasTopic { headers.add(name: "apns-topic", value: configuration.topic) }
+        if !hasTopic {
+            // Live Activity pushes go to the app's `<bundle id>.push-type.liveactivity` topic.
+            headers.add(name: "apns-topic", value: isLiveActivity ? configuration.topic + ".push-type.liveactivity" : configuration.topic)
+        }
         if !hasPushType { headers.add(name: "apns-push-type", value: "alert") }
         return headers
     }
