@@ -96,7 +96,11 @@ extension HubEngine {
             }
             let now = Date()
             payloads = []
-            for payload in given { payloads.append(try payload.applying(request.options, now: now)) }
+            for payload in given {
+                let applied = try payload.applying(request.options, now: now)
+                try applied.checkLiveActivity()
+                payloads.append(applied)
+            }
             _ = try Self.prepareForSending(payloads)
         case .template(let send):
             try Self.check(send)

@@ -19,11 +19,22 @@ public struct APNsConfiguration: Sendable {
             case .sandbox: "https://api.sandbox.push.apple.com"
             }
         }
+
+        /// The base URL of the environment's broadcast channel management API.
+        public var broadcastManagementEndpoint: String {
+            switch self {
+            case .production: "https://api-manage-broadcast.push.apple.com:2196"
+            case .sandbox: "https://api-manage-broadcast.sandbox.push.apple.com:2195"
+            }
+        }
     }
 
     /// Base URL that requests go to: the environment's by default; set it to reach a proxy
     /// or an emulator.
     public var endpoint: String
+    /// Base URL of the broadcast channel management API (create, list, delete channels): the
+    /// environment's by default; set it to reach an emulator.
+    public var broadcastManagementEndpoint: String
     /// The team that owns the key (the JWT `iss`); empty with certificate authentication.
     public var teamID: String
     /// The key's id (the JWT `kid`); empty with certificate authentication.
@@ -63,6 +74,7 @@ public struct APNsConfiguration: Sendable {
         topic: String
     ) {
         self.endpoint = environment.endpoint
+        self.broadcastManagementEndpoint = environment.broadcastManagementEndpoint
         self.teamID = teamID
         self.keyID = keyID
         self.privateKeyPEM = privateKeyPEM
@@ -74,6 +86,7 @@ public struct APNsConfiguration: Sendable {
     /// puts the app's bundle id); the provider refuses a configuration with neither.
     public init(environment: Environment = .production, clientCertificate: ClientCertificate, topic: String? = nil) {
         self.endpoint = environment.endpoint
+        self.broadcastManagementEndpoint = environment.broadcastManagementEndpoint
         self.teamID = ""
         self.keyID = ""
         self.privateKeyPEM = ""
@@ -106,6 +119,7 @@ public struct APNsConfiguration: Sendable {
         guard timeout > .zero else { throw .invalidConfiguration("APNs timeout must be positive") }
         guard tokenUpdatePause > .zero else { throw .invalidConfiguration("APNs token update pause must be positive") }
         try validateBaseURL(endpoint, name: "APNs endpoint")
+        try validateBaseURL(broadcastManagementEndpoint, name: "APNs broadcast management endpoint")
     }
 }
 
@@ -124,7 +138,7 @@ extension APNsConfiguration: SecretRedacting {
         Mirror(
             self,
             children: [
-                "endpoint": endpoint, "teamID": teamID, "keyID": keyID, "privateKeyPEM": Self.redacted,
+                "endpoint": endpoint, "broadcastManagementEndpoint": broadcastManagementEndpoint, "teamID": teamID, "keyID": keyID, "privateKeyPEM": Self.redacted,
                 "clientCertificate": clientCertificate.map { "\($0) (private key redacted)" } as Any, "topic": topic,
                 "connections": connections, "timeout": timeout, "connectTimeout": connectTimeout,
                 "tokenLifetime": tokenLifetime, "tokenUpdatePause": tokenUpdatePause,

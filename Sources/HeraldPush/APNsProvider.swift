@@ -18,30 +18,37 @@ import Synchronization
 /// ``APNsConfiguration/connections`` HTTP/2 connections (``HTTP2Client``: frames written per
 /// burst and flushed once, no child channel per stream). The notification's body bytes are
 /// sent as they are and every `apns-*` header is passed through; `apns-topic` defaults to
-/// the configured topic and `apns-push-type` to `alert`.
+/// the configured topic (with `.push-type.liveactivity` appended for
+/// `apns-push-type: liveactivity`) and `apns-push-type` to `alert`.
 ///
 /// Run it in a `ServiceGroup` or call ``shutdown()`` when done.
 public final class APNsProvider: PushProvider {
     public let platform: Platform = .apns
     public let configuration: APNsConfiguration
 
-    private let logger: Logger
+    let logger: Logger
     /// The token-signing key; `nil` with certificate authentication.
-    private let signingKey: P256.Signing.PrivateKey?
+    let signingKey: P256.Signing.PrivateKey?
     /// The provider-token slot of this provider's team and key (shared through the cache);
     /// `nil` with certificate authentication.
     let tokenEntry: APNsTokenCache.Entry?
-    private let tokenLifetime: TimeInterval
-    private let client: HTTP2Client
+    let tokenLifetime: TimeInterval
+    let client: HTTP2Client
+    /// The broadcast channel management endpoint's client (``APNsConfiguration/broadcastManagementEndpoint``).
+    let managementClient: HTTP2Client
+    /// The path of ``APNsConfiguration/broadcastManagementEndpoint``, before `/1/apps/…`.
+    let managementPath: String
+    /// The path of ``APNsConfiguration/endpoint``, before `/3/device/…` and `/4/broadcasts/…`.
+    let basePath: String
     private let devicePathPrefix: String
-    private let timeout: TimeAmount
+    let timeout: TimeAmount
     private let metrics: HeraldMetrics?
     private let pause: Mutex<APNsPause>
     /// Whether ``pause`` holds a pause: read without the lock, so that a send takes the lock
     /// only while the provider is paused.
     private let isPaused = Atomic<Bool>(false)
     /// Counts a token this provider signed (made once, not per send).
-    private let tokenSigned: @Sendable () -> Void
+    let tokenSigned: @Sendable () -> Void
     private let pauseLength: Duration
     /// Whether APNs last accepted the token or certificate.
     private let credential: PushCredentialRecorder
@@ -89,8 +96,16 @@ public final class APNsProvider: PushProvider {
             trustRoots: configuration.trustRoots, connections: configuration.connections,
             connectTimeout: configuration.connectTimeout, timeout: configuration.timeout)
         clientConfiguration.clientIdentity = configuration.clientCertificate?.identity
+        self.basePath = endpoint.path
+        let management = try HTTPEndpoint(configuration.broadcastManagementEndpoint, name: "APNs broadcast management endpoint")
+        self.managementPath = management.path
+        var managementConfiguration = management.clientConfiguration(
+            trustRoots: configuration.trustRoots, connections: 1,
+            connectTimeout: configuration.connectTimeout, timeout: configuration.timeout)
+        managementConfiguration.clientIdentity = configuration.clientCertificate?.identity
         do {
             self.client = try HTTP2Client(configuration: clientConfiguration)
+            self.managementClient = try HTTP2Client(configuration: managementConfiguration)
         } catch {
             throw PushProviderError.invalidConfiguration("APNs TLS configuration is not usable: \(error)")
         }
@@ -323,17 +338,22 @@ public final class APNsProvider: PushProvider {
         if let authorization { headers.add(name: "authorization", value: authorization) }
         var hasTopic = false
         var hasPushType = false
+        var isLiveActivity = false
         for header in notification.headers where header.name.hasCaseInsensitivePrefix("apns-") {
             guard Self.isValidFieldName(header.name), Self.isValidFieldValue(header.value) else { return nil }
             if header.name.utf8.count == 10, header.name.hasCaseInsensitivePrefix("apns-topic") {
                 hasTopic = true
             } else if header.name.utf8.count == 14, header.name.hasCaseInsensitivePrefix("apns-push-type") {
                 hasPushType = true
+                isLiveActivity = header.value.trimmingCharacters(in: .whitespaces).lowercased() == "liveactivity"
             }
             let isLowercase = !header.name.utf8.contains { $0 >= 65 && $0 <= 90 }
             headers.add(name: isLowercase ? header.name : header.name.lowercased(), value: header.value)
         }
-        if !hasTopic { headers.add(name: "apns-topic", value: configuration.topic) }
+        if !hasTopic {
+            // Live Activity pushes go to the app's `<bundle id>.push-type.liveactivity` topic.
+            headers.add(name: "apns-topic", value: isLiveActivity ? configuration.topic + ".push-type.liveactivity" : configuration.topic)
+        }
         if !hasPushType { headers.add(name: "apns-push-type", value: "alert") }
         return headers
     }
@@ -393,6 +413,7 @@ public final class APNsProvider: PushProvider {
 
     public func shutdown() async throws {
         await client.shutdown()
+        await managementClient.shutdown()
     }
 }
 

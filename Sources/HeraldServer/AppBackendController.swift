@@ -12,12 +12,15 @@ import Logging
 ///   tag `username:<caller>`; 410 when the id is not (or no longer) valid.
 /// - `DELETE /api/register/{id}`.
 /// - `POST /api/notifications?pns=&to_tag=` with a JSON string → notifies that user's devices.
+/// - `POST /api/notifications/liveactivity?to_tag=&activity=` with an `aps` object → updates
+///   or ends that user's Live Activity, whose update token the app registered with
+///   `{"Platform": "apns", "Handle": "<update token>", "LiveActivity": "<activity id>"}`.
 public struct AppBackendController: Sendable {
     let devices: any UserDevices
     let configuration: ServerConfiguration
 
     /// Tags a device may not claim: they are set by the backend.
-    static let reservedTagPrefixes = ["username:", "from:", "$"]
+    static let reservedTagPrefixes = ["username:", "from:", "$", liveActivityTagPrefix]
 
     public init(devices: any UserDevices, configuration: ServerConfiguration) {
         self.devices = devices
@@ -29,6 +32,7 @@ public struct AppBackendController: Sendable {
         group.put("register/{id}", use: upsertRegistration)
         group.delete("register/{id}", use: deleteRegistration)
         group.post("notifications", use: notifyUser)
+        group.post("notifications/liveactivity", use: updateLiveActivity)
     }
 
     // MARK: Registrations
@@ -58,12 +62,20 @@ public struct AppBackendController: Sendable {
         let handle = try Registration.normalizedHandle(rawHandle, platform: platform)
         let requestedTags = try Self.tags(from: body.member("Tags"))
         let keys = try Self.webPushKeys(from: body, platform: platform)
+        var tags = requestedTags + ["username:\(user)"]
+        if let activity = body.member("LiveActivity") {
+            // An activity's update token: reached by the activity's sends only, not the user's alerts.
+            guard platform == .apns else { throw HeraldError.badRequest("LiveActivity goes with Platform apns: Live Activities are iOS's") }
+            guard requestedTags.isEmpty else { throw HeraldError.badRequest("a LiveActivity registration takes no Tags") }
+            guard let activityID = activity.stringValue else { throw HeraldError.badRequest("LiveActivity is the activity's id, a string") }
+            tags = [try Self.liveActivityTag(user: user, activity: activityID)]
+        }
         let registration = Registration(
             id: id,
             platform: platform,
             handle: handle,
             webPushKeys: keys,
-            tags: requestedTags + ["username:\(user)"],
+            tags: tags,
             owner: user
         )
         // One device, one registration: whoever signed in last on this device owns it.
@@ -133,6 +145,57 @@ public struct AppBackendController: Sendable {
         let payloads = try target.platforms.map { try content.payload(for: $0) }
         let (sent, status) = try await target.withIdempotencyKey(of: request, user: user, body: body)
             .send(payloads, devices: devices, wait: configuration.notifyWait, logger: context.logger)
+        return try Response.json(NotificationSummary(sent.record), status: status).markedReplayed(sent.replay != nil)
+    }
+}
+
+// MARK: Live Activities
+
+extension AppBackendController {
+    /// The tag of a user's Live Activity registrations: `liveactivity:<user>:<activity id>`.
+    static let liveActivityTagPrefix = "liveactivity:"
+
+    /// The tag of `user`'s activity `activity`; `400` when the id cannot be part of a tag.
+    static func liveActivityTag(user: String, activity: String) throws -> String {
+        let tag = "\(liveActivityTagPrefix)\(user):\(activity)"
+        guard !activity.isEmpty, (try? Tag.validate(tag)) != nil else {
+            throw HeraldError.badRequest(
+                "the activity id must be 1 to \(Tag.maxLength - tag.count + activity.count) characters of letters, digits and _ @ # . : -")
+        }
+        return tag
+    }
+
+    /// `POST /api/notifications/liveactivity?to_tag=<user>&activity=<id>` with the push's
+    /// `aps` (`event` `update` or `end`, `content-state`, `stale-date`, `dismissal-date`,
+    /// `relevance-score`, `alert`; `timestamp` defaults to now): sent with
+    /// `apns-push-type: liveactivity` to that activity's registrations, checked as APNs does.
+    @Sendable func updateLiveActivity(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        var target = try NotifyTarget(request: request, platforms: [.apns])
+        guard target.platforms == [.apns] else { throw HeraldError.badRequest("a Live Activity is sent with APNs only: pns=apns or none") }
+        guard let activity = request.uri.queryParameters.get("activity") else {
+            throw HeraldError.badRequest("activity is required: the id the app registered the activity's update token under")
+        }
+        do {
+            target.tags = try SendRequest.Tags(parsing: try Self.liveActivityTag(user: target.recipient, activity: String(activity)))
+        } catch let error as TagExpressionSyntaxError {
+            throw error.heraldError
+        }
+        let body = try await request.decodeJSONBody(context: context)
+        guard case .object(var aps) = body else {
+            throw HeraldError.badRequest(#"send the activity's aps: {"event": "update", "content-state": {…}}"#)
+        }
+        if body["event"] == .string("start") {
+            throw HeraldError.badRequest("an activity is started by a push to the app's push-to-start token, not to an activity's: event is update or end here")
+        }
+        if body["timestamp"] == nil {
+            aps.insert((key: "timestamp", value: .number(Date().timeIntervalSince1970.rounded(.down))), at: 0)
+        }
+        let payload = PlatformPayload(
+            platform: .apns, body: try JSONEncoder().encode(JSONValue.object([("aps", .object(aps))])),
+            headers: [.init(name: "apns-push-type", value: "liveactivity"), .init(name: "apns-priority", value: "10")])
+        let (sent, status) = try await target.withIdempotencyKey(of: request, user: user, body: body)
+            .send([payload], devices: devices, wait: configuration.notifyWait, logger: context.logger)
         return try Response.json(NotificationSummary(sent.record), status: status).markedReplayed(sent.replay != nil)
     }
 }

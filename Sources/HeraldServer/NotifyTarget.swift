@@ -15,6 +15,9 @@ struct NotifyTarget {
     /// The optional `ttl` (seconds), `priority` (high, normal, low) and `collapse_id` query
     /// parameters, as each platform's own headers or fields.
     var options = SendRequest.Options()
+    /// Tags narrower than the recipient's devices (a Live Activity's registrations); `nil`
+    /// for every device of the recipient.
+    var tags: SendRequest.Tags?
 
     init(request: Request, platforms configured: Set<Platform>) throws {
         guard let toTag = request.uri.queryParameters.get("to_tag"), !toTag.isEmpty else {
@@ -51,7 +54,7 @@ struct NotifyTarget {
         wait: Duration,
         logger: Logger
     ) async throws -> (SendResult, HTTPResponse.Status) {
-        let request = SendRequest(target: .user(recipient), content: .native(options.replacingDefaults(in: payloads)), options: options)
+        let request = SendRequest(target: tags.map { SendRequest.Target.tags($0) } ?? .user(recipient), content: .native(options.replacingDefaults(in: payloads)), options: options)
         let sent = try await devices.send(request, wait: wait)
         let outcome = sent.record
         logger.info(

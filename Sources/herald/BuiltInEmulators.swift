@@ -90,7 +90,8 @@ struct BuiltInEmulators {
             let emulator = try await APNsEmulator.start(configuration: settings, logger: logger)
             emulators.apns = emulator
             emulators.settings.apns = .init(
-                endpoint: emulator.baseURL, trustRoots: trustRoots, connections: options.apnsConnections
+                endpoint: emulator.baseURL, trustRoots: trustRoots, connections: options.apnsConnections,
+                broadcastManagementEndpoint: emulator.broadcastBaseURL
             )
             emulators.credentials.apns = HubCredentials.APNs(
                 keyID: keys.apnsKeyID, teamID: keys.apnsTeamID, topic: options.topic,

@@ -11,12 +11,13 @@ import ServiceLifecycle
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the notify-users, hub API, secure-push and rich-push flows once, offline, and show what every simulated device received.",
+        abstract: "Run the notify-users, hub API, Live Activity, secure-push and rich-push flows once, offline, and show what every simulated device received.",
         discussion: """
             Starts Herald and the four push-service emulators in this process. alice's and bob's devices
             sign in and register through the app backend's HTTP API, and bob notifies alice; a backend
             written for the cloud hub keeps erin's devices as installations in a hub and sends them one
-            template notification through the hub REST API; dave sends carol a secure and a rich
+            template notification through the hub REST API, starts a Live Activity by push, updates it twice,
+            ends it and broadcasts to a channel; dave sends carol a secure and a rich
             notification. Nothing is kept unless --data-dir is given.
             """
     )
@@ -66,6 +67,7 @@ struct Demo: AsyncParsableCommand {
             do {
                 try await Self.script(base: base, apns: apns, fcm: fcm, topic: configuration.emulatorTopic)
                 try await Self.hubAPI(base: base, catalog: catalog, apns: apns, fcm: fcm, topic: configuration.emulatorTopic)
+                try await Self.liveActivities(base: base, catalog: catalog, apns: apns, topic: configuration.emulatorTopic)
                 try await Self.secureAndRich(base: base, apns: apns, fcm: fcm, wns: wns, webPush: webPush, topic: configuration.emulatorTopic)
             } catch {
                 // Stop the server and close the stores before reporting what went wrong.

@@ -148,8 +148,10 @@ struct Emulate: AsyncParsableCommand {
             path.hasPrefix("/") ? path : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
         }
         let ca = absolute(caFile)
+        let broadcast = apns.broadcastBaseURL.map { [("HERALD_APNS_BROADCAST_ENDPOINT", $0)] } ?? []
         return [
             ("HERALD_APNS_ENDPOINT", apns.baseURL),
+        ] + broadcast + [
             ("HERALD_APNS_KEY_FILE", absolute(apnsKey)),
             ("HERALD_APNS_KEY_ID", keys.apnsKeyID),
             ("HERALD_APNS_TEAM_ID", keys.apnsTeamID),

@@ -13,7 +13,9 @@ extension HeraldConfiguration {
             try file.map { try TrustRoots.certificates(pemFile: $0) }
         }
         return PushServiceSettings(
-            apns: .init(endpoint: apns.endpoint, trustRoots: try roots(apns.caFile), connections: apns.connections),
+            apns: .init(
+                endpoint: apns.endpoint, trustRoots: try roots(apns.caFile), connections: apns.connections,
+                broadcastManagementEndpoint: apns.broadcastEndpoint),
             fcm: .init(endpoint: fcm.endpoint, tokenURI: fcm.tokenURI, trustRoots: try roots(fcm.caFile)),
             wns: .init(tokenURI: wns.tokenURI, trustRoots: try roots(wns.caFile), allowedChannelHosts: wns.allowedHosts),
             webPush: .init(trustRoots: try roots(webPush.caFile), allowedEndpointHosts: webPush.allowedHosts)

@@ -52,6 +52,8 @@ struct HeraldConfiguration: Sendable {
         var topic: String?
         var environment = "production"
         var endpoint: String?
+        /// `HERALD_APNS_BROADCAST_ENDPOINT`: the broadcast channel management API, overriding the environment's.
+        var broadcastEndpoint: String?
         var caFile: String?
         var connections = 4
         /// Certificate authentication: a `.p12` file or a PEM certificate (with its key in the
@@ -265,6 +267,9 @@ struct HeraldConfiguration: Sendable {
             $0.apns.environment = $1.lowercased()
         },
         .init(variable: "HERALD_APNS_ENDPOINT", help: "APNs base URL, overriding the environment's (a proxy or a test double)") { $0.apns.endpoint = $1 },
+        .init(variable: "HERALD_APNS_BROADCAST_ENDPOINT", help: "APNs broadcast channel management base URL, overriding the environment's") {
+            $0.apns.broadcastEndpoint = $1
+        },
         .init(variable: "HERALD_APNS_CA_FILE", help: "PEM file of the CAs trusted for APNs (default: the system's)") { $0.apns.caFile = $1 },
         .init(variable: "HERALD_APNS_CONNECTIONS", help: "HTTP/2 connections to APNs (default 4)") { $0.apns.connections = try int($1, "HERALD_APNS_CONNECTIONS", 1...64) },
         .init(variable: "HERALD_FCM_SERVICE_ACCOUNT_FILE", help: "Firebase service-account JSON file") { $0.fcm.serviceAccountFile = $1 },

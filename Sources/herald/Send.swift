@@ -15,6 +15,12 @@ struct Send: AsyncParsableCommand {
             --database-url), where a `herald serve` running on it delivers it, and shows its progress and outcome. The hub is the
             app backend's (HERALD_APP_HUB_NAME, default app) unless --hub names another.
             Example:  herald send --to 'sports && !muted' --message 'Kick-off in 5 minutes'
+
+            A Live Activity push (APNs only, to push-to-start or activity update tokens):
+              herald send --to match-42 --live-activity update --content-state '{"home":2,"away":1}'
+              herald send --to fans-lions --live-activity start --attributes-type MatchAttributes \
+                --attributes '{"homeTeam":"Lions"}' --content-state '{"home":0,"away":0}' --message 'Kick-off'
+              herald send --to match-42 --live-activity end --dismiss-in 900
             """
     )
 
@@ -29,8 +35,8 @@ struct Send: AsyncParsableCommand {
     @Flag(help: "Send to every registration.")
     var broadcast = false
 
-    @Option(help: "The text to show.")
-    var message: String
+    @Option(help: "The text to show (for --live-activity, the alert; required to start one).")
+    var message: String?
 
     @Option(help: "A title above the text.")
     var title: String?
@@ -50,6 +56,24 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Seconds the push services keep the notification for a device that is offline.")
     var ttl: Int?
 
+    @Option(help: "Send an APNs Live Activity push instead of an alert: start, update or end.")
+    var liveActivity: String?
+
+    @Option(help: "With --live-activity: the activity's content state, a JSON object (required for start and update).")
+    var contentState: String?
+
+    @Option(help: "With --live-activity start: the name of the activity's ActivityAttributes type.")
+    var attributesType: String?
+
+    @Option(help: "With --live-activity start: the activity's attributes, a JSON object.")
+    var attributes: String?
+
+    @Option(help: "With --live-activity: seconds from now after which the state is shown as out of date (stale-date).")
+    var staleIn: Int?
+
+    @Option(help: "With --live-activity end: seconds from now after which the activity leaves the Lock Screen (dismissal-date).")
+    var dismissIn: Int?
+
     @Option(help: "Send at most once under this key: run again with the same key and the same options, it shows the first send's notification and sends nothing (kept for the hub's idempotency retention, 24 hours by default).")
     var idempotencyKey: String?
 
@@ -66,6 +90,23 @@ struct Send: AsyncParsableCommand {
                 throw ValidationError("--idempotency-key: 1 to \(IdempotencyKey.maxLength) printable ASCII characters, such as a UUID")
             }
         }
+        if let liveActivity {
+            guard ["start", "update", "end"].contains(liveActivity) else {
+                throw ValidationError("--live-activity is start, update or end, not '\(liveActivity)'")
+            }
+            for (name, value) in [("--stale-in", staleIn), ("--dismiss-in", dismissIn)] {
+                if let value, value < 0 { throw ValidationError("\(name) is a number of seconds, at least 0") }
+            }
+        } else {
+            guard message != nil else { throw ValidationError("--message is required (or --live-activity)") }
+            let liveOnly = [
+                ("--content-state", contentState), ("--attributes-type", attributesType), ("--attributes", attributes),
+                ("--stale-in", staleIn.map(String.init)), ("--dismiss-in", dismissIn.map(String.init)),
+            ]
+            if let stray = liveOnly.first(where: { $0.1 != nil }) {
+                throw ValidationError("\(stray.0) goes with --live-activity")
+            }
+        }
     }
 
     /// The send's key, with the digest of what this command sends: the same command run again
@@ -74,6 +115,7 @@ struct Send: AsyncParsableCommand {
         guard let idempotencyKey else { return nil }
         let parts: [String?] = [
             "herald send", to, broadcast ? "broadcast" : nil, message, title, platforms, priority?.lowercased(), collapseID, ttl.map(String.init),
+            liveActivity, contentState, attributesType, attributes, staleIn.map(String.init), dismissIn.map(String.init),
         ]
         var hash = SHA256()
         for part in parts {
@@ -86,6 +128,34 @@ struct Send: AsyncParsableCommand {
         return try IdempotencyKey(
             idempotencyKey, scope: IdempotencyKey.hubScope, digest: digest, retention: retention ?? IdempotencyKey.defaultRetention
         )
+    }
+
+    /// The Live Activity push of `--live-activity`, its `aps` as APNs wants it; the hub checks it.
+    private func liveActivityPayload(event: String, now: Date) throws -> PlatformPayload {
+        func object(_ text: String?, option: String) throws -> JSONValue? {
+            guard let text else { return nil }
+            guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object = value else {
+                throw ValidationError("\(option) must be a JSON object, such as '{\"home\":1}'")
+            }
+            return value
+        }
+        let seconds = Int(now.timeIntervalSince1970)
+        var aps: [(key: String, value: JSONValue)] = [("timestamp", .number(Double(seconds))), ("event", .string(event))]
+        if let state = try object(contentState, option: "--content-state") { aps.append(("content-state", state)) }
+        if let staleIn { aps.append(("stale-date", .number(Double(seconds + staleIn)))) }
+        if let dismissIn { aps.append(("dismissal-date", .number(Double(seconds + dismissIn)))) }
+        if let attributesType { aps.append(("attributes-type", .string(attributesType))) }
+        if let attributes = try object(attributes, option: "--attributes") { aps.append(("attributes", attributes)) }
+        if let message {
+            var alert: [(key: String, value: JSONValue)] = []
+            if let title { alert.append(("title", .string(title))) }
+            alert.append(("body", .string(message)))
+            aps.append(("alert", .object(alert)))
+        }
+        let body = try JSONEncoder().encode(JSONValue.object([("aps", .object(aps))]))
+        return PlatformPayload(
+            platform: .apns, body: body,
+            headers: [.init(name: "apns-push-type", value: "liveactivity"), .init(name: "apns-priority", value: "10")])
     }
 
     func run() async throws {
@@ -120,7 +190,6 @@ struct Send: AsyncParsableCommand {
     }
 
     private func send(through hub: HubEngine, configuration: HeraldConfiguration, retention: Duration?) async throws {
-        let content = NotificationContent(title: title, body: message)
         let record: NotificationRecord
         let replayed: Bool
         do {
@@ -129,7 +198,14 @@ struct Send: AsyncParsableCommand {
             let options = SendRequest.Options(
                 timeToLive: ttl.map { .seconds($0) }, priority: try priority.map { text throws(HeraldError) in try SendRequest.Priority(parsing: text) },
                 collapseID: collapseID, idempotencyKey: try sendKey(retention: retention))
-            let payloads = options.replacingDefaults(in: try platforms.map { try content.payload(for: $0) })
+            let payloads: [PlatformPayload]
+            if let liveActivity {
+                // A Live Activity lives on iOS only: the push goes to the APNs registrations.
+                payloads = options.replacingDefaults(in: [try liveActivityPayload(event: liveActivity, now: Date())])
+            } else {
+                let content = NotificationContent(title: title, body: message ?? "")
+                payloads = options.replacingDefaults(in: try platforms.map { try content.payload(for: $0) })
+            }
             let request = SendRequest(target: .tags(tags), content: .native(payloads), options: options)
             let result = try await hub.send(request)
             record = result.record

@@ -41,4 +41,37 @@ import Testing
         #expect(bad.status != 0)
         #expect(bad.error.contains("--idempotency-key: 1 to 255 printable ASCII characters"), "\(bad.error)")
     }
+
+    /// `--live-activity`: the push is accepted into the hub's queue with its `aps` as APNs
+    /// wants it, or refused with the field the hub found wrong; its options go with it only.
+    @Test func liveActivityPushesAreQueuedOrRefusedNamingTheField() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-send-live-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func herald(_ arguments: [String]) async throws -> HeraldCommand.Result {
+            try await HeraldCommand.run(arguments + ["--data-dir", directory], environment: ["HERALD_LOG_LEVEL": "error"])
+        }
+        #expect(try await herald(["hub", "create", "games"]).status == 0)
+        let send = ["send", "--hub", "games", "--to", "match-42", "--wait", "0", "--live-activity"]
+
+        let update = try await herald(send + ["update", "--content-state", #"{"home":1}"#, "--stale-in", "600"])
+        #expect(update.status == 0, "\(update.error)")
+        #expect(update.output.contains("accepted notification"), "\(update.output)")
+        let end = try await herald(send + ["end", "--dismiss-in", "900"])
+        #expect(end.status == 0, "\(end.error)")
+
+        let noState = try await herald(send + ["update"])
+        #expect(noState.status != 0)
+        #expect(noState.error.contains("aps.content-state"), "\(noState.error)")
+        let noAttributes = try await herald(send + ["start", "--content-state", "{}", "--message", "Kick-off"])
+        #expect(noAttributes.status != 0)
+        #expect(noAttributes.error.contains("aps.attributes-type"), "\(noAttributes.error)")
+        let lowPriority = try await herald(send + ["update", "--content-state", "{}", "--priority", "low"])
+        #expect(lowPriority.error.contains("apns-priority"), "\(lowPriority.error)")
+        let notJSON = try await herald(send + ["update", "--content-state", "home=1"])
+        #expect(notJSON.error.contains("--content-state must be a JSON object"), "\(notJSON.error)")
+        let unknown = try await herald(send + ["pause"])
+        #expect(unknown.error.contains("--live-activity is start, update or end"), "\(unknown.error)")
+        let stray = try await herald(["send", "--hub", "games", "--to", "x", "--message", "hi", "--content-state", "{}"])
+        #expect(stray.error.contains("--content-state goes with --live-activity"), "\(stray.error)")
+    }
 }

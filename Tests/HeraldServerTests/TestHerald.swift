@@ -83,6 +83,7 @@ struct TestHerald {
             topic: topic
         )
         apnsClient.endpoint = apns.baseURL
+        apnsClient.broadcastManagementEndpoint = try #require(apns.broadcastBaseURL)
         apnsClient.trustRoots = [try authority.sslCertificate]
         apnsClient.connections = 1
         var fcmClient = FCMConfiguration(

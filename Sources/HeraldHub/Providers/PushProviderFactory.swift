@@ -57,6 +57,7 @@ public struct PushProviderFactory: Sendable {
             )
         }
         if let endpoint = settings.apns.endpoint { apns.endpoint = endpoint }
+        if let endpoint = settings.apns.broadcastManagementEndpoint { apns.broadcastManagementEndpoint = endpoint }
         apns.trustRoots = settings.apns.trustRoots
         apns.connections = settings.apns.connections
         return try APNsProvider(configuration: apns, logger: logger, tokenCache: apnsTokens, metrics: metrics)

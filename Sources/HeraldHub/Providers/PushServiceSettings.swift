@@ -13,11 +13,17 @@ public struct PushServiceSettings: Sendable {
         public var trustRoots: [NIOSSLCertificate]?
         /// HTTP/2 connections per provider.
         public var connections = 4
+        /// The base URL of the broadcast channel management API; `nil` for the environment's own.
+        public var broadcastManagementEndpoint: String?
 
-        public init(endpoint: String? = nil, trustRoots: [NIOSSLCertificate]? = nil, connections: Int = 4) {
+        public init(
+            endpoint: String? = nil, trustRoots: [NIOSSLCertificate]? = nil, connections: Int = 4,
+            broadcastManagementEndpoint: String? = nil
+        ) {
             self.endpoint = endpoint
             self.trustRoots = trustRoots
             self.connections = connections
+            self.broadcastManagementEndpoint = broadcastManagementEndpoint
         }
     }
 

@@ -20,6 +20,23 @@ extension HubAPIController {
         var options = try Self.options(request)
         options.idempotencyKey = try Self.idempotencyKey(request, authorized, body: body)
 
+        if let channel = request.header("apns-channel-id") {
+            // A broadcast: one request to APNs for every device on the channel.
+            guard case .native(.apns, _) = format else {
+                throw HeraldError.badRequest("apns-channel-id goes with ServiceBusNotification-Format apple: broadcast channels are APNs'")
+            }
+            guard tags == nil, !request.hasQueryFlag("direct"), !request.hasQueryFlag("test") else {
+                throw HeraldError.badRequest("a broadcast goes to the channel's devices: it takes no tags and is neither direct nor a test")
+            }
+            guard options.idempotencyKey == nil, options.scheduledAt == nil else {
+                throw HeraldError.badRequest("a broadcast is sent at once: it cannot be scheduled and takes no Idempotency-Key")
+            }
+            let payload = try nativePayload(platform: .apns, legacyGCM: false, body: body, request: request)
+                .removingHeader("apns-channel-id")
+            let record = try await hub.broadcast(payload, toChannel: channel, options: options)
+            return accepted(SendResult(record: record, results: []), request: request, hub: name, context: context)
+        }
+
         if request.hasQueryFlag("direct") {
             guard case .native(let platform, let legacyGCM) = format else {
                 throw HeraldError.badRequest("a direct send carries a native payload: format template cannot be sent directly")
@@ -323,5 +340,14 @@ extension HubAPIController {
             throw HeraldError.badRequest("ServiceBusNotification-ScheduleTime '\(text)' is not a time such as 2026-11-22T18:30:00 (UTC)")
         }
         return date
+    }
+}
+
+extension PlatformPayload {
+    /// This payload without the header `name` (any case).
+    fileprivate func removingHeader(_ name: String) -> PlatformPayload {
+        var payload = self
+        payload.headers.removeAll { $0.name.lowercased() == name }
+        return payload
     }
 }

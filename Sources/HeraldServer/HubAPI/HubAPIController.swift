@@ -71,6 +71,11 @@ public struct HubAPIController: Sendable {
         hub.get("jobs/files/{name}", use: downloadJobFile)
         hub.get("jobs/{id}/{file}", use: downloadJobOutput)
 
+        hub.post("broadcastchannels", use: createBroadcastChannel)
+        hub.get("broadcastchannels", use: listBroadcastChannels)
+        hub.get("broadcastchannels/{id}", use: getBroadcastChannel)
+        hub.delete("broadcastchannels/{id}", use: deleteBroadcastChannel)
+
         // What the cloud hub offers on its higher tiers and Herald answers otherwise.
         hub.get("feedbackcontainer", use: notOffered)
     }

@@ -1,0 +1,85 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldPush
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// A hub's APNs broadcast channels (Herald's extension of the hub API, Manage right),
+/// forwarded to the APNs broadcast management endpoint with the hub's APNs credentials:
+///
+/// - `POST /{hub}/broadcastchannels` `{"messageStoragePolicy": 0 or 1}` → `201`
+///   `{"id", "messageStoragePolicy"}` with its `Location`;
+/// - `GET /{hub}/broadcastchannels` → `{"channels": ["<id>", …]}`;
+/// - `GET /{hub}/broadcastchannels/{id}` → `{"id", "messageStoragePolicy"}`;
+/// - `DELETE /{hub}/broadcastchannels/{id}` → `204`.
+///
+/// A channel id is the base64 text APNs gives; in a path, percent-encoded or as base64url.
+/// A broadcast is a send: `POST /{hub}/messages` with `apns-channel-id`.
+extension HubAPIController {
+    struct BroadcastChannelView: Encodable {
+        var id: String
+        var messageStoragePolicy: Int
+    }
+
+    struct BroadcastChannelList: Encodable {
+        var channels: [String]
+    }
+
+    @Sendable func createBroadcastChannel(request: Request, context: AppRequestContext) async throws -> Response {
+        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        let body = try await request.bodyData(limit: 1024)
+        var policy = 0
+        if !body.isEmpty {
+            guard let json = try? JSONDecoder().decode(JSONValue.self, from: body), case .object = json,
+                let value = json["messageStoragePolicy"]
+            else {
+                throw HeraldError.badRequest(#"send {"messageStoragePolicy": 0} (no storage) or {"messageStoragePolicy": 1} (the most recent message)"#)
+            }
+            guard case .number(let number) = value, number == 0 || number == 1 else {
+                throw HeraldError.badRequest("messageStoragePolicy is 0 (no storage) or 1 (the most recent message)")
+            }
+            policy = Int(number)
+        }
+        let id = try await hub.apnsProvider().createChannel(messageStoragePolicy: policy)
+        context.logger.info("Broadcast channel created", metadata: ["herald.hub": "\(name)"])
+        var headers = HTTPFields()
+        headers[.location] = "\(hubURL(request, hub: name))/broadcastchannels/\(Self.pathComponent(channelID: id))"
+        return try .json(BroadcastChannelView(id: id, messageStoragePolicy: policy), status: .created, headers: headers)
+    }
+
+    @Sendable func listBroadcastChannels(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        return try .json(BroadcastChannelList(channels: try await hub.apnsProvider().channelIDs()))
+    }
+
+    @Sendable func getBroadcastChannel(request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let id = try Self.channelID(context)
+        let policy = try await hub.apnsProvider().channelStoragePolicy(id: id)
+        return try .json(BroadcastChannelView(id: id, messageStoragePolicy: policy))
+    }
+
+    @Sendable func deleteBroadcastChannel(request: Request, context: AppRequestContext) async throws -> Response {
+        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        try await hub.apnsProvider().deleteChannel(id: try Self.channelID(context))
+        context.logger.info("Broadcast channel deleted", metadata: ["herald.hub": "\(name)"])
+        return Response(status: .noContent)
+    }
+
+    /// The `{id}` of the path as APNs writes it: percent-decoded, and base64url made base64.
+    static func channelID(_ context: AppRequestContext) throws -> String {
+        var id = try pathParameter("id", context).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        if !id.contains("="), id.utf8.count % 4 != 0 { id += String(repeating: "=", count: 4 - id.utf8.count % 4) }
+        guard !id.isEmpty, Data(base64Encoded: id) != nil else {
+            throw HeraldError.badRequest("a channel id is the base64 text APNs gave when the channel was created")
+        }
+        return id
+    }
+
+    /// A channel id as one path segment: base64url without padding.
+    static func pathComponent(channelID id: String) -> String {
+        id.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}

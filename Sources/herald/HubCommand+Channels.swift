@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldPush
+
+extension HubCommand {
+    /// `herald hub channels create|list|show|delete`: a hub's APNs broadcast channels.
+    struct Channels: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "channels",
+            abstract: "Create, list, show and delete a hub's APNs broadcast channels.",
+            discussion: """
+                Channels live at APNs: each request goes to the broadcast management endpoint \
+                (HERALD_APNS_BROADCAST_ENDPOINT, default the environment's api-manage-broadcast host) with the hub's APNs \
+                credentials (the server's, HERALD_APNS_*, for a hub without its own). A broadcast is a send to the hub with \
+                the apns-channel-id header.
+                Examples:  herald hub channels create games --storage-policy 1      herald hub channels list games
+                """,
+            subcommands: [Create.self, List.self, Show.self, Delete.self]
+        )
+
+        /// Runs `body` with the APNs provider of hub `name`, shut down afterwards.
+        static func withProvider<T>(
+            _ common: CommonOptions, hub name: String, _ body: (APNsProvider) async throws(HeraldError) -> T
+        ) async throws -> T {
+            let configuration = try common.load()
+            let credentials = try await HubCommand.withCatalog(configuration) { catalog in
+                try await HubCommand.existingHub(name, in: catalog).credentials.apns
+            }
+            let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
+            guard let apns = try credentials ?? configuration.serverCredentials(vapidKeyPEM: "").apns else {
+                throw HubCommandError("hub \(name) has no APNs credentials, and the server none (HERALD_APNS_*): broadcast channels are APNs'")
+            }
+            let provider = try PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger).apnsProvider(apns)
+            let result: Result<T, HeraldError>
+            do {
+                result = .success(try await body(provider))
+            } catch {
+                result = .failure(error)
+            }
+            try? await provider.shutdown()
+            do {
+                return try result.get()
+            } catch {
+                throw HubCommandError(error)
+            }
+        }
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Create a broadcast channel; prints its id.")
+
+            @OptionGroup var common: CommonOptions
+
+            @Argument(help: "The hub.")
+            var name: String
+
+            @Option(help: "0: APNs stores no message for an offline device; 1: it stores the most recent one.")
+            var storagePolicy = 0
+
+            func validate() throws {
+                guard storagePolicy == 0 || storagePolicy == 1 else {
+                    throw ValidationError("--storage-policy is 0 (no storage) or 1 (the most recent message)")
+                }
+            }
+
+            func run() async throws {
+                let id = try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
+                    try await provider.createChannel(messageStoragePolicy: storagePolicy)
+                }
+                print(id)
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List the ids of the hub's broadcast channels, one a line.")
+
+            @OptionGroup var common: CommonOptions
+
+            @Argument(help: "The hub.")
+            var name: String
+
+            func run() async throws {
+                let ids = try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
+                    try await provider.channelIDs()
+                }
+                for id in ids { print(id) }
+            }
+        }
+
+        struct Show: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Show a broadcast channel's message storage policy.")
+
+            @OptionGroup var common: CommonOptions
+
+            @Argument(help: "The hub.")
+            var name: String
+
+            @Argument(help: "The channel id, as create printed it.")
+            var id: String
+
+            func run() async throws {
+                let policy = try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
+                    try await provider.channelStoragePolicy(id: id)
+                }
+                print("channel \(id): message storage policy \(policy) (\(policy == 1 ? "the most recent message is stored" : "no storage"))")
+            }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Delete a broadcast channel.")
+
+            @OptionGroup var common: CommonOptions
+
+            @Argument(help: "The hub.")
+            var name: String
+
+            @Argument(help: "The channel id, as create printed it.")
+            var id: String
+
+            func run() async throws {
+                try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
+                    try await provider.deleteChannel(id: id)
+                }
+                print("deleted channel \(id)")
+            }
+        }
+    }
+}
