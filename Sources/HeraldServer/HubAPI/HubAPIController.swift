@@ -71,6 +71,8 @@ public struct HubAPIController: Sendable {
         hub.get("jobs/files/{name}", use: downloadJobFile)
         hub.get("jobs/{id}/{file}", use: downloadJobOutput)
 
+        addWebhookRoutes(to: hub)
+
         // What the cloud hub offers on its higher tiers and Herald answers otherwise.
         hub.get("feedbackcontainer", use: notOffered)
     }
