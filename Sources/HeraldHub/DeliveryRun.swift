@@ -116,6 +116,7 @@ struct DeliveryRun {
         var outcomes = [DeliveryOutcome?](repeating: nil, count: devices.count)
         var counts = self.counts
         var expired: [String] = []
+        var expiredPlatforms: [Platform] = []
         var expiredPerPlatform: [Platform: Int] = [:]
         let sent = await engine.fanOut(
             count: devices.count,
@@ -128,6 +129,7 @@ struct DeliveryRun {
                 // A direct send's device has no registration to remove.
                 if result.disposition == .channelExpired, let id = devices[index].registrationID {
                     expired.append(id)
+                    expiredPlatforms.append(platform)
                     expiredPerPlatform[platform, default: 0] += 1
                 }
             }
@@ -139,6 +141,7 @@ struct DeliveryRun {
                 try await engine.store.deleteRegistrations(ids: expired)
             }
             engine.recordExpired(expiredPerPlatform)
+            await engine.recordExpiredChannelEvents(zip(expired, expiredPlatforms).map { (id: $0, platform: $1) }, notification: notification)
             logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
         }
         engine.deliveryLog.record(

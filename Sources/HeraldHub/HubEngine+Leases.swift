@@ -104,6 +104,9 @@ extension HubEngine {
             try await store.finishNotification(id: record.id, owner: leaseOwner, state: state, counts: counts, endedAt: end)
         }
         if record.partOf == nil { metrics?.notificationFinished(state: state.rawValue) }
+        if let event = Self.notificationEvent(record, state: state, counts: counts, at: end), await wantsWebhookEvent(event.type) {
+            await recordWebhookEvent(event)
+        }
         signal.ring(record.partOf ?? record.id)
         var finished = record
         finished.state = state

@@ -58,6 +58,20 @@ public final class HubEngine: Sendable {
         public var jobRetention: Duration = .seconds(7 * 24 * 3600)
         /// How often the ``JobSweeper`` deletes what outlived ``jobRetention``.
         public var jobSweepInterval: Duration = .seconds(3600)
+        /// Posts the hub's webhook events, shared by every hub of the node; `nil`: this node
+        /// records events in the outbox but sends none (another node does).
+        public var webhookPoster: WebhookPoster? = nil
+        /// When a failed webhook event is tried again, and for how long before its endpoint is
+        /// disabled.
+        public var webhookRetry: WebhookRetrySchedule = .standard
+        /// How long a node holds the webhook events it claimed before another may send them.
+        public var webhookLease: Duration = .seconds(60)
+        /// How often an idle ``WebhookSender`` looks for due events.
+        public var webhookPollInterval: Duration = .seconds(1)
+        /// Events posted at once per hub.
+        public var webhookBatchSize: Int = 16
+        /// How long each endpoint's delivery log keeps an attempt.
+        public var webhookLogRetention: Duration = .seconds(7 * 24 * 3600)
 
         public init() {}
     }
@@ -143,6 +157,7 @@ public final class HubEngine: Sendable {
         signal.ring(Self.workerKey, remember: true)
         signal.ring(Self.jobKey, remember: true)
         signal.ring(Self.sweepKey, remember: true)
+        signal.ring(Self.webhookKey, remember: true)
     }
 
     /// Wakes idle delivery workers: work was announced by another node.

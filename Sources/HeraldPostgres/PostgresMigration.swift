@@ -685,6 +685,68 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 14,
+            name: "webhook endpoints, outbox and delivery log",
+            statements: [
+                // Where a hub posts events: event types sorted and comma-separated; the secret
+                // before the last rotation signs too until it expires.
+                """
+                CREATE TABLE herald.webhook_endpoints (
+                    hub text COLLATE "C" NOT NULL,
+                    id text COLLATE "C" NOT NULL,
+                    url text NOT NULL,
+                    events text NOT NULL,
+                    secret text NOT NULL,
+                    previous_secret text,
+                    previous_secret_expires_at bigint,
+                    enabled boolean NOT NULL,
+                    disabled_reason text,
+                    created_at bigint NOT NULL,
+                    updated_at bigint NOT NULL,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                // One row per event and endpoint until it is delivered or given up: due at
+                // due_at, tried `attempts` times, leased to the node sending it. Nodes claim
+                // due rows with FOR UPDATE SKIP LOCKED through the (due_at) index.
+                """
+                CREATE TABLE herald.webhook_outbox (
+                    hub text COLLATE "C" NOT NULL,
+                    endpoint_id text COLLATE "C" NOT NULL,
+                    event_id text COLLATE "C" NOT NULL,
+                    type text NOT NULL,
+                    body text NOT NULL,
+                    created_at bigint NOT NULL,
+                    due_at bigint NOT NULL,
+                    attempts integer NOT NULL DEFAULT 0,
+                    lease_owner text,
+                    lease_until bigint,
+                    PRIMARY KEY (hub, endpoint_id, event_id)
+                )
+                """,
+                "CREATE INDEX webhook_outbox_due ON herald.webhook_outbox (hub, due_at)",
+                // Each endpoint's delivery log, one row per attempt.
+                """
+                CREATE TABLE herald.webhook_attempts (
+                    hub text COLLATE "C" NOT NULL,
+                    seq bigint GENERATED ALWAYS AS IDENTITY,
+                    endpoint_id text COLLATE "C" NOT NULL,
+                    event_id text COLLATE "C" NOT NULL,
+                    type text NOT NULL,
+                    attempt integer NOT NULL,
+                    at bigint NOT NULL,
+                    status_code integer,
+                    error text,
+                    duration_ms bigint NOT NULL,
+                    outcome text NOT NULL,
+                    PRIMARY KEY (hub, seq)
+                )
+                """,
+                "CREATE INDEX webhook_attempts_endpoint ON herald.webhook_attempts (hub, endpoint_id, at)",
+                "CREATE INDEX webhook_attempts_at ON herald.webhook_attempts (hub, at)",
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

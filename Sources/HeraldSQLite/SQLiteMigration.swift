@@ -429,6 +429,61 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 12,
+            name: "webhook endpoints, outbox and delivery log",
+            statements: [
+                // Where the hub posts events: event types sorted and comma-separated; the
+                // secret before the last rotation signs too until it expires.
+                """
+                CREATE TABLE webhook_endpoints (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    url TEXT NOT NULL,
+                    events TEXT NOT NULL,
+                    secret TEXT NOT NULL,
+                    previous_secret TEXT,
+                    previous_secret_expires_at INTEGER,
+                    enabled INTEGER NOT NULL,
+                    disabled_reason TEXT,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                )
+                """,
+                // One row per event and endpoint until it is delivered or given up: due at
+                // due_at, tried `attempts` times, leased to the worker sending it.
+                """
+                CREATE TABLE webhook_outbox (
+                    endpoint_id TEXT NOT NULL,
+                    event_id TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    due_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    lease_owner TEXT,
+                    lease_until INTEGER,
+                    PRIMARY KEY (endpoint_id, event_id)
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX webhook_outbox_due ON webhook_outbox (due_at)",
+                // Each endpoint's delivery log, one row per attempt.
+                """
+                CREATE TABLE webhook_attempts (
+                    endpoint_id TEXT NOT NULL,
+                    event_id TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    at INTEGER NOT NULL,
+                    status_code INTEGER,
+                    error TEXT,
+                    duration_ms INTEGER NOT NULL,
+                    outcome TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, at)",
+                "CREATE INDEX webhook_attempts_at ON webhook_attempts (at)",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -121,5 +121,24 @@ package enum StoreCopy {
             columns: [("upload", .text), ("sequence", .bigint), ("size", .bigint), ("bytes", .bytea), ("created_at", .bigint)],
             key: ["upload", "sequence"], batchSize: 4
         ),
+        // Webhook endpoints and the events waiting for them; the delivery log (attempts) is
+        // not copied.
+        Table(
+            name: "webhook_endpoints",
+            columns: [
+                ("id", .text), ("url", .text), ("events", .text), ("secret", .text), ("previous_secret", .text),
+                ("previous_secret_expires_at", .bigint), ("enabled", .boolean), ("disabled_reason", .text), ("created_at", .bigint),
+                ("updated_at", .bigint),
+            ],
+            key: ["id"], batchSize: 500
+        ),
+        Table(
+            name: "webhook_outbox",
+            columns: [
+                ("endpoint_id", .text), ("event_id", .text), ("type", .text), ("body", .text), ("created_at", .bigint),
+                ("due_at", .bigint), ("attempts", .bigint), ("lease_owner", .text), ("lease_until", .bigint),
+            ],
+            key: ["endpoint_id", "event_id"], batchSize: 200
+        ),
     ]
 }

@@ -22,6 +22,17 @@ extension HeraldConfiguration {
         )
     }
 
+    /// How this node posts webhook events (`HERALD_WEBHOOK_ALLOWED_HOSTS`, …).
+    func webhookPosterConfiguration() throws -> WebhookPoster.Configuration {
+        var poster = WebhookPoster.Configuration()
+        poster.allowedHosts = webhooks.allowedHosts
+        poster.plainHTTPHosts = webhooks.plainHTTPHosts
+        poster.trustRoots = try webhooks.caFile.map { try TrustRoots.certificates(pemFile: $0) }
+        poster.timeout = .seconds(webhooks.timeoutSeconds)
+        poster.connectTimeout = min(.seconds(5), poster.timeout)
+        return poster
+    }
+
     /// The server's own push credentials, read from the files the settings name; platforms
     /// without settings are left out. `vapidKeyPEM` is Herald's VAPID key, used once
     /// `HERALD_WEBPUSH_SUBJECT` is set.

@@ -100,6 +100,17 @@ struct HeraldConfiguration: Sendable {
     }
     var webPush = WebPush()
 
+    /// How hubs post webhook events to app backends.
+    struct Webhooks: Sendable {
+        /// The hosts endpoint URLs may name (default: any).
+        var allowedHosts: HostAllowList = .anyHost
+        /// The hosts endpoint URLs may reach over plain http (default: none).
+        var plainHTTPHosts: HostAllowList = []
+        var caFile: String?
+        var timeoutSeconds = 10
+    }
+    var webhooks = Webhooks()
+
     /// `auto`: start the built-in emulators for platforms without credentials;
     /// `off`: leave those platforms unconfigured.
     /// The hub the app backend registers devices with, through the hub REST API; `nil` for
@@ -294,6 +305,18 @@ struct HeraldConfiguration: Sendable {
             variable: "HERALD_WEBPUSH_ALLOWED_HOSTS",
             help: "comma-separated push-service hosts subscriptions may point at; *.domain for its subdomains (default: the major browsers' services)"
         ) { $0.webPush.allowedHosts = try allowList($1, "HERALD_WEBPUSH_ALLOWED_HOSTS") },
+        .init(
+            variable: "HERALD_WEBHOOK_ALLOWED_HOSTS",
+            help: "comma-separated hosts webhook endpoints may name; *.domain for its subdomains (default: any host)"
+        ) { $0.webhooks.allowedHosts = try allowList($1, "HERALD_WEBHOOK_ALLOWED_HOSTS") },
+        .init(
+            variable: "HERALD_WEBHOOK_HTTP_HOSTS",
+            help: "comma-separated hosts webhook endpoints may reach over plain http, for a local receiver (default: none, https only)"
+        ) { $0.webhooks.plainHTTPHosts = HostAllowList(commaSeparated: $1) },
+        .init(variable: "HERALD_WEBHOOK_CA_FILE", help: "PEM file of the CAs trusted for webhook endpoints (default: the system's)") { $0.webhooks.caFile = $1 },
+        .init(variable: "HERALD_WEBHOOK_TIMEOUT", help: "seconds one webhook attempt may take (default 10)") {
+            $0.webhooks.timeoutSeconds = try int($1, "HERALD_WEBHOOK_TIMEOUT", 1...60)
+        },
         .init(variable: "HERALD_EMULATORS", help: "auto: built-in emulators for platforms without credentials; off: none (default auto)") {
             guard ["auto", "off"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_EMULATORS must be auto or off") }
             $0.emulators = $1.lowercased()

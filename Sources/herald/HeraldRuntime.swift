@@ -42,6 +42,8 @@ struct HeraldRuntime {
     let apnsTokens: APNsTokenCache
     /// This node's lasting name, held while the runtime runs.
     let node: NodeIdentity
+    /// Posts every hub's webhook events.
+    let webhookPoster: WebhookPoster
 
     var apnsEmulator: APNsEmulator? { emulators?.apns }
     var fcmEmulator: FCMEmulator? { emulators?.fcm }
@@ -51,7 +53,7 @@ struct HeraldRuntime {
     /// The emulators and the server's providers, in the order they start: what the hub
     /// registry delivers through.
     var services: [any Service] {
-        (emulators?.services ?? []) + providers.map { $0 as any Service }
+        (emulators?.services ?? []) + providers.map { $0 as any Service } + [webhookPoster]
     }
 
     /// Where the built-in emulators listen, for `GET /emulators` and the device simulator.
@@ -129,6 +131,20 @@ struct HeraldRuntime {
         let node = NodeIdentity.acquire(dataDirectory: dataDirectory, logger: logger)
         var engineConfiguration = hubConfiguration ?? configuration.hubConfiguration
         engineConfiguration.nodeName = node.name
+        let webhookPoster: WebhookPoster
+        do {
+            if let given = engineConfiguration.webhookPoster {
+                webhookPoster = given
+            } else {
+                webhookPoster = WebhookPoster(configuration: try configuration.webhookPosterConfiguration())
+            }
+        } catch {
+            for provider in providers { try? await provider.shutdown() }
+            await emulators?.shutdown()
+            node.release()
+            throw error
+        }
+        engineConfiguration.webhookPoster = webhookPoster
         // Devices of an emulated platform name the emulator's host.
         if let emulators {
             if emulators.wns != nil {
@@ -152,6 +168,7 @@ struct HeraldRuntime {
         } catch {
             await registry.close()
             for provider in providers { try? await provider.shutdown() }
+            try? await webhookPoster.shutdown()
             await emulators?.shutdown()
             node.release()
             throw error
@@ -177,7 +194,8 @@ struct HeraldRuntime {
             platformLines: Platform.allCases.compactMap { lines[$0] },
             metrics: metrics,
             apnsTokens: apnsTokens,
-            node: node
+            node: node,
+            webhookPoster: webhookPoster
         )
     }
 
@@ -303,6 +321,7 @@ struct HeraldRuntime {
     func shutdown() async {
         await registry.close()
         for provider in providers { try? await provider.shutdown() }
+        try? await webhookPoster.shutdown()
         await emulators?.shutdown()
         node.release()
     }

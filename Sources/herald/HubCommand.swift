@@ -18,7 +18,7 @@ struct HubCommand: ParsableCommand {
             """,
         subcommands: [
             Create.self, List.self, Delete.self, Keys.self, Rotate.self,
-            SetCredentials.self, Credentials.self, AddRule.self, RemoveRule.self, ReserveTags.self, IdempotencyRetention.self,
+            SetCredentials.self, Credentials.self, AddRule.self, RemoveRule.self, ReserveTags.self, IdempotencyRetention.self, Webhooks.self,
             Export.self, Import.self, Channels.self,
         ]
     )

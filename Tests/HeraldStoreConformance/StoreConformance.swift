@@ -22,6 +22,7 @@ public enum StoreConformance {
         + AccountChecks.all
         + ContentChecks.all
         + JobChecks.all
+        + WebhookChecks.all
         + ConsoleChecks.all
         + StoreLifecycleChecks.all
 }

@@ -18,7 +18,7 @@ import Synchronization
 /// another hub, with another store and engine.
 ///
 /// The registry is a service, and the owner of every open hub's store, engine and worker: it
-/// runs one ``DeliveryWorker`` and one ``JobSweeper`` per open hub, and the retiring of replaced providers, as child
+/// runs one ``DeliveryWorker``, one ``JobSweeper`` and one ``WebhookSender`` per open hub, and the retiring of replaced providers, as child
 /// tasks until graceful shutdown, then closes the stores and shuts down the providers made
 /// from hubs' own credentials (``PushProviderFactory``). The server's own providers, which
 /// hubs share, are services of their own (``PushProvider`` is a `Service`).
@@ -296,6 +296,7 @@ public final class HubRegistry: Service, Sendable {
                     case .deliver(let hub):
                         group.addTask { try? await DeliveryWorker(hub: hub).run() }
                         group.addTask { try? await JobSweeper(hub: hub).run() }
+                        group.addTask { try? await WebhookSender(hub: hub).run() }
                     case .retire(let providers, let store):
                         group.addTask {
                             await cancelWhenGracefulShutdown { try? await Task.sleep(for: retirementDelay) }

@@ -75,6 +75,7 @@ public struct HubAPIController: Sendable {
         hub.get("broadcastchannels", use: listBroadcastChannels)
         hub.get("broadcastchannels/{id}", use: getBroadcastChannel)
         hub.delete("broadcastchannels/{id}", use: deleteBroadcastChannel)
+        addWebhookRoutes(to: hub)
 
         // What the cloud hub offers on its higher tiers and Herald answers otherwise.
         hub.get("feedbackcontainer", use: notOffered)

@@ -1,0 +1,269 @@
+import Foundation
+import HeraldCore
+import HeraldEmulator
+import HeraldHub
+import HeraldPush
+import HeraldStore
+import HeraldTestSupport
+import HeraldTLS
+import Testing
+
+/// Delivery events to an app's backend: endpoints managed through the hub REST API, events
+/// caused by real sends through the emulators, posted to a real HTTPS receiver that verifies
+/// every signature.
+@Suite("Webhooks: events posted to the app's backend")
+struct WebhookTests {
+    /// A poster that trusts the test's CA and may reach 127.0.0.1 only.
+    static func poster(_ authority: CertificateAuthority, plainHTTP: HostAllowList = []) throws -> WebhookPoster {
+        var configuration = WebhookPoster.Configuration()
+        configuration.allowedHosts = ["127.0.0.1"]
+        configuration.plainHTTPHosts = plainHTTP
+        configuration.trustRoots = [try authority.sslCertificate]
+        configuration.timeout = .seconds(30)
+        return WebhookPoster(configuration: configuration)
+    }
+
+    /// Runs `body` with a receiver and a hub test server whose hubs post through a poster
+    /// trusting the receiver, retrying after `retry`.
+    static func withReceiverAndServer(
+        retry: WebhookRetrySchedule = WebhookRetrySchedule(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400), window: .seconds(3600)),
+        _ body: @escaping @Sendable (WebhookReceiver, HubTestServer) async throws -> Void
+    ) async throws {
+        let authority = try CertificateAuthority.makeEphemeral()
+        let poster = try poster(authority)
+        do {
+            try await WebhookReceiver.with(authority: authority) { receiver in
+                try await HubTestServer.withServer(configureHubs: { hubs in
+                    hubs.webhookPoster = poster
+                    hubs.webhookPollInterval = .milliseconds(50)
+                    hubs.webhookRetry = retry
+                }) { server in
+                    try await body(receiver, server)
+                }
+            }
+        } catch {
+            try? await poster.shutdown()
+            throw error
+        }
+        try await poster.shutdown()
+    }
+
+    static let json = [("Content-Type", "application/json")]
+
+    /// Waits until `condition` holds, asking every 20 ms; fails after 30 s.
+    static func eventuallyAsync(_ what: String, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await !condition() {
+            guard ContinuousClock.now < deadline else { throw TestFailure("\(what): still not true after 30 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// `POST /{hub}/webhooks`; requires 201 and returns the endpoint's id and secret.
+    static func addEndpoint(_ server: HubTestServer, url: String, events: [String] = ["*"]) async throws -> (id: String, secret: String) {
+        let body = try JSONSerialization.data(withJSONObject: ["url": url, "events": events])
+        let response = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks", headers: json, body: body)
+        try #require(response.status == 201, "POST webhooks: \(response.status) \(response.text)")
+        let document = try #require(try response.json() as? [String: Any])
+        let id = try #require(document["id"] as? String)
+        let secret = try #require(document["secret"] as? String)
+        #expect(response.header("Location")?.hasSuffix("/\(HubTestServer.hubName)/webhooks/\(id)") == true)
+        return (id, secret)
+    }
+
+    static func endpointDocument(_ server: HubTestServer, _ id: String) async throws -> [String: Any] {
+        let response = try await server.wire(.GET, "/\(HubTestServer.hubName)/webhooks/\(id)")
+        try #require(response.status == 200, "GET webhooks/\(id): \(response.status) \(response.text)")
+        #expect(!response.text.contains("whsec_"), "a secret is shown once, when it is made")
+        return try #require(try response.json() as? [String: Any])
+    }
+
+    @Test func aCompletedSendAndAGoneTokenReachTheReceiverSigned() async throws {
+        try await Self.withReceiverAndServer { receiver, server in
+            let endpoint = try await Self.addEndpoint(server, url: receiver.url())
+            let apns = server.herald.apns
+            let live = apns.registerDevice(topic: TestHerald.topic)
+            let gone = apns.registerDevice(topic: TestHerald.topic)
+            apns.unregister(token: gone)
+            let hub = try #require(try await server.registry.hub(named: HubTestServer.hubName))
+            try await hub.store.insertRegistrations([
+                Registration(id: "live", platform: .apns, handle: live, tags: ["team"]),
+                Registration(id: "gone", platform: .apns, handle: gone, tags: ["team"]),
+            ])
+
+            let sent = try await server.send(format: "apple", #"{"aps":{"alert":"hello"}}"#, tags: "team")
+            let notification = try server.acceptedID(sent)
+            _ = try await server.finishedDetails(notification)
+            #expect(apns.notifications(for: live).count == 1)
+
+            try await eventually("the receiver got notification.completed and registration.expired") {
+                let types = Set(receiver.received.compactMap(\.type))
+                return types.contains("notification.completed") && types.contains("registration.expired")
+            }
+            let received = receiver.received
+            for request in received {
+                #expect(request.isSigned(with: endpoint.secret), "every event is signed with the endpoint's secret: \(request.body)")
+                #expect(!request.isSigned(with: WebhookSecret.random().text), "and not with any other")
+                #expect(abs(Double(request.timestamp) - Date().timeIntervalSince1970) < 300)
+            }
+            let completed = try #require(received.first { $0.type == "notification.completed" })
+            #expect(completed.data["notificationId"] as? String == notification)
+            #expect(completed.data["state"] as? String == "Completed")
+            #expect(completed.data["devices"] as? Int == 2)
+            let outcomes = try #require((completed.data["outcomes"] as? [String: Any])?["apns"] as? [String: Int])
+            #expect(outcomes == ["Success": 1, "ExpiredChannel": 1])
+            #expect(completed.id == "evt_notification.completed_\(notification)")
+
+            let expired = try #require(received.first { $0.type == "registration.expired" })
+            #expect(expired.data["registrationId"] as? String == "gone")
+            #expect(expired.data["platform"] as? String == "apns")
+            #expect(expired.data["notificationId"] as? String == notification)
+
+            // The delivery log: one delivered attempt per event; nothing waits.
+            let document = try await Self.endpointDocument(server, endpoint.id)
+            let attempts = try #require(document["attempts"] as? [[String: Any]])
+            #expect(attempts.count == received.count)
+            #expect(attempts.allSatisfy { $0["outcome"] as? String == "delivered" && $0["statusCode"] as? Int == 204 })
+            #expect(document["pending"] as? Int == 0)
+        }
+    }
+
+    @Test func aFailingEndpointIsRetriedWithTheSameIdThenSucceeds() async throws {
+        try await Self.withReceiverAndServer { receiver, server in
+            let endpoint = try await Self.addEndpoint(server, url: receiver.url(), events: ["notification.completed"])
+            receiver.answer([503, 500])
+            let test = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
+            try #require(test.status == 202, "POST test: \(test.status) \(test.text)")
+            let eventID = try #require((try test.json() as? [String: Any])?["eventId"] as? String)
+
+            try await eventually("the third attempt succeeded") { receiver.received.count >= 3 }
+            let received = receiver.received
+            #expect(received.map(\.answered) == [503, 500, 204])
+            #expect(received.allSatisfy { $0.id == eventID && $0.isSigned(with: endpoint.secret) }, "one event, tried again under its id")
+            #expect(received.first?.type == "webhook.test")
+            #expect(received.first?.body == received.last?.body, "the same body every time")
+
+            try await Self.eventuallyAsync("the delivery log has the three attempts") {
+                ((try? await Self.endpointDocument(server, endpoint.id))?["attempts"] as? [[String: Any]])?.count == 3
+            }
+            let attempts = try #require(try await Self.endpointDocument(server, endpoint.id)["attempts"] as? [[String: Any]])
+            #expect(attempts.map { $0["outcome"] as? String } == ["delivered", "retrying", "retrying"])
+            #expect(attempts.map { $0["attempt"] as? Int } == [3, 2, 1])
+            #expect(attempts.map { $0["statusCode"] as? Int } == [204, 500, 503])
+            #expect(attempts.last?["error"] as? String == "the endpoint answered 503")
+        }
+    }
+
+    @Test func anEndpointFailingForTheWholeWindowIsDisabledUntilEnabledByHand() async throws {
+        let window = WebhookRetrySchedule(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(100), window: .milliseconds(350))
+        try await Self.withReceiverAndServer(retry: window) { receiver, server in
+            let endpoint = try await Self.addEndpoint(server, url: receiver.url())
+            receiver.answer(Array(repeating: 500, count: 100))
+            _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
+            try await Self.eventuallyAsync("the endpoint is disabled") {
+                (try? await Self.endpointDocument(server, endpoint.id))?["enabled"] as? Bool == false
+            }
+            let disabled = try await Self.endpointDocument(server, endpoint.id)
+            #expect((disabled["disabledReason"] as? String)?.contains("the endpoint answered 500") == true)
+            let attempts = try #require(disabled["attempts"] as? [[String: Any]])
+            #expect(attempts.first?["outcome"] as? String == "gave-up")
+            #expect(attempts.count >= 2)
+            let tries = receiver.received.count
+
+            // Disabled, it gets nothing: a test event is recorded for nobody.
+            receiver.answer([])
+            let listed = try await server.wire(.GET, "/\(HubTestServer.hubName)/webhooks")
+            #expect(listed.status == 200 && !listed.text.contains("whsec_"))
+            let enabled = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/enable")
+            #expect(enabled.status == 200)
+            #expect((try enabled.json() as? [String: Any])?["enabled"] as? Bool == true)
+            _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
+            try await eventually("enabled again, the endpoint gets events") { receiver.received.count == tries + 1 }
+            #expect(receiver.received.last?.answered == 204)
+        }
+    }
+
+    @Test func aRotatedSecretSignsBesideThePreviousOneUntilItExpires() async throws {
+        try await Self.withReceiverAndServer { receiver, server in
+            let endpoint = try await Self.addEndpoint(server, url: receiver.url())
+            let rotated = try await server.wire(
+                .POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/rotate-secret", headers: Self.json,
+                body: Data(#"{"previousSecretValidFor": 3600}"#.utf8)
+            )
+            try #require(rotated.status == 200, "rotate: \(rotated.status) \(rotated.text)")
+            let newSecret = try #require((try rotated.json() as? [String: Any])?["secret"] as? String)
+            #expect(newSecret != endpoint.secret)
+            _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
+            try await eventually("the test event arrived") { receiver.received.count == 1 }
+            let first = try #require(receiver.received.first)
+            #expect(first.signature.split(separator: " ").count == 2)
+            #expect(first.isSigned(with: newSecret) && first.isSigned(with: endpoint.secret))
+
+            // With no time for the previous secret, only the new one signs.
+            let again = try await server.wire(
+                .POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/rotate-secret", headers: Self.json,
+                body: Data(#"{"previousSecretValidFor": 0}"#.utf8)
+            )
+            let newest = try #require((try again.json() as? [String: Any])?["secret"] as? String)
+            _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
+            try await eventually("the second test event arrived") { receiver.received.count == 2 }
+            let second = receiver.received[1]
+            #expect(second.signature.split(separator: " ").count == 1)
+            #expect(second.isSigned(with: newest) && !second.isSigned(with: newSecret))
+        }
+    }
+
+    @Test func badInputIsRefusedPreciselyAndChangesNothing() async throws {
+        try await Self.withReceiverAndServer { receiver, server in
+            let path = "/\(HubTestServer.hubName)/webhooks"
+            func post(_ json: String) async throws -> WireResponse {
+                try await server.wire(.POST, path, headers: Self.json, body: Data(json.utf8))
+            }
+            let cases: [(String, String)] = [
+                (#"{"url": "http://127.0.0.1:1/events", "events": ["*"]}"#, "plain http is not allowed"),
+                (#"{"url": "https://hooks.example.com/events", "events": ["*"]}"#, "not an allowed webhook host"),
+                (#"{"url": "\#(receiver.url())", "events": ["notification.sent"]}"#, "unknown webhook event type"),
+                (#"{"url": "\#(receiver.url())", "events": []}"#, "at least one event type"),
+                (#"{"url": "\#(receiver.url())", "events": ["*"], "secret": "letmein"}"#, "whsec_"),
+                (#"{"url": "https://user:pw@127.0.0.1/x", "events": ["*"]}"#, "no user or password"),
+                (#"{"events": ["*"]}"#, "not JSON of the form"),
+                ("not json", "not JSON of the form"),
+            ]
+            for (body, message) in cases {
+                let response = try await post(body)
+                #expect(response.status == 400, "\(body): \(response.status)")
+                #expect(response.text.contains(message), "\(body): \(response.text)")
+                #expect(!response.text.contains("letmein"), "a refused secret is not repeated")
+            }
+            let listed = try await server.wire(.GET, path)
+            #expect(listed.status == 200)
+            #expect((try listed.json() as? [String: Any])?["endpoints"] as? [Any] != nil)
+            #expect(((try listed.json() as? [String: Any])?["endpoints"] as? [Any])?.isEmpty == true, "nothing was added")
+            #expect(try await server.wire(.GET, "\(path)/we_missing").status == 404)
+            #expect(try await server.wire(.DELETE, "\(path)/we_missing").status == 404)
+            #expect(try await server.wire(.POST, "\(path)/we_missing/test").status == 404)
+            let badValidity = try await server.wire(
+                .POST, "\(path)/we_missing/rotate-secret", headers: Self.json, body: Data(#"{"previousSecretValidFor": -1}"#.utf8)
+            )
+            #expect(badValidity.status == 400)
+
+            // Only a key with Manage may touch webhooks.
+            let listen = try await server.wire(.GET, path, auth: .listen)
+            #expect(listen.status == 401 || listen.status == 403, "\(listen.status)")
+
+            // A redirect is not followed: the attempt fails and is retried.
+            let moved = try await Self.addEndpoint(server, url: receiver.url("/moved"))
+            _ = try await server.wire(.POST, "\(path)/\(moved.id)/test")
+            try await Self.eventuallyAsync("the redirect was recorded as a failure") {
+                ((try? await Self.endpointDocument(server, moved.id))?["attempts"] as? [[String: Any]])?.first?["statusCode"] as? Int == 308
+            }
+            let log = try #require(try await Self.endpointDocument(server, moved.id)["attempts"] as? [[String: Any]])
+            #expect((log.first?["error"] as? String)?.contains("redirect, which is not followed") == true)
+            #expect(receiver.received.isEmpty, "the redirect's target got nothing")
+
+            let removed = try await server.wire(.DELETE, "\(path)/\(moved.id)")
+            #expect(removed.status == 204)
+            #expect(try await server.wire(.GET, "\(path)/\(moved.id)").status == 404)
+        }
+    }
+}
