@@ -92,28 +92,19 @@ extension Bench {
     /// Hub REST API installation PUTs per second, half creating, half updating, each with a
     /// shared access signature made once (as the hub SDKs cache theirs).
     static func installationPuts(_ store: BenchStore, count: Int, connections: Int, logger: Logger) async throws -> Double {
-        try await withRuntime(store, logger: logger) { runtime in
-            let hub = try await runtime.catalog.create(name: "bench")
-            guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
-                throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
-            }
-            return try await withServer(runtime, connections: connections, logger: logger) { base, http in
-                let signature = SharedAccessSignature.make(
-                    resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(3600)
+        try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, http, signature in
+            let work = createThenUpdate((0..<(count / 2)).map { _ in UUID().uuidString.lowercased() })
+            say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
+            let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) { index, id, tag in
+                let handle = String(format: "%064x", index)
+                _ = try await call(
+                    http, "PUT", base + "/bench/installations/\(id)?api-version=2020-06",
+                    body: #"{"installationId":"\#(id)","platform":"apns","pushChannel":"\#(handle)","tags":["\#(tag)"]}"#,
+                    headers: ["authorization": signature]
                 )
-                let work = createThenUpdate((0..<(count / 2)).map { _ in UUID().uuidString.lowercased() })
-                say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
-                let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) { index, id, tag in
-                    let handle = String(format: "%064x", index)
-                    _ = try await call(
-                        http, "PUT", base + "/bench/installations/\(id)?api-version=2020-06",
-                        body: #"{"installationId":"\#(id)","platform":"apns","pushChannel":"\#(handle)","tags":["\#(tag)"]}"#,
-                        headers: ["authorization": signature]
-                    )
-                }
-                say(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
-                return perSecond
             }
+            say(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
+            return perSecond
         }
     }
 
@@ -124,6 +115,39 @@ extension Bench {
     static func sendAcceptance(
         _ store: BenchStore, count: Int, connections: Int, logger: Logger
     ) async throws -> (plain: Double, keyed: Double) {
+        try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, http, signature in
+            let perRound = max(1, count / 4)
+            var seconds: [Bool: Double] = [:], sent: [Bool: Int] = [:]
+            for round in 0..<4 {
+                let keyed = round % 2 == 1
+                say("sends: \(perRound.formatted()) POST /bench/messages \(keyed ? "each under an Idempotency-Key" : "without a key") over \(connections) connections…")
+                let started = ContinuousClock.now
+                _ = try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
+                    var headers = [
+                        "authorization": signature, "servicebusnotification-format": "apple",
+                        "servicebusnotification-tags": "nobody",
+                    ]
+                    if keyed { headers["idempotency-key"] = UUID().uuidString }
+                    _ = try await call(
+                        http, "POST", base + "/bench/messages?api-version=2015-01", body: #"{"aps":{"alert":"bench"}}"#, headers: headers)
+                }
+                seconds[keyed, default: 0] += (ContinuousClock.now - started).seconds
+                sent[keyed, default: 0] += perRound
+            }
+            let plain = Double(sent[false] ?? 0) / max(seconds[false] ?? 0, 0.001)
+            let keyed = Double(sent[true] ?? 0) / max(seconds[true] ?? 0, 0.001)
+            say(String(format: "  %.0f sends/s without a key, %.0f/s each under a key (%.0f%%)", plain, keyed, keyed / max(plain, 1) * 100))
+            return (plain, keyed)
+        }
+    }
+
+    /// Runs `body` with a new hub, `bench`, served over HTTP (see ``withServer(_:connections:logger:_:)``)
+    /// and a shared access signature of its full-access rule, made once (as the hub SDKs cache
+    /// theirs).
+    static func withHubAPI<T: Sendable>(
+        _ store: BenchStore, connections: Int, logger: Logger,
+        _ body: @escaping @Sendable (HeraldRuntime, String, HTTPClient, String) async throws -> T
+    ) async throws -> T {
         try await withRuntime(store, logger: logger) { runtime in
             let hub = try await runtime.catalog.create(name: "bench")
             guard let rule = hub.rule(named: SharedAccessRule.defaultFullRuleName) else {
@@ -133,28 +157,7 @@ extension Bench {
                 let signature = SharedAccessSignature.make(
                     resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(3600)
                 )
-                let perRound = max(1, count / 4)
-                var seconds: [Bool: Double] = [:], sent: [Bool: Int] = [:]
-                for round in 0..<4 {
-                    let keyed = round % 2 == 1
-                    say("sends: \(perRound.formatted()) POST /bench/messages \(keyed ? "each under an Idempotency-Key" : "without a key") over \(connections) connections…")
-                    let started = ContinuousClock.now
-                    _ = try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
-                        var headers = [
-                            "authorization": signature, "servicebusnotification-format": "apple",
-                            "servicebusnotification-tags": "nobody",
-                        ]
-                        if keyed { headers["idempotency-key"] = UUID().uuidString }
-                        _ = try await call(
-                            http, "POST", base + "/bench/messages?api-version=2015-01", body: #"{"aps":{"alert":"bench"}}"#, headers: headers)
-                    }
-                    seconds[keyed, default: 0] += (ContinuousClock.now - started).seconds
-                    sent[keyed, default: 0] += perRound
-                }
-                let plain = Double(sent[false] ?? 0) / max(seconds[false] ?? 0, 0.001)
-                let keyed = Double(sent[true] ?? 0) / max(seconds[true] ?? 0, 0.001)
-                say(String(format: "  %.0f sends/s without a key, %.0f/s each under a key (%.0f%%)", plain, keyed, keyed / max(plain, 1) * 100))
-                return (plain, keyed)
+                return try await body(runtime, base, http, signature)
             }
         }
     }
