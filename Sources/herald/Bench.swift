@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldCore
 import HeraldPostgres
+import HeraldStore
 import Logging
 import ServiceLifecycle
 
@@ -138,7 +139,7 @@ struct Bench: AsyncParsableCommand {
         // has what was measured, and says what failed.
         for store in stores {
             Self.say("\n== \(store.name) ==")
-            if devices > 0, let fanOut = await summary.attempt("fan-out on \(store.name)", { try await Self.fanOut(store, devices: devices, logger: logger) }) {
+            if devices > 0, let fanOut = await summary.attempt("fan-out on \(store.name)", on: store, { try await Self.fanOut(store, devices: devices, logger: logger) }) {
                 summary.add("fan-out to \(devices.formatted()) APNs devices, one node", store, fanOut, unit: "/s", target: "≥ 16,667/s (1 million/min)")
             }
             if metricsRounds > 0, store == .sqlite {
@@ -150,23 +151,23 @@ struct Bench: AsyncParsableCommand {
             if store == .sqlite {
                 await measureNodeProcesses(into: &summary, logger: logger)
             }
-            if upserts > 0, let upserted = await summary.attempt("registration upserts on \(store.name)", {
+            if upserts > 0, let upserted = await summary.attempt("registration upserts on \(store.name)", on: store, {
                 try await Self.upserts(store, count: upserts, connections: connections, logger: logger)
             }) {
                 summary.add("registration upserts, PUT /api/register/{id}", store, upserted, unit: "/s", target: "≥ 3,000/s")
             }
-            if installations > 0, let installed = await summary.attempt("installation PUTs on \(store.name)", {
+            if installations > 0, let installed = await summary.attempt("installation PUTs on \(store.name)", on: store, {
                 try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
             }) {
                 summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
             }
-            if sends > 0, let accepted = await summary.attempt("send acceptance on \(store.name)", {
+            if sends > 0, let accepted = await summary.attempt("send acceptance on \(store.name)", on: store, {
                 try await Self.sendAcceptance(store, count: sends, connections: connections, logger: logger)
             }) {
                 summary.add("sends accepted, POST /{hub}/messages", store, accepted.plain, unit: "/s", target: "–")
                 summary.add("… each under an Idempotency-Key", store, accepted.keyed, unit: "/s", target: "≥ 95% of the row above")
             }
-            if consoleDevices > 0, let measured = await summary.attempt("console pages on \(store.name)", {
+            if consoleDevices > 0, let measured = await summary.attempt("console pages on \(store.name)", on: store, {
                 try await Self.consoleReads(store, devices: consoleDevices, logger: logger)
             }) {
                 let (reference, timings) = measured
@@ -180,7 +181,7 @@ struct Bench: AsyncParsableCommand {
         if case .postgres(let server, let text)? = stores.last, clusterDevices > 0 {
             Self.say("\n== one broadcast shared by node processes on PostgreSQL ==")
             for count in nodeCounts {
-                if let run = await summary.attempt("broadcast shared by \(count) node process\(count == 1 ? "" : "es")", {
+                if let run = await summary.attempt("broadcast shared by \(count) node process\(count == 1 ? "" : "es")", on: stores.last, {
                     try await Self.clusterBroadcast(
                         server: server, serverText: text, devices: clusterDevices, nodes: count, analyze: clusterAnalyze,
                         nodeCPU: nodeCPU, logger: logger)
@@ -266,16 +267,26 @@ struct BenchSummary {
     var cluster: [Bench.ClusterRun] = []
     /// What failed, each with its error; the rest was measured.
     var failures: [String] = []
+    /// The stores that did not answer a step (by name): their other steps are not tried.
+    var unanswered: Set<String> = []
 
     /// What `body` returns, or `nil` when it throws: then the failure is said at once and kept
     /// for the end of the table.
-    mutating func attempt<T>(_ what: String, _ body: () async throws -> T) async -> T? {
+    mutating func attempt<T>(_ what: String, on store: BenchStore? = nil, _ body: () async throws -> T) async -> T? {
+        // A database that did not answer one step is not waited for again at every other.
+        if let store, unanswered.contains(store.name) {
+            let failure = "\(what): not tried, since \(store.name) did not answer an earlier step"
+            Bench.say("  SKIPPED: " + failure)
+            failures.append(failure)
+            return nil
+        }
         do {
             return try await body()
         } catch {
             let failure = "\(what): \(error)"
             Bench.say("  FAILED: " + failure)
             failures.append(failure)
+            if let store, (error as? StoreError)?.code == .databaseUnavailable { unanswered.insert(store.name) }
             return nil
         }
     }

@@ -20,26 +20,32 @@ extension HubCommand {
             subcommands: [Create.self, List.self, Show.self, Delete.self]
         )
 
-        /// Runs `body` with the APNs provider of hub `name`, shut down afterwards.
+        /// Runs `body` with the APNs provider of hub `name`, shut down afterwards. It signs with
+        /// the provider token the nodes keep in the hubs' storage, as `herald serve` does: APNs
+        /// refuses a key's new token within 20 minutes of the last (TooManyProviderTokenUpdates).
         static func withProvider<T>(
             _ common: CommonOptions, hub name: String, _ body: (APNsProvider) async throws(HeraldError) -> T
         ) async throws -> T {
             let configuration = try common.load()
-            let credentials = try await HubCommand.withCatalog(configuration) { catalog in
-                try await HubCommand.existingHub(name, in: catalog).credentials.apns
-            }
             let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
-            guard let apns = try credentials ?? configuration.serverCredentials(vapidKeyPEM: "").apns else {
-                throw HubCommandError("hub \(name) has no APNs credentials, and the server none (HERALD_APNS_*): broadcast channels are APNs'")
+            let result: Result<T, HeraldError> = try await HubCommand.withStorage(configuration) { storage in
+                let catalog = HubCatalog(storage: storage)
+                let credentials = try await HubCommand.existingHub(name, in: catalog).credentials.apns
+                guard let apns = try credentials ?? configuration.serverCredentials(vapidKeyPEM: "").apns else {
+                    throw HubCommandError("hub \(name) has no APNs credentials, and the server none (HERALD_APNS_*): broadcast channels are APNs'")
+                }
+                let tokens = APNsTokenCache(storage: HubStorageProviderTokens(storage: storage), logger: logger)
+                let factory = PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger, apnsTokens: tokens)
+                let provider = try factory.apnsProvider(apns)
+                let result: Result<T, HeraldError>
+                do throws(HeraldError) {
+                    result = .success(try await body(provider))
+                } catch {
+                    result = .failure(error)
+                }
+                try? await provider.shutdown()
+                return result
             }
-            let provider = try PushProviderFactory(settings: try configuration.pushServiceSettings(), logger: logger).apnsProvider(apns)
-            let result: Result<T, HeraldError>
-            do {
-                result = .success(try await body(provider))
-            } catch {
-                result = .failure(error)
-            }
-            try? await provider.shutdown()
             do {
                 return try result.get()
             } catch {

@@ -49,11 +49,15 @@ extension HubCommand {
     /// database of HERALD_DATABASE_URL), turning catalog and database errors into plain CLI
     /// errors.
     static func withCatalog<T>(_ configuration: HeraldConfiguration, _ body: (HubCatalog) async throws -> T) async throws -> T {
+        try await withStorage(configuration) { storage in try await body(HubCatalog(storage: storage)) }
+    }
+
+    /// Runs `body` with the hubs' storage (see ``withCatalog(_:_:)``), its errors as clear
+    /// command-line errors.
+    static func withStorage<T>(_ configuration: HeraldConfiguration, _ body: (any HubStorage) async throws -> T) async throws -> T {
         let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
         do {
-            return try await configuration.withHubStorage(logger: logger) { storage in
-                try await body(HubCatalog(storage: storage))
-            }
+            return try await configuration.withHubStorage(logger: logger, body)
         } catch let error as HeraldError {
             throw HubCommandError(error)
         } catch let error as PostgresStoreError {
