@@ -183,6 +183,41 @@ struct WebhookTests {
         }
     }
 
+    /// Standard Webhooks' own Python library verifies what Herald posts: test events signed
+    /// with the endpoint's secret, and after a rotation with the new one and the previous one.
+    @Test(.enabled("needs python3 with standardwebhooks: pip install standardwebhooks") { await PythonInterop.canImport("standardwebhooks") })
+    func standardWebhooksLibraryVerifiesTheSignatures() async throws {
+        try await Self.withReceiverAndServer { receiver, server in
+            let endpoint = try await Self.addEndpoint(server, url: receiver.url())
+            for _ in 0..<2 { _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test") }
+            try await eventually("two test events arrived") { receiver.received.count == 2 }
+            let rotated = try await server.wire(
+                .POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/rotate-secret", headers: Self.json,
+                body: Data(#"{"previousSecretValidFor": 3600}"#.utf8)
+            )
+            let newSecret = try #require((try rotated.json() as? [String: Any])?["secret"] as? String)
+            _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
+            try await eventually("the third test event arrived") { receiver.received.count == 3 }
+
+            let received = receiver.received
+            var requests: [[String: Any]] = []
+            for (index, request) in received.enumerated() {
+                let secrets = index < 2 ? [endpoint.secret] : [newSecret, endpoint.secret]
+                for secret in secrets {
+                    requests.append([
+                        "secret": secret, "id": request.id, "timestamp": request.timestamp, "signature": request.signature, "body": request.body,
+                    ])
+                }
+            }
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-webhooks-\(UUID().uuidString).json")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try JSONSerialization.data(withJSONObject: requests).write(to: file)
+            let verified = try await PythonInterop.run("webhook_verify.py", arguments: [file.path])
+            #expect(verified.status == 0, "\(verified.transcript)")
+            #expect(verified.stdout.contains(#""verified": 4"#), "\(verified.stdout)")
+        }
+    }
+
     @Test func aRotatedSecretSignsBesideThePreviousOneUntilItExpires() async throws {
         try await Self.withReceiverAndServer { receiver, server in
             let endpoint = try await Self.addEndpoint(server, url: receiver.url())
