@@ -54,11 +54,17 @@ class Emulator:
         self.settings = dict(line.split("=", 1) for line in open(env_file).read().splitlines() if "=" in line)
         self.service = urllib.parse.urlparse(self.settings[f"HERALD_{platform.upper()}_ENDPOINT"])
 
-    def stats(self):
+    def stats(self, since=None):
         """The emulator's counts, over one kept-alive connection: the scripts poll every few
         milliseconds, and a TLS handshake a poll would take CPU from the processes measured.
         A connection that fails (the emulator closed it, or took over 10 s on a saturated
-        machine) is opened anew, for up to a minute."""
+        machine) is opened anew, for up to a minute.
+
+        With `since` (a `time.time()`), also `firstAcceptedSince` (ms since 1970, or None) and
+        `longestPauseSince` (seconds): the emulator's own record of when sends resumed after
+        that moment and how long they stood still since, exact even when a busy emulator
+        answers a poll seconds late."""
+        path = "/_emulator/stats" if since is None else f"/_emulator/stats?since={int(since * 1000)}"
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -66,7 +72,7 @@ class Emulator:
                     context = ssl.create_default_context(cafile=self.settings["HERALD_APNS_CA_FILE"])
                     self._stats_connection = http.client.HTTPSConnection(
                         self.service.hostname, self.service.port, context=context, timeout=10)
-                self._stats_connection.request("GET", "/_emulator/stats")
+                self._stats_connection.request("GET", path)
                 return json.loads(self._stats_connection.getresponse().read())
             except (OSError, http.client.HTTPException) as error:
                 self._stats_connection.close()
@@ -75,6 +81,13 @@ class Emulator:
                     raise
                 print(f"   (the emulator's stats: {error!r}; asking again)", file=sys.stderr, flush=True)
                 time.sleep(0.1)
+
+    def sends_since(self, moment):
+        """(seconds from `moment` to the first send accepted after it, or None; the longest
+        time without a send from `moment` to the last send), by the emulator's clock."""
+        stats = self.stats(since=moment)
+        first = stats["firstAcceptedSince"]
+        return (None if first is None else max(0.0, first / 1000 - moment)), stats["longestPauseSince"]
 
     def stop(self):
         if getattr(self, "_stats_connection", None) is not None:

@@ -107,7 +107,7 @@ extension APNsResponder {
         } catch {
             return refuse(error.status, error.reason)
         }
-        accepted.add(1, ordering: .relaxed)
+        accepted.record()
         return EmulatorResponse(
             status: 200, headers: [("apns-request-id", requestID), ("apns-unique-id", RandomIdentifier.uuid())])
     }

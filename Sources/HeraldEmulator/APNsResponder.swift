@@ -28,7 +28,7 @@ final class APNsResponder: EmulatorResponder {
     let configuration: APNsEmulator.Configuration
     let registry: DeviceRegistry
     let faults = FaultQueue()
-    let accepted = Atomic<Int>(0)
+    let accepted = AcceptLog()
     let authenticator: APNsAuthenticator
     let liveActivities: LiveActivityRegistry
     private let errorBodies: [APNsReason: ByteBuffer]
@@ -191,7 +191,7 @@ final class APNsResponder: EmulatorResponder {
                 collapseID: request.headers.first("apns-collapse-id")
             )
         }
-        accepted.add(1, ordering: .relaxed)
+        accepted.record()
         return EmulatorResponse(status: 200, headers: [("apns-id", id), ("apns-unique-id", RandomIdentifier.uuid())])
     }
 
@@ -309,6 +309,7 @@ extension APNsResponder: EmulatorControl {
         faults.clear()
     }
 
-    var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var acceptedCount: Int { accepted.count }
+    func acceptPauses(since moment: Date) -> AcceptLog.Pauses { accepted.pauses(since: moment) }
     var reach: DeviceRegistry.Reach { registry.reach }
 }

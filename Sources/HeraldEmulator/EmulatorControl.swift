@@ -11,6 +11,8 @@ protocol EmulatorControl: Sendable {
     func injectFaults(_ fault: Fault, count: Int)
     func clearFaults()
     var acceptedCount: Int { get }
+    /// When sends resumed after `moment`, and how long they stood still since.
+    func acceptPauses(since moment: Date) -> AcceptLog.Pauses
     /// How many devices received a notification, and how many more than one (with payloads recorded).
     var reach: DeviceRegistry.Reach { get }
 }
@@ -29,7 +31,10 @@ struct ControlError: Error {
 /// - `DELETE /_emulator/faults` → `{}`
 /// - `GET /_emulator/stats` → `{"accepted": n, "devices": reached, "devicesReachedMoreThanOnce": m,
 ///   "devicesShowingMoreThanOne": k}` (an APNs device shows one notification of a collapse id)
-///   (devices are counted while payloads are recorded)
+///   (devices are counted while payloads are recorded); with `?since=ms` (since 1970), also
+///   `"firstAcceptedSince": ms` (or `null`) and `"longestPauseSince": seconds`: when the first
+///   send at or after that moment was accepted, and the longest time without a send from that
+///   moment to the last send (see ``AcceptLog``)
 enum EmulatorControlAPI {
     static let prefix = "/_emulator/"
 
@@ -51,6 +56,25 @@ enum EmulatorControlAPI {
         var devices: Int
         var devicesReachedMoreThanOnce: Int
         var devicesShowingMoreThanOne: Int
+        var firstAcceptedSince: Int64?
+        var longestPauseSince: Double?
+
+        private enum CodingKeys: String, CodingKey {
+            case accepted, devices, devicesReachedMoreThanOnce, devicesShowingMoreThanOne, firstAcceptedSince, longestPauseSince
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(accepted, forKey: .accepted)
+            try container.encode(devices, forKey: .devices)
+            try container.encode(devicesReachedMoreThanOnce, forKey: .devicesReachedMoreThanOnce)
+            try container.encode(devicesShowingMoreThanOne, forKey: .devicesShowingMoreThanOne)
+            // Asked with `since`: the first send is `null` when there was none.
+            if let longestPauseSince {
+                try container.encode(firstAcceptedSince, forKey: .firstAcceptedSince)
+                try container.encode(longestPauseSince, forKey: .longestPauseSince)
+            }
+        }
     }
     private struct Empty: Encodable {}
     private struct ErrorResponse: Encodable { var error: String }
@@ -110,18 +134,33 @@ enum EmulatorControlAPI {
             return json(200, Empty(), allocator: allocator)
         case ("GET", 1) where segments[0] == "stats":
             let reach = control.reach
-            return json(
-                200,
-                StatsResponse(
-                    accepted: control.acceptedCount, devices: reach.devices,
-                    devicesReachedMoreThanOnce: reach.devicesReachedMoreThanOnce,
-                    devicesShowingMoreThanOne: reach.devicesShowingMoreThanOne
-                ),
-                allocator: allocator
+            var stats = StatsResponse(
+                accepted: control.acceptedCount, devices: reach.devices,
+                devicesReachedMoreThanOnce: reach.devicesReachedMoreThanOnce,
+                devicesShowingMoreThanOne: reach.devicesShowingMoreThanOne
             )
+            if let since = queryItem("since", of: request.target) {
+                guard let milliseconds = Int64(since), milliseconds >= 0 else {
+                    return error(400, "since must be milliseconds since 1970", allocator: allocator)
+                }
+                let pauses = control.acceptPauses(since: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+                stats.firstAcceptedSince = pauses.firstAccepted.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                stats.longestPauseSince = pauses.longestPause
+            }
+            return json(200, stats, allocator: allocator)
         default:
             return error(404, "no such emulator control route", allocator: allocator)
         }
+    }
+
+    /// The value of `name` in `target`'s query, if given.
+    private static func queryItem(_ name: String, of target: String) -> String? {
+        guard let question = target.firstIndex(of: "?") else { return nil }
+        for pair in target[target.index(after: question)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts[0] == name { return parts.count > 1 ? String(parts[1]) : "" }
+        }
+        return nil
     }
 
     static func json(_ status: Int, _ value: some Encodable, allocator: ByteBufferAllocator) -> EmulatorResponse {

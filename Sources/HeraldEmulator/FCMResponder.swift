@@ -68,7 +68,7 @@ final class FCMResponder: EmulatorResponder {
     let configuration: FCMEmulator.Configuration
     let registry: DeviceRegistry
     let faults = FaultQueue()
-    let accepted = Atomic<Int>(0)
+    let accepted = AcceptLog()
     /// Messages accepted that came over HTTP/2.
     let acceptedOverHTTP2 = Atomic<Int>(0)
     private let messageCounter = Atomic<Int>(0)
@@ -317,7 +317,7 @@ final class FCMResponder: EmulatorResponder {
                 )
             )
         }
-        accepted.add(1, ordering: .relaxed)
+        accepted.record()
         if case .http2 = request.headers { acceptedOverHTTP2.add(1, ordering: .relaxed) }
         return json(200, SendResponse(name: name), allocator: allocator)
     }
@@ -448,7 +448,8 @@ extension FCMResponder: EmulatorControl {
         faults.clear()
     }
 
-    var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var acceptedCount: Int { accepted.count }
+    func acceptPauses(since moment: Date) -> AcceptLog.Pauses { accepted.pauses(since: moment) }
     var acceptedOverHTTP2Count: Int { acceptedOverHTTP2.load(ordering: .relaxed) }
     var reach: DeviceRegistry.Reach { registry.reach }
 }

@@ -44,7 +44,7 @@ final class WNSResponder: EmulatorResponder {
     let configuration: WNSEmulator.Configuration
     let registry: DeviceRegistry
     let faults = FaultQueue()
-    let accepted = Atomic<Int>(0)
+    let accepted = AcceptLog()
     let tokenRequests = Atomic<Int>(0)
     private let apps: [String: WNSEmulator.App]
     private let accessTokens = Mutex<[String: AccessToken]>([:])
@@ -257,7 +257,7 @@ final class WNSResponder: EmulatorResponder {
             registry.record(
                 ReceivedNotification(id: messageID, token: channel.uri, headers: recorded, payload: payload, receivedAt: now))
         }
-        accepted.add(1, ordering: .relaxed)
+        accepted.record()
         return EmulatorResponse(
             status: 200,
             headers: [
@@ -449,6 +449,7 @@ extension WNSResponder: EmulatorControl {
         faults.clear()
     }
 
-    var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var acceptedCount: Int { accepted.count }
+    func acceptPauses(since moment: Date) -> AcceptLog.Pauses { accepted.pauses(since: moment) }
     var reach: DeviceRegistry.Reach { registry.reach }
 }

@@ -70,7 +70,7 @@ final class WebPushResponder: EmulatorResponder {
     let configuration: WebPushEmulator.Configuration
     let registry: DeviceRegistry
     let faults = FaultQueue()
-    let accepted = Atomic<Int>(0)
+    let accepted = AcceptLog()
     private let subscriptions = Mutex<[String: Subscription]>([:])
     private let publicBase = Mutex<(url: String, origin: String)>(("", ""))
     private let logger: Logger
@@ -226,7 +226,7 @@ final class WebPushResponder: EmulatorResponder {
                 ReceivedNotification(id: messageID, token: id, headers: headers, payload: payload, receivedAt: now)
             )
         }
-        accepted.add(1, ordering: .relaxed)
+        accepted.record()
         let base = publicBase.withLock { $0.url }
         return .success(EmulatorResponse(status: 201, headers: [("location", base + "/m/" + messageID), ("ttl", ttl)]))
     }
@@ -456,6 +456,7 @@ extension WebPushResponder: EmulatorControl {
         faults.clear()
     }
 
-    var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    var acceptedCount: Int { accepted.count }
+    func acceptPauses(since moment: Date) -> AcceptLog.Pauses { accepted.pauses(since: moment) }
     var reach: DeviceRegistry.Reach { registry.reach }
 }

@@ -504,6 +504,43 @@ struct APNsEmulatorTests {
         }
     }
 
+    @Test("the stats since a moment say when sends resumed after it and how long they stood still")
+    func statsSinceAMoment() async throws {
+        struct Stats: Decodable {
+            var accepted: Int
+            var firstAcceptedSince: Int64?
+            var longestPauseSince: Double?
+        }
+        try await APNsHarness.with { apns in
+            let token = apns.emulator.registerDevice(topic: APNsHarness.topic)
+            func stats(_ query: String) async throws -> Stats {
+                try await apns.client.send(.GET, apns.emulator.baseURL + "/_emulator/stats" + query).decode(Stats.self)
+            }
+            func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+            let moment = Date()
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await apns.send(token: token).status == 200)
+            let first = Date()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await apns.send(token: token).status == 200)
+
+            let since = try await stats("?since=\(milliseconds(moment))")
+            #expect(since.accepted == 2)
+            let resumed = try #require(since.firstAcceptedSince)
+            #expect(resumed >= milliseconds(moment) + 300 && resumed <= milliseconds(first))
+            // The moment counts as a send: the 300 ms before the first send are the longest pause.
+            #expect(try #require(since.longestPauseSince) >= 0.29)
+
+            let later = try await stats("?since=\(milliseconds(Date()) + 1000)")
+            #expect(later.firstAcceptedSince == nil && later.longestPauseSince == 0)
+            let plain = try await stats("")
+            #expect(plain.firstAcceptedSince == nil && plain.longestPauseSince == nil)
+            let bad = try await apns.client.send(.GET, apns.emulator.baseURL + "/_emulator/stats?since=yesterday")
+            #expect(bad.status == 400)
+        }
+    }
+
     @Test("a notification replaces the one of its apns-collapse-id that the device shows")
     func aCollapseIDReplacesTheEarlierNotification() async throws {
         try await APNsHarness.with { apns in
