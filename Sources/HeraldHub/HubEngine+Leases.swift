@@ -105,7 +105,7 @@ extension HubEngine {
         }
         if record.partOf == nil { metrics?.notificationFinished(state: state.rawValue) }
         if let event = Self.notificationEvent(record, state: state, counts: counts, at: end), await wantsWebhookEvent(event.type) {
-            await recordWebhookEvent(event)
+            await recordWebhookEvents([event])
         }
         signal.ring(record.partOf ?? record.id)
         var finished = record

@@ -32,6 +32,7 @@ extension HubEngine {
         let secret = try secretText.map { text throws(HeraldError) in try WebhookSecret(text) } ?? .random()
         let endpoint = WebhookEndpoint(id: WebhookEndpoint.makeID(), url: url, events: events, secret: secret, createdAt: now)
         try await store.createWebhookEndpoint(endpoint, limit: Self.maxWebhookEndpoints)
+        webhookEndpointsChanged()
         return endpoint
     }
 
@@ -48,6 +49,7 @@ extension HubEngine {
     /// - Throws: ``HeraldError/notFound(_:)`` when there is no such endpoint.
     public func removeWebhookEndpoint(id: String) async throws {
         guard try await store.deleteWebhookEndpoint(id: id) else { throw Self.noWebhookEndpoint(id) }
+        webhookEndpointsChanged()
     }
 
     /// Enables an endpoint (one disabled by failing, or by hand) or disables it.
@@ -55,6 +57,7 @@ extension HubEngine {
     /// - Throws: ``HeraldError/notFound(_:)`` when there is no such endpoint.
     public func setWebhookEndpointEnabled(id: String, enabled: Bool, now: Date = Date()) async throws -> WebhookEndpoint {
         guard let endpoint = try await store.setWebhookEndpointEnabled(id: id, enabled: enabled, now: now) else { throw Self.noWebhookEndpoint(id) }
+        webhookEndpointsChanged()
         return endpoint
     }
 

@@ -3,36 +3,62 @@ public import HeraldCore
 import HeraldPush
 import HeraldStore
 import Logging
+import Synchronization
 
 extension HubEngine {
     static let webhookKey = "\u{0}webhooks"
 
-    /// Records `event` in the hub's outbox for every endpoint that wants it, and wakes this
-    /// node's ``WebhookSender``. Never throws: an event that cannot be recorded (the store is
-    /// down for longer than the retries wait) is logged and dropped, and the delivery that
-    /// caused it goes on.
-    func recordWebhookEvent(_ event: WebhookEvent) async {
+    /// Records `events` in the hub's outbox, in one store call, for every endpoint that wants
+    /// them, and wakes this node's ``WebhookSender``. Never throws: events that cannot be
+    /// recorded (the store is down for longer than the retries wait) are logged and dropped,
+    /// and the delivery that caused them goes on.
+    func recordWebhookEvents(_ events: [WebhookEvent]) async {
+        guard let first = events.first else { return }
         do {
-            let added = try await retryingWhileUnavailable("record a webhook event", id: event.id) {
-                try await store.enqueueWebhookEvent(event, endpointIDs: nil)
+            let added = try await retryingWhileUnavailable("record a webhook event", id: first.id) {
+                try await store.enqueueWebhookEvents(events, endpointIDs: nil)
             }
             if added > 0 { signal.ring(Self.webhookKey, remember: true) }
         } catch {
             logger.error(
-                "Could not record a webhook event", metadata: ["herald.webhook.event": "\(event.type)", "error": "\(error)"]
+                "Could not record webhook events",
+                metadata: ["herald.webhook.event": "\(first.type)", "herald.count": "\(events.count)", "error": "\(error)"]
             )
         }
     }
 
-    /// Whether an enabled endpoint of the hub wants events of `type`: a read, so that a hub
-    /// without webhooks pays no write for its events.
+    /// Whether an enabled endpoint of the hub wants events of `type`, as last read (see
+    /// ``wantedWebhookEvents()``): a hub without webhooks pays no write for its events.
     func wantsWebhookEvent(_ type: WebhookEventType) async -> Bool {
-        do {
-            return try await store.webhookEndpoints().contains { $0.enabled && $0.events.contains(type) }
-        } catch {
-            // The write that follows finds out for itself (and retries while the store is down).
-            return true
+        await wantedWebhookEvents().events.contains(type)
+    }
+
+    /// What the hub's enabled endpoints want, read from the store at most once per
+    /// ``Configuration/webhookEndpointsRefresh`` (and again at once after this node changed an
+    /// endpoint): deliveries and the ``WebhookSender`` ask for every page and every second.
+    /// When the store cannot be read, every event is wanted: the write that follows finds
+    /// out for itself (and retries while the store is down).
+    func wantedWebhookEvents() async -> WebhookSubscriptions {
+        let now = ContinuousClock.now
+        if let known = webhookSubscriptions.withLock({ $0 }), now - known.readAt < configuration.webhookEndpointsRefresh {
+            return known
         }
+        do {
+            let enabled = try await store.webhookEndpoints().filter(\.enabled)
+            let read = WebhookSubscriptions(
+                anyEnabled: !enabled.isEmpty, events: enabled.reduce(into: []) { $0.formUnion($1.events) }, readAt: now
+            )
+            webhookSubscriptions.withLock { $0 = read }
+            return read
+        } catch {
+            return WebhookSubscriptions(anyEnabled: true, events: Set(WebhookEventType.subscribable), readAt: now)
+        }
+    }
+
+    /// Forgets what the endpoints want, after a change to them on this node.
+    func webhookEndpointsChanged() {
+        webhookSubscriptions.withLock { $0 = nil }
+        signal.ring(Self.webhookKey, remember: true)
     }
 
     /// Records a `registration.expired` event for each channel a push service reported gone
@@ -42,6 +68,7 @@ extension HubEngine {
     func recordExpiredChannelEvents(_ channels: [(id: String, platform: Platform)], notification: String) async {
         guard !channels.isEmpty, await wantsWebhookEvent(.registrationExpired) else { return }
         var installations = Set<String>()
+        var events: [WebhookEvent] = []
         let now = Date()
         for (id, platform) in channels {
             var data: [(key: String, value: JSONValue)] = []
@@ -57,10 +84,11 @@ extension HubEngine {
             }
             data.append(("platform", .string(platform.rawValue)))
             data.append(("notificationId", .string(notification)))
-            await recordWebhookEvent(
+            events.append(
                 WebhookEvent(id: "evt_registration.expired_\(subject)_\(notification)", type: .registrationExpired, timestamp: now, data: .object(data))
             )
         }
+        await recordWebhookEvents(events)
     }
 
     /// Records `credential.failing` when a provider's credential went from working (or not
@@ -82,11 +110,11 @@ extension HubEngine {
             let at = (type == .credentialFailing ? health.lastErrorAt : health.lastSuccessAt) ?? Date()
             var data: [(key: String, value: JSONValue)] = [("platform", .string(platform.rawValue)), ("method", .string(health.method))]
             if type == .credentialFailing, let error = health.lastError { data.append(("error", .string(error))) }
-            await recordWebhookEvent(
+            await recordWebhookEvents([
                 WebhookEvent(
                     id: "evt_\(type.rawValue)_\(platform.rawValue)_\(at.storeMilliseconds)", type: type, timestamp: at, data: .object(data)
                 )
-            )
+            ])
         }
     }
 
@@ -139,7 +167,7 @@ extension HubEngine {
     /// posts them at once and records each attempt. Returns how many were claimed.
     @discardableResult
     public func sendDueWebhooks(now: @escaping @Sendable () -> Date = { Date() }) async throws -> Int {
-        guard let poster = configuration.webhookPoster else { return 0 }
+        guard let poster = configuration.webhookPoster, await wantedWebhookEvents().anyEnabled else { return 0 }
         let claimed = try await store.claimWebhookDeliveries(
             now: now(), lease: configuration.webhookLease, owner: leaseOwner, limit: configuration.webhookBatchSize
         )
@@ -199,6 +227,7 @@ extension HubEngine {
         case .retrying:
             logger.info("Webhook event failed; it is tried again", metadata: ["herald.attempt": "\(attempt)", "error": "\(result.error ?? "")"])
         case .gaveUp:
+            webhookEndpointsChanged()
             logger.warning("Webhook endpoint disabled: every attempt failed for the retry window", metadata: ["herald.attempt": "\(attempt)"])
         }
     }
@@ -213,4 +242,13 @@ extension HubEngine {
     func waitForWebhooks() async {
         await signal.wait(Self.webhookKey, timeout: configuration.webhookPollInterval)
     }
+}
+
+/// What a hub's enabled endpoints want, as a node last read it.
+struct WebhookSubscriptions: Sendable {
+    /// Whether any endpoint is enabled (a test event goes to one whatever it wants).
+    var anyEnabled: Bool
+    /// The event types some enabled endpoint wants.
+    var events: Set<WebhookEventType>
+    var readAt: ContinuousClock.Instant
 }

@@ -70,6 +70,10 @@ public final class HubEngine: Sendable {
         public var webhookPollInterval: Duration = .seconds(1)
         /// Events posted at once per hub.
         public var webhookBatchSize: Int = 16
+        /// How long a node trusts what it last read of the hub's endpoints (which events they
+        /// want) before reading them again: an endpoint added, enabled or removed on another
+        /// node takes effect here within this time; on this node, at once.
+        public var webhookEndpointsRefresh: Duration = .seconds(5)
         /// How long each endpoint's delivery log keeps an attempt.
         public var webhookLogRetention: Duration = .seconds(7 * 24 * 3600)
 
@@ -92,6 +96,8 @@ public final class HubEngine: Sendable {
     /// What every lease of this node begins with, whichever process of it took the lease.
     let leaseOwnerPrefix: String?
     let signal = Signal()
+    /// What the hub's endpoints want, as last read (see ``wantedWebhookEvents()``).
+    let webhookSubscriptions = Mutex<WebhookSubscriptions?>(nil)
     /// The recent outcomes of devices and progress of notifications, for operators' pages.
     public let deliveryLog = DeliveryLog()
     static let workerKey = "\u{0}worker"

@@ -85,19 +85,23 @@ extension PostgresStore {
         return try await !query(statement).isEmpty
     }
 
-    public func enqueueWebhookEvent(_ event: WebhookEvent, endpointIDs: Set<String>?) async throws -> Int {
+    public func enqueueWebhookEvents(_ events: [WebhookEvent], endpointIDs: Set<String>?) async throws -> Int {
+        guard !events.isEmpty else { return 0 }
         var statement = SQLStatement()
-        let hub = statement.bind(hub), now = statement.bind(now()), type = statement.bind(event.type.rawValue)
+        let hub = statement.bind(hub), now = statement.bind(now())
         let which =
             if let endpointIDs {
-                "id = ANY(\(statement.bind(endpointIDs.sorted())))"
+                "e.id = ANY(\(statement.bind(endpointIDs.sorted())))"
             } else {
-                "position(',' || \(type) || ',' IN ',' || events || ',') > 0"
+                "position(',' || ev.type || ',' IN ',' || e.events || ',') > 0"
             }
+        let ids = statement.bind(events.map(\.id)), types = statement.bind(events.map(\.type.rawValue))
+        let bodies = statement.bind(events.map(\.body))
         statement.sql = """
             INSERT INTO herald.webhook_outbox (hub, endpoint_id, event_id, type, body, created_at, due_at, attempts) \
-            SELECT \(hub), id, \(statement.bind(event.id)), \(type), \(statement.bind(event.body)), \(now), \(now), 0 \
-            FROM herald.webhook_endpoints WHERE hub = \(hub) AND enabled AND \(which) \
+            SELECT \(hub), e.id, ev.id, ev.type, ev.body, \(now), \(now), 0 \
+            FROM herald.webhook_endpoints e, unnest(\(ids)::text[], \(types)::text[], \(bodies)::text[]) AS ev(id, type, body) \
+            WHERE e.hub = \(hub) AND e.enabled AND \(which) \
             ON CONFLICT (hub, endpoint_id, event_id) DO NOTHING RETURNING event_id
             """
         return try await query(statement).count

@@ -76,28 +76,27 @@ extension SQLiteStore {
         }
     }
 
-    public func enqueueWebhookEvent(_ event: WebhookEvent, endpointIDs: Set<String>?) async throws -> Int {
+    public func enqueueWebhookEvents(_ events: [WebhookEvent], endpointIDs: Set<String>?) async throws -> Int {
+        guard !events.isEmpty else { return 0 }
         let now = SQLiteData(self.now())
-        let body = event.body, type = event.type.rawValue
-        let candidates: [String]? = endpointIDs.map { $0.sorted() }
+        let rows = events.map { (id: $0.id, type: $0.type.rawValue, body: $0.body) }
         return try await write { connection in
             var added = 0
             let endpoints = try await connection.query("SELECT id, events FROM webhook_endpoints WHERE enabled = 1 ORDER BY id")
-            for row in endpoints {
-                let id = try row.string("id")
-                if let candidates {
-                    guard candidates.contains(id) else { continue }
-                } else {
-                    guard try row.string("events").split(separator: ",").contains(Substring(type)) else { continue }
+            for endpoint in endpoints {
+                let id = try endpoint.string("id")
+                if let endpointIDs, !endpointIDs.contains(id) { continue }
+                let wanted = try endpoint.string("events").split(separator: ",")
+                for event in rows where endpointIDs != nil || wanted.contains(Substring(event.type)) {
+                    let inserted = try await connection.query(
+                        """
+                        INSERT INTO webhook_outbox (endpoint_id, event_id, type, body, created_at, due_at, attempts)
+                        VALUES (?, ?, ?, ?, ?, ?, 0) ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING event_id
+                        """,
+                        [.text(id), .text(event.id), .text(event.type), .text(event.body), now, now]
+                    )
+                    added += inserted.count
                 }
-                let inserted = try await connection.query(
-                    """
-                    INSERT INTO webhook_outbox (endpoint_id, event_id, type, body, created_at, due_at, attempts)
-                    VALUES (?, ?, ?, ?, ?, ?, 0) ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING event_id
-                    """,
-                    [.text(id), .text(event.id), .text(type), .text(body), now, now]
-                )
-                added += inserted.count
             }
             return added
         }

@@ -35,12 +35,12 @@ public protocol WebhookStore: Sendable {
     @discardableResult
     func deleteWebhookEndpoint(id: String) async throws -> Bool
 
-    /// Records `event` in the outbox for every enabled endpoint that wants its type (or, with
-    /// `endpointIDs`, for those of them only, whatever they want: a test event), due at once.
-    /// An event already recorded for an endpoint (the same id) is not recorded again. Returns
-    /// how many rows were added.
+    /// Records each of `events` in the outbox for every enabled endpoint that wants its type
+    /// (or, with `endpointIDs`, for those of them only, whatever they want: a test event), due
+    /// at once, in one transaction. An event already recorded for an endpoint (the same id) is
+    /// not recorded again. Returns how many rows were added.
     @discardableResult
-    func enqueueWebhookEvent(_ event: WebhookEvent, endpointIDs: Set<String>?) async throws -> Int
+    func enqueueWebhookEvents(_ events: [WebhookEvent], endpointIDs: Set<String>?) async throws -> Int
 
     /// Claims up to `limit` due rows of enabled endpoints, oldest due first: those no one holds
     /// or whose lease ran out. Each is leased to `owner` until `now + lease`.
@@ -64,4 +64,12 @@ public protocol WebhookStore: Sendable {
     /// Deletes the delivery log's attempts made before `date`; returns how many.
     @discardableResult
     func purgeWebhookAttempts(before date: Date) async throws -> Int
+}
+
+extension WebhookStore {
+    /// ``enqueueWebhookEvents(_:endpointIDs:)`` for one event.
+    @discardableResult
+    public func enqueueWebhookEvent(_ event: WebhookEvent, endpointIDs: Set<String>?) async throws -> Int {
+        try await enqueueWebhookEvents([event], endpointIDs: endpointIDs)
+    }
 }

@@ -78,6 +78,22 @@ enum WebhookChecks {
             #expect(try await store.enqueueWebhookEvent(event("ev_3", at: clock.now), endpointIDs: nil) == 1)
             #expect(try await store.setWebhookEndpointEnabled(id: "we_9", enabled: true, now: clock.now) == nil)
         },
+        check("aPageOfEventsIsRecordedInOneCall") { store, clock in
+            try await store.createWebhookEndpoint(endpoint("we_done", events: [.notificationCompleted], at: clock.now), limit: 10)
+            try await store.createWebhookEndpoint(endpoint("we_gone", events: [.registrationExpired], at: clock.now), limit: 10)
+            #expect(try await store.enqueueWebhookEvents([], endpointIDs: nil) == 0)
+            let page = [
+                event("ev_gone_1", .registrationExpired, at: clock.now), event("ev_gone_2", .registrationExpired, at: clock.now),
+                event("ev_done", at: clock.now), event("ev_gone_1", .registrationExpired, at: clock.now),
+            ]
+            #expect(try await store.enqueueWebhookEvents(page, endpointIDs: nil) == 3, "each event once, to the endpoint that wants it")
+            #expect(try await store.enqueueWebhookEvents(page, endpointIDs: nil) == 0, "the same page again")
+            #expect(try await store.pendingWebhookDeliveries(endpointID: "we_gone") == 2)
+            #expect(try await store.pendingWebhookDeliveries(endpointID: "we_done") == 1)
+            let claimed = try await store.claimWebhookDeliveries(now: clock.now, lease: .seconds(30), owner: "node-a", limit: 10)
+            #expect(Set(claimed.map(\.eventID)) == ["ev_gone_1", "ev_gone_2", "ev_done"])
+            #expect(claimed.first { $0.eventID == "ev_done" }?.body == event("ev_done", at: clock.now).body)
+        },
         check("deliveriesAreClaimedUnderALeaseAndRetried") { store, clock in
             try await store.createWebhookEndpoint(endpoint("we_1", at: clock.now), limit: 10)
             let recordedAt = clock.now
