@@ -53,13 +53,31 @@ extension HubCommand {
             }
         }
 
-        struct Create: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Create a broadcast channel; prints its id.")
-
+        /// What every channel command names: the storage and the hub.
+        struct HubOptions: ParsableArguments {
             @OptionGroup var common: CommonOptions
 
             @Argument(help: "The hub.")
             var name: String
+
+            /// ``Channels/withProvider(_:hub:_:)`` for this hub.
+            func withProvider<T>(_ body: (APNsProvider) async throws(HeraldError) -> T) async throws -> T {
+                try await Channels.withProvider(common, hub: name, body)
+            }
+        }
+
+        /// What a command about one channel names: the storage, the hub and the channel.
+        struct ChannelOptions: ParsableArguments {
+            @OptionGroup var hub: HubOptions
+
+            @Argument(help: "The channel id, as create printed it.")
+            var id: String
+        }
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Create a broadcast channel; prints its id.")
+
+            @OptionGroup var hub: HubOptions
 
             @Option(help: "0: APNs stores no message for an offline device; 1: it stores the most recent one.")
             var storagePolicy = 0
@@ -71,7 +89,7 @@ extension HubCommand {
             }
 
             func run() async throws {
-                let id = try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
+                let id = try await hub.withProvider { provider throws(HeraldError) in
                     try await provider.createChannel(messageStoragePolicy: storagePolicy)
                 }
                 print(id)
@@ -81,13 +99,10 @@ extension HubCommand {
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "List the ids of the hub's broadcast channels, one a line.")
 
-            @OptionGroup var common: CommonOptions
-
-            @Argument(help: "The hub.")
-            var name: String
+            @OptionGroup var hub: HubOptions
 
             func run() async throws {
-                let ids = try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
+                let ids = try await hub.withProvider { provider throws(HeraldError) in
                     try await provider.channelIDs()
                 }
                 for id in ids { print(id) }
@@ -97,38 +112,26 @@ extension HubCommand {
         struct Show: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Show a broadcast channel's message storage policy.")
 
-            @OptionGroup var common: CommonOptions
-
-            @Argument(help: "The hub.")
-            var name: String
-
-            @Argument(help: "The channel id, as create printed it.")
-            var id: String
+            @OptionGroup var channel: ChannelOptions
 
             func run() async throws {
-                let policy = try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
-                    try await provider.channelStoragePolicy(id: id)
+                let policy = try await channel.hub.withProvider { provider throws(HeraldError) in
+                    try await provider.channelStoragePolicy(id: channel.id)
                 }
-                print("channel \(id): message storage policy \(policy) (\(policy == 1 ? "the most recent message is stored" : "no storage"))")
+                print("channel \(channel.id): message storage policy \(policy) (\(policy == 1 ? "the most recent message is stored" : "no storage"))")
             }
         }
 
         struct Delete: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Delete a broadcast channel.")
 
-            @OptionGroup var common: CommonOptions
-
-            @Argument(help: "The hub.")
-            var name: String
-
-            @Argument(help: "The channel id, as create printed it.")
-            var id: String
+            @OptionGroup var channel: ChannelOptions
 
             func run() async throws {
-                try await Channels.withProvider(common, hub: name) { provider throws(HeraldError) in
-                    try await provider.deleteChannel(id: id)
+                try await channel.hub.withProvider { provider throws(HeraldError) in
+                    try await provider.deleteChannel(id: channel.id)
                 }
-                print("deleted channel \(id)")
+                print("deleted channel \(channel.id)")
             }
         }
     }

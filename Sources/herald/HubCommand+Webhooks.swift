@@ -92,40 +92,46 @@ extension HubCommand.Webhooks {
         }
     }
 
-    struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an endpoint, its waiting events and its delivery log.")
+    /// What every command about one endpoint names: the storage, the hub and the endpoint.
+    struct EndpointOptions: ParsableArguments {
         @OptionGroup var common: CommonOptions
         @Argument(help: "The hub.") var hub: String
         @Argument(help: "The endpoint's id.") var id: String
 
+        /// ``HubCommand/Webhooks/withHub(_:_:_:)`` for this endpoint's hub.
+        func withHub<T>(_ body: (HubEngine) async throws -> T) async throws -> T {
+            try await HubCommand.Webhooks.withHub(hub, common, body)
+        }
+
+        /// Enables or disables the endpoint and prints it.
+        func setEnabled(_ enabled: Bool) async throws {
+            let endpoint = try await withHub { engine in try await engine.setWebhookEndpointEnabled(id: id, enabled: enabled) }
+            print(HubCommand.Webhooks.describe(endpoint, pending: nil))
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an endpoint, its waiting events and its delivery log.")
+        @OptionGroup var endpoint: EndpointOptions
+
         func run() async throws {
-            try await HubCommand.Webhooks.withHub(hub, common) { engine in try await engine.removeWebhookEndpoint(id: id) }
-            print("Removed webhook endpoint \(id).")
+            try await endpoint.withHub { engine in try await engine.removeWebhookEndpoint(id: endpoint.id) }
+            print("Removed webhook endpoint \(endpoint.id).")
         }
     }
 
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Enable an endpoint (one disabled after failing for 24 hours, say).")
-        @OptionGroup var common: CommonOptions
-        @Argument(help: "The hub.") var hub: String
-        @Argument(help: "The endpoint's id.") var id: String
+        @OptionGroup var endpoint: EndpointOptions
 
-        func run() async throws {
-            let endpoint = try await HubCommand.Webhooks.withHub(hub, common) { engine in try await engine.setWebhookEndpointEnabled(id: id, enabled: true) }
-            print(HubCommand.Webhooks.describe(endpoint, pending: nil))
-        }
+        func run() async throws { try await endpoint.setEnabled(true) }
     }
 
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disable an endpoint: it gets no events, and those waiting are dropped.")
-        @OptionGroup var common: CommonOptions
-        @Argument(help: "The hub.") var hub: String
-        @Argument(help: "The endpoint's id.") var id: String
+        @OptionGroup var endpoint: EndpointOptions
 
-        func run() async throws {
-            let endpoint = try await HubCommand.Webhooks.withHub(hub, common) { engine in try await engine.setWebhookEndpointEnabled(id: id, enabled: false) }
-            print(HubCommand.Webhooks.describe(endpoint, pending: nil))
-        }
+        func run() async throws { try await endpoint.setEnabled(false) }
     }
 
     struct RotateSecret: AsyncParsableCommand {
@@ -133,18 +139,16 @@ extension HubCommand.Webhooks {
             commandName: "rotate-secret",
             abstract: "Give an endpoint a new secret; prints it once. The previous one keeps signing for a while."
         )
-        @OptionGroup var common: CommonOptions
-        @Argument(help: "The hub.") var hub: String
-        @Argument(help: "The endpoint's id.") var id: String
+        @OptionGroup var endpoint: EndpointOptions
         @Option(name: .customLong("previous-valid-for"), help: "Seconds the previous secret keeps signing: 0 to 604800 (default 86400).")
         var previousValidFor: Int64 = 86_400
 
         func run() async throws {
-            let endpoint = try await HubCommand.Webhooks.withHub(hub, common) { engine in
-                try await engine.rotateWebhookSecret(id: id, previousValidFor: .seconds(previousValidFor))
+            let rotated = try await endpoint.withHub { engine in
+                try await engine.rotateWebhookSecret(id: endpoint.id, previousValidFor: .seconds(previousValidFor))
             }
-            print(HubCommand.Webhooks.describe(endpoint, pending: nil))
-            print("New signing secret (shown once): \(endpoint.secret.text)")
+            print(HubCommand.Webhooks.describe(rotated, pending: nil))
+            print("New signing secret (shown once): \(rotated.secret.text)")
         }
     }
 
@@ -152,21 +156,17 @@ extension HubCommand.Webhooks {
         static let configuration = CommandConfiguration(
             abstract: "Record a webhook.test event for an endpoint; a running node posts it within a second."
         )
-        @OptionGroup var common: CommonOptions
-        @Argument(help: "The hub.") var hub: String
-        @Argument(help: "The endpoint's id.") var id: String
+        @OptionGroup var endpoint: EndpointOptions
 
         func run() async throws {
-            let event = try await HubCommand.Webhooks.withHub(hub, common) { engine in try await engine.sendTestWebhookEvent(endpointID: id) }
-            print("Recorded test event \(event.id) for \(id); `herald hub webhooks log \(hub) \(id)` shows how it went.")
+            let event = try await endpoint.withHub { engine in try await engine.sendTestWebhookEvent(endpointID: endpoint.id) }
+            print("Recorded test event \(event.id) for \(endpoint.id); `herald hub webhooks log \(endpoint.hub) \(endpoint.id)` shows how it went.")
         }
     }
 
     struct Log: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show an endpoint's latest delivery attempts, newest first.")
-        @OptionGroup var common: CommonOptions
-        @Argument(help: "The hub.") var hub: String
-        @Argument(help: "The endpoint's id.") var id: String
+        @OptionGroup var endpoint: EndpointOptions
         @Option(help: "How many attempts (1 to 1000).") var limit: Int = 50
 
         func validate() throws {
@@ -174,7 +174,7 @@ extension HubCommand.Webhooks {
         }
 
         func run() async throws {
-            let attempts = try await HubCommand.Webhooks.withHub(hub, common) { engine in try await engine.webhookAttempts(endpointID: id, limit: limit) }
+            let attempts = try await endpoint.withHub { engine in try await engine.webhookAttempts(endpointID: endpoint.id, limit: limit) }
             if attempts.isEmpty { print("No attempts yet.") }
             for attempt in attempts {
                 let status = attempt.statusCode.map(String.init) ?? "---"
