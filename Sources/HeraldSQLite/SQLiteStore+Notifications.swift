@@ -25,9 +25,10 @@ extension SQLiteStore {
     }
 
     /// Persists a new notification under an idempotency key unless another holds the key
-    /// (see the protocol): in one write transaction, a holder whose retention ended forgets
-    /// the key, the row is inserted unless its id or its key is taken (the unique index on
-    /// the key decides), and otherwise the holder is read.
+    /// (see the protocol), in one write transaction: the row is inserted unless its id or its
+    /// key is taken (the unique index on the key decides), which is all a new key costs;
+    /// otherwise a holder whose retention ended forgets the key and the insert is tried again,
+    /// and failing that the holder is read.
     public func enqueueNotification(_ notification: NotificationRecord, idempotencyKey key: IdempotencyKey) async throws -> IdempotentReplay? {
         if notification.state == .scheduled, notification.scheduledAt == nil {
             throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
@@ -38,24 +39,27 @@ extension SQLiteStore {
         ]
         let now = notification.enqueuedAt.storeMilliseconds
         let holder: (id: String, digest: String, answer: String?)? = try await write { connection in
-            _ = try await connection.query(
+            func insert() async throws -> Bool {
+                try await !connection.query(
+                    """
+                    INSERT INTO notifications (\(Self.columns), idempotency_scope, idempotency_key, idempotency_digest,
+                        idempotency_answer, idempotency_expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT DO NOTHING RETURNING id
+                    """,
+                    binds
+                ).isEmpty
+            }
+            if try await insert() { return nil }
+            let forgotten = try await connection.query(
                 """
                 UPDATE notifications SET idempotency_scope = NULL, idempotency_key = NULL, idempotency_digest = NULL,
                     idempotency_answer = NULL, idempotency_expires_at = NULL
-                WHERE idempotency_scope = ? AND idempotency_key = ? AND idempotency_expires_at <= ?
+                WHERE idempotency_scope = ? AND idempotency_key = ? AND idempotency_expires_at <= ? RETURNING id
                 """,
                 [.text(key.scope), .text(key.key), .integer(now)]
             )
-            let inserted = try await !connection.query(
-                """
-                INSERT INTO notifications (\(Self.columns), idempotency_scope, idempotency_key, idempotency_digest,
-                    idempotency_answer, idempotency_expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT DO NOTHING RETURNING id
-                """,
-                binds
-            ).isEmpty
-            if inserted { return nil }
+            if !forgotten.isEmpty, try await insert() { return nil }
             let rows = try await connection.query(
                 "SELECT id, idempotency_digest, idempotency_answer FROM notifications WHERE idempotency_scope = ? AND idempotency_key = ?",
                 [.text(key.scope), .text(key.key)]
