@@ -28,6 +28,26 @@ struct HubWebhookEventTests {
         }
     }
 
+    @Test func aNotificationTooLateIsRecordedAsAbandoned() async throws {
+        try await HubFixture.with { f in
+            try await f.register(.apns(1))
+            let abandoned = try await f.hub.addWebhookEndpoint(url: "https://hooks.example/abandoned", events: ["notification.abandoned"])
+            let completed = try await f.hub.addWebhookEndpoint(url: "https://hooks.example/completed", events: ["notification.completed"])
+            // Accepted 40 minutes ago for at once: too late to send.
+            let late = NotificationRecord(id: "late", tagExpression: nil, payloads: [Self.payload], enqueuedAt: Date().addingTimeInterval(-2400))
+            try await f.store.enqueueNotification(late)
+            #expect(try await f.deliverAll() == 1)
+            #expect(try await f.stored("late").state == .abandoned)
+            #expect(f.apns.sent.isEmpty)
+            #expect(try await f.store.pendingWebhookDeliveries(endpointID: abandoned.id) == 1)
+            #expect(try await f.store.pendingWebhookDeliveries(endpointID: completed.id) == 0)
+            let claimed = try await f.store.claimWebhookDeliveries(now: Date(), lease: .seconds(30), owner: "test", limit: 10)
+            let event = try #require(claimed.first)
+            #expect(event.eventID == "evt_notification.abandoned_late" && event.type == .notificationAbandoned)
+            #expect(event.body.contains(#""state":"Abandoned""#) && event.body.contains(#""notificationId":"late""#))
+        }
+    }
+
     @Test func anotherNodesNewEndpointGetsEventsOnceTheEndpointsAreReadAgain() async throws {
         try await HubFixture.with(configure: { $0.webhookEndpointsRefresh = .seconds(3600) }) { f in
             try await f.register(.apns(1))

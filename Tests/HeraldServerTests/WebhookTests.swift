@@ -128,6 +128,38 @@ struct WebhookTests {
         }
     }
 
+    @Test func aRefusedCredentialAndItsRecoveryReachTheReceiver() async throws {
+        try await Self.withReceiverAndServer { receiver, server in
+            _ = try await Self.addEndpoint(server, url: receiver.url(), events: ["credential.failing", "credential.recovered"])
+            let apns = server.herald.apns
+            let device = apns.registerDevice(topic: TestHerald.topic)
+            let hub = try #require(try await server.registry.hub(named: HubTestServer.hubName))
+            try await hub.store.insertRegistrations([Registration(id: "one", platform: .apns, handle: device, tags: ["team"])])
+
+            // APNs refuses the provider token once: the send fails, and the credential is failing.
+            apns.injectFaults(Fault(status: 403, reason: "InvalidProviderToken"), count: 1)
+            let refused = try server.acceptedID(try await server.send(format: "apple", #"{"aps":{"alert":"one"}}"#, tags: "team"))
+            _ = try await server.finishedDetails(refused)
+            #expect(apns.notifications(for: device).isEmpty)
+            try await eventually("the receiver got credential.failing") { receiver.received.contains { $0.type == "credential.failing" } }
+            let failing = try #require(receiver.received.first { $0.type == "credential.failing" })
+            #expect(failing.data["platform"] as? String == "apns")
+            #expect(failing.data["method"] != nil)
+            #expect((failing.data["error"] as? String)?.contains("InvalidProviderToken") == true, "\(failing.body)")
+            #expect(!failing.body.contains("BEGIN PRIVATE KEY") && !failing.body.contains("bearer"), "no secret in the event")
+            #expect(!receiver.received.contains { $0.type == "credential.recovered" })
+
+            // The next send is accepted: the credential works again.
+            let accepted = try server.acceptedID(try await server.send(format: "apple", #"{"aps":{"alert":"two"}}"#, tags: "team"))
+            _ = try await server.finishedDetails(accepted)
+            #expect(apns.notifications(for: device).count == 1)
+            try await eventually("the receiver got credential.recovered") { receiver.received.contains { $0.type == "credential.recovered" } }
+            let recovered = try #require(receiver.received.first { $0.type == "credential.recovered" })
+            #expect(recovered.data["platform"] as? String == "apns")
+            #expect(receiver.received.filter { $0.type == "credential.failing" }.count == 1, "one event per change")
+        }
+    }
+
     @Test func aFailingEndpointIsRetriedWithTheSameIdThenSucceeds() async throws {
         try await Self.withReceiverAndServer { receiver, server in
             let endpoint = try await Self.addEndpoint(server, url: receiver.url(), events: ["notification.completed"])
