@@ -65,14 +65,15 @@ extension APNsProvider {
             return .rejectedLocally(.invalidNotificationFormat, reason: "APNs notifications need a byte body")
         }
         guard !client.isShutDown else { return .unreachable(reason: "provider shut down") }
-        let authorization: String?
+        let providerToken: APNsProviderToken?
         do {
-            authorization = try await providerAuthorization()
+            providerToken = try await currentProviderToken()
         } catch {
+            tokenSigningFailed()
             return .rejectedLocally(.invalidCredentials, reason: "token signing failed")
         }
         var fields = HPACKHeaders()
-        if let authorization { fields.add(name: "authorization", value: authorization) }
+        if let providerToken { fields.add(name: "authorization", value: providerToken.authorization) }
         fields.add(name: "apns-channel-id", value: channelID)
         var present: Set<String> = []
         for header in notification.headers where header.name.hasCaseInsensitivePrefix("apns-") {
@@ -96,10 +97,7 @@ extension APNsProvider {
             logger.debug("APNs broadcast failed without a response", metadata: ["error": "\(error)"])
             return .unreachable()
         }
-        if response.status == 200 { return .delivered }
-        struct ErrorBody: Decodable { var reason: String? }
-        let reason = response.body.flatMap { try? JSONDecoder().decode(ErrorBody.self, from: Data($0.readableBytesView)) }?.reason
-        return Self.classify(status: response.status, reason: reason.map { APNsReason($0) })
+        return result(of: response, providerToken: providerToken, handle: channelID)
     }
 
     /// One request to the broadcast management API for the provider's topic; a status other
@@ -114,7 +112,7 @@ extension APNsProvider {
         }
         let authorization: String?
         do {
-            authorization = try await providerAuthorization()
+            authorization = try await currentProviderToken()?.authorization
         } catch {
             throw .unavailable("the APNs provider token of key \(configuration.keyID) could not be signed")
         }
@@ -141,12 +139,5 @@ extension APNsProvider {
         case (429, _): throw .tooManyRequests(said)
         default: throw .unavailable(said)
         }
-    }
-
-    /// The `authorization` value of a request (token authentication), `nil` with a certificate.
-    private func providerAuthorization() async throws -> String? {
-        guard let tokenEntry, let signingKey else { return nil }
-        if let current = tokenEntry.currentToken(lifetime: tokenLifetime) { return current.authorization }
-        return try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime, signed: tokenSigned).authorization
     }
 }

@@ -140,6 +140,23 @@ public final class APNsProvider: PushProvider {
         return nil
     }
 
+    /// The provider token requests carry (`nil` with a client certificate): the current one
+    /// without a suspension, signed (or read from the stored tokens) only when it is missing
+    /// or old.
+    func currentProviderToken() async throws -> APNsProviderToken? {
+        guard let tokenEntry, let signingKey else { return nil }
+        if let current = tokenEntry.currentToken(lifetime: tokenLifetime) { return current }
+        return try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime, signed: tokenSigned)
+    }
+
+    /// The key could not sign a provider token: the credential is failing.
+    func tokenSigningFailed() {
+        answered()
+        metrics?.tokenRefresh(platform: .apns, succeeded: false)
+        logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
+        credential.failed("the provider token of key \(configuration.keyID) could not be signed")
+    }
+
     /// Sends every notification of `batch` (already admitted) and classifies each answer.
     private func transmit(_ batch: [PushSend]) async -> [PushResult] {
         var results = batch.map { Self.isSendable($0.notification, to: $0.target) }
@@ -147,23 +164,12 @@ public final class APNsProvider: PushProvider {
             return results.map { $0 ?? .unreachable(reason: "provider shut down") }
         }
 
-        var providerToken: APNsProviderToken?
-        if let tokenEntry, let signingKey {
-            do {
-                // The current token without a suspension; signing (or reading the stored
-                // token) only when it is missing or old.
-                if let current = tokenEntry.currentToken(lifetime: tokenLifetime) {
-                    providerToken = current
-                } else {
-                    providerToken = try await tokenEntry.token(key: signingKey, lifetime: tokenLifetime, signed: tokenSigned)
-                }
-            } catch {
-                answered()
-                metrics?.tokenRefresh(platform: .apns, succeeded: false)
-                logger.error("APNs provider token could not be signed", metadata: ["apns.key_id": "\(configuration.keyID)"])
-                credential.failed("the provider token of key \(configuration.keyID) could not be signed")
-                return results.map { $0 ?? .rejectedLocally(.invalidCredentials, reason: "token signing failed") }
-            }
+        let providerToken: APNsProviderToken?
+        do {
+            providerToken = try await currentProviderToken()
+        } catch {
+            tokenSigningFailed()
+            return results.map { $0 ?? .rejectedLocally(.invalidCredentials, reason: "token signing failed") }
         }
 
         var requests: [HTTP2Client.BatchRequest] = []
@@ -218,6 +224,13 @@ public final class APNsProvider: PushProvider {
             return .unreachable()
         }
         metrics?.pushRequest(platform: .apns, status: response.status, duration: answer.completedAt - start)
+        return result(of: response, providerToken: providerToken, handle: handle)
+    }
+
+    /// The result of an answer from APNs, to a send to a device or a broadcast to a channel
+    /// (`handle`, logged redacted): a refused credential marks it failing, an expired or
+    /// too-early provider token is dealt with, `retry-after` is kept.
+    func result(of response: HTTP2Client.Response, providerToken: APNsProviderToken?, handle: String) -> PushResult {
         if response.status == 200 {
             answered()
             credential.succeeded()

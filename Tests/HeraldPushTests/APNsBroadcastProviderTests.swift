@@ -76,4 +76,34 @@ import Testing
             }
         }
     }
+
+    @Test func aBroadcastRefusedOrFailingByAPNsSaysWhetherToTryAgain() async throws {
+        try await APNsHarness.with { harness in
+            try await harness.withProvider(try configuration(harness)) { provider in
+                let channel = try await provider.createChannel(messageStoragePolicy: 0)
+                let now = Int(harness.emulatorClock.now.timeIntervalSince1970)
+                let update = PushNotification(
+                    body: .bytes(ByteBuffer(string: #"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"home":1}}}"#)))
+
+                // A server error or throttling: tried again, after APNs' retry-after if it gave one.
+                harness.emulator.injectFaults(.unavailable, count: 1)
+                let unavailable = await provider.broadcast(update, channelID: channel)
+                #expect(unavailable.status == 503 && unavailable.disposition == .retryable(retryAfter: nil), "\(unavailable)")
+                harness.emulator.injectFaults(Fault(status: 429, reason: "TooManyRequests", retryAfter: 7), count: 1)
+                let throttled = await provider.broadcast(update, channelID: channel)
+                #expect(throttled.status == 429 && throttled.outcome == .throttled, "\(throttled)")
+                #expect(throttled.disposition == .retryable(retryAfter: 7), "\(throttled)")
+
+                // A refused credential: not tried again, and the credential reads as failing.
+                harness.emulator.injectFaults(Fault(status: 403, reason: "InvalidProviderToken"), count: 1)
+                let refused = await provider.broadcast(update, channelID: channel)
+                #expect(refused.status == 403 && refused.disposition == .permanentFailure, "\(refused)")
+                #expect(provider.credentialHealth.status == .failing)
+
+                // Then APNs answers again.
+                #expect(await provider.broadcast(update, channelID: channel) == .delivered)
+                #expect(provider.credentialHealth.status == .working)
+            }
+        }
+    }
 }
