@@ -69,15 +69,24 @@ struct HubReplacingCopiesTests {
             let own = RegistrationTemplate(
                 name: "own", body: #"{"aps":{"alert":"$(m)"}}"#, headers: [.init(name: "apns-collapse-id", value: "$(m)")]
             )
+            let web = RegistrationTemplate(name: "web", body: #"{"title":"$(m)"}"#)
+            let webOwn = RegistrationTemplate(name: "web-own", body: #"{"title":"$(m)"}"#, headers: [.init(name: "Topic", value: "score")])
+            let keys = WebPushKeys(
+                p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
             try await f.register(
                 .template("t1", handle: apnsToken(1), template: plain),
-                .template("t2", handle: apnsToken(2), template: own)
+                .template("t2", handle: apnsToken(2), template: own),
+                Registration(id: "b1", platform: .webpush, handle: "https://push.example.com/s/1", webPushKeys: keys, template: web),
+                Registration(id: "b2", platform: .webpush, handle: "https://push.example.com/s/2", webPushKeys: keys, template: webOwn)
             )
             let record = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "hi"]))
             try await f.deliverAll()
             let sent = Dictionary(uniqueKeysWithValues: f.apns.sent.map { ($0.handle, $0.headers) })
             #expect(sent[apnsToken(1)]?["apns-collapse-id"] == record.id)
             #expect(sent[apnsToken(2)]?["apns-collapse-id"] == "hi")
+            let webSent = Dictionary(uniqueKeysWithValues: f.webPush.sent.map { ($0.handle, $0.headers) })
+            #expect(webSent["https://push.example.com/s/1"]?["topic"] == record.id.replacingOccurrences(of: "-", with: ""))
+            #expect(webSent["https://push.example.com/s/2"]?["topic"] == "score")
         }
     }
 
