@@ -12,6 +12,11 @@ devices that got it more than once, and the seconds from the restart until deliv
     swift build -c release
     scripts/crash-broadcast.py --herald .build/release/herald --devices 50000 --signal kill
 
+With --webhooks, a share of the devices (--gone) are uninstalled first and a webhook endpoint
+on a receiver in this script wants every event: it then also prints the events lost (a
+`registration.expired` per gone device and one `notification.completed`) and those received
+twice (receivers deduplicate by `webhook-id`).
+
 With --database-url, the node keeps everything in a PostgreSQL database of its own, created on
 that server and dropped at the end (needs `psql`).
 
@@ -23,7 +28,10 @@ import sys
 import tempfile
 import time
 
-from heraldprocesses import PLATFORMS, Emulator, HubAPI, Node, finished_state, free_port, own_database, seed, send, wait_for
+import json
+
+from heraldprocesses import (PLATFORMS, Emulator, HubAPI, Node, WebhookReceiver, finished_state, free_port, own_database, seed,
+                             send, wait_for)
 
 
 def main():
@@ -40,6 +48,10 @@ def main():
     parser.add_argument("--max-duplicates", type=int, help="fail if more devices than this were reached twice")
     parser.add_argument("--max-shown-twice", type=int,
                         help="APNs: fail if more devices than this show the notification twice (a repeat replaces its first copy)")
+    parser.add_argument("--webhooks", action="store_true",
+                        help="uninstall --gone of the devices and count the webhook events the node posts to a receiver here")
+    parser.add_argument("--gone", type=float, default=0.1, help="with --webhooks, the share of devices uninstalled before the broadcast")
+    parser.add_argument("--max-events-lost", type=int, help="with --webhooks, fail if more events than this never arrived")
     arguments = parser.parse_args()
     if arguments.database_url:
         with own_database(arguments.database_url, "herald_crash") as database_url:
@@ -51,16 +63,27 @@ def run(arguments, database_url):
     directory = tempfile.mkdtemp(prefix="herald-crash-")
     emulator = Emulator(arguments.herald, directory, arguments.platform)
     port = arguments.port or free_port()
-    node = Node(arguments.herald, directory, emulator.settings, port, database_url=database_url,
-                environment={"HERALD_DELIVERY_LEASE": str(arguments.lease)})
+    environment = {"HERALD_DELIVERY_LEASE": str(arguments.lease)}
+    receiver = WebhookReceiver() if arguments.webhooks else None
+    if receiver:
+        environment.update(HERALD_WEBHOOK_HTTP_HOSTS="127.0.0.1", HERALD_WEBHOOK_ALLOWED_HOSTS="127.0.0.1")
+    node = Node(arguments.herald, directory, emulator.settings, port, database_url=database_url, environment=environment)
     try:
         node.start()
         key_name, key = node.full_key()
         api = HubAPI(port, "app", key_name, key)
         print(f"registering {arguments.devices} {arguments.platform} installations through the hub API…", flush=True)
         started = time.monotonic()
-        seed(api, arguments.devices, arguments.platform)
+        tokens = seed(api, arguments.devices, arguments.platform)
         print(f"  {time.monotonic() - started:.1f} s", flush=True)
+        gone = tokens[:int(len(tokens) * arguments.gone)] if receiver else []
+        if receiver:
+            emulator.unregister(gone)
+            status, _, body = api.request("POST", "/webhooks", body=json.dumps({"url": receiver.url, "events": ["*"]}),
+                                          headers={"Content-Type": "application/json"})
+            if status != 201:
+                sys.exit(f"adding the webhook endpoint failed: {status} {body[:200]!r}")
+            print(f"  {len(gone)} of the devices uninstalled; a webhook endpoint wants every event", flush=True)
         # Installations become registrations when written; the broadcast targets them all.
         notification = send(api, arguments.platform)
         print(f"broadcast {notification} accepted; stopping the node with SIG{arguments.signal.upper()} "
@@ -87,7 +110,7 @@ def run(arguments, database_url):
         else:
             failed_to_resume = None
         stats = emulator.stats()
-        lost = arguments.devices - stats["devices"]
+        lost = arguments.devices - len(gone) - stats["devices"]
         duplicated = stats["devicesReachedMoreThanOnce"]
         print(f"\nSIG{arguments.signal.upper()} at {at_stop['accepted']} of {arguments.devices} devices "
               f"({'PostgreSQL' if database_url else 'SQLite'}):")
@@ -102,8 +125,31 @@ def run(arguments, database_url):
         print(f"  restarted node answered after: {up:.1f} s")
         print(f"  delivery resumed after:        {resumed:.1f} s from the restart")
         print(f"  broadcast finished after:      {done:.1f} s from the restart")
+        events_lost = None
+        if receiver:
+            # Every event is recorded before the delivery moves on: wait for the outbox to drain.
+            def tally():
+                events = receiver.events()
+                kinds = {}
+                for id, kind in set(events):
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                return events, kinds
+            try:
+                wait_for("the webhook events", lambda: tally()[1].get("registration.expired", 0) >= len(gone)
+                         and tally()[1].get("notification.completed", 0) >= 1, timeout=60, interval=0.2)
+            except SystemExit:
+                pass
+            events, kinds = tally()
+            events_lost = max(0, len(gone) - kinds.get("registration.expired", 0)) + max(0, 1 - kinds.get("notification.completed", 0))
+            print(f"  webhook events received:       {len(set(events))} distinct "
+                  f"({kinds.get('registration.expired', 0)} registration.expired of {len(gone)} gone devices, "
+                  f"{kinds.get('notification.completed', 0)} notification.completed), {len(events) - len(set(events))} twice")
+            print(f"  webhook events lost:           {events_lost}")
+            receiver.stop()
         node.stop("term")
         failed = []
+        if arguments.max_events_lost is not None and events_lost is not None and events_lost > arguments.max_events_lost:
+            failed.append(f"{events_lost} webhook events lost")
         if failed_to_resume and stats["devices"] < arguments.devices:
             failed.append(failed_to_resume)
         if lost:

@@ -82,6 +82,19 @@ class Emulator:
                 print(f"   (the emulator's stats: {error!r}; asking again)", file=sys.stderr, flush=True)
                 time.sleep(0.1)
 
+    def unregister(self, tokens):
+        """Makes the emulator's devices `tokens` gone: a send to one is answered as a push
+        service answers for an uninstalled app (APNs 410, FCM UNREGISTERED)."""
+        context = ssl.create_default_context(cafile=self.settings["HERALD_APNS_CA_FILE"])
+        connection = http.client.HTTPSConnection(self.service.hostname, self.service.port, context=context, timeout=30)
+        for token in tokens:
+            connection.request("POST", f"/_emulator/devices/{urllib.parse.quote(token, safe='')}/unregister")
+            response = connection.getresponse()
+            response.read()
+            if response.status != 200:
+                sys.exit(f"the emulator did not unregister a device: {response.status}")
+        connection.close()
+
     def sends_since(self, moment):
         """(seconds from `moment` to the first send accepted after it, or None; the longest
         time without a send from `moment` to the last send), by the emulator's clock."""
@@ -177,6 +190,39 @@ class HubAPI:
         return response.status, dict(response.getheaders()), data
 
 
+class WebhookReceiver:
+    """A plain-HTTP webhook receiver on 127.0.0.1 (a node reaches it with
+    HERALD_WEBHOOK_HTTP_HOSTS=127.0.0.1): answers every event 204 and keeps each one's
+    `webhook-id` and type, in the order received."""
+
+    def __init__(self):
+        import http.server
+        received = self.received = []
+        lock = self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with lock:
+                    received.append((self.headers.get("webhook-id"), json.loads(body).get("type")))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/events"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def events(self):
+        with self.lock:
+            return list(self.received)
+
+    def stop(self):
+        self.server.shutdown()
+
+
 PLATFORMS = {
     # installation platform, a device handle, the send's format and body
     "apns": ("apns", lambda: os.urandom(32).hex(), "apple", {"aps": {"alert": "crash test"}}),
@@ -187,7 +233,7 @@ PLATFORMS = {
 
 def seed(api, devices, platform, threads=8, tag="crash"):
     """Registers `devices` installations carrying `tag` through `api` (or, for a list of APIs,
-    through each in turn)."""
+    through each in turn); returns their push channels."""
     apis = api if isinstance(api, list) else [api]
     installation_platform, make_handle, _, _ = PLATFORMS[platform]
     tokens = [make_handle() for _ in range(devices)]
@@ -216,6 +262,7 @@ def seed(api, devices, platform, threads=8, tag="crash"):
         worker.join()
     if failures:
         sys.exit(f"{len(failures)} installations failed, first: {failures[0]}")
+    return tokens
 
 
 def send(api, platform, tag=None):

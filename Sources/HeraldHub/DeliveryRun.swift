@@ -137,11 +137,14 @@ struct DeliveryRun {
         if !sent, handsBack { return (outcomes, false) }
         self.counts = counts
         if !expired.isEmpty {
+            // Their events before the registrations go: a node killed in between sends the page
+            // again when the notification resumes, and the same events (by their ids) are
+            // recorded once more rather than never.
+            await engine.recordExpiredChannelEvents(zip(expired, expiredPlatforms).map { (id: $0, platform: $1) }, notification: notification)
             try await engine.retryingWhileUnavailable("remove expired registrations", id: part) {
                 try await engine.store.deleteRegistrations(ids: expired)
             }
             engine.recordExpired(expiredPerPlatform)
-            await engine.recordExpiredChannelEvents(zip(expired, expiredPlatforms).map { (id: $0, platform: $1) }, notification: notification)
             logger.debug("Removed registrations whose channel expired", metadata: ["herald.count": "\(expired.count)"])
         }
         engine.deliveryLog.record(

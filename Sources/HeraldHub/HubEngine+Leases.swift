@@ -100,13 +100,16 @@ extension HubEngine {
 
     func finish(_ record: NotificationRecord, state: NotificationState, counts: OutcomeCounts) async throws -> NotificationRecord {
         let end = Date()
+        // The event is recorded before the outcome it reports: a node killed between the two
+        // leaves the notification to be finished again, which records the same event (by its
+        // id) once more rather than never.
+        if let event = Self.notificationEvent(record, state: state, counts: counts, at: end), await wantsWebhookEvent(event.type) {
+            await recordWebhookEvents([event])
+        }
         try await retryingWhileUnavailable("record the outcome", id: record.id) {
             try await store.finishNotification(id: record.id, owner: leaseOwner, state: state, counts: counts, endedAt: end)
         }
         if record.partOf == nil { metrics?.notificationFinished(state: state.rawValue) }
-        if let event = Self.notificationEvent(record, state: state, counts: counts, at: end), await wantsWebhookEvent(event.type) {
-            await recordWebhookEvents([event])
-        }
         signal.ring(record.partOf ?? record.id)
         var finished = record
         finished.state = state
