@@ -102,13 +102,16 @@ def run(arguments, database_url):
 
         state = wait_for("the broadcast to finish", lambda: finished_state(api, notification), timeout=1200, interval=0.2)
         done = time.monotonic() - restarted
-        # By the emulator's own clock: a poll of a busy emulator can wait seconds for its answer.
-        resumed, _ = emulator.sends_since(restarted_at)
+        # By the emulator's own clock (a poll of a busy emulator can wait seconds for its
+        # answer), from when the restarted node answered: the emulator may still be answering
+        # requests the stopped node had sent.
+        resumed, _ = emulator.sends_since(restarted_at + up)
         if resumed is None:
             failed_to_resume = "no send was made after the restart"
             resumed = done
         else:
             failed_to_resume = None
+            resumed += up
         stats = emulator.stats()
         lost = arguments.devices - len(gone) - stats["devices"]
         duplicated = stats["devicesReachedMoreThanOnce"]
