@@ -4,6 +4,8 @@ public enum PayloadLimits {
     public static let apns = 4096
     /// APNs, for `apns-push-type: voip`.
     public static let apnsVoIP = 5120
+    /// APNs, for a Live Activity push broadcast to a channel.
+    public static let apnsBroadcast = 5120
     /// FCM HTTP v1: the message's notification and data.
     public static let fcm = 4096
     /// WNS: the body of a toast, tile, badge or raw notification.
@@ -19,6 +21,17 @@ public enum PayloadLimits {
         case .fcm: fcm
         case .wns: wns
         case .webpush: webPushPlaintext
+        }
+    }
+
+    /// What APNs accepts of a payload of `byteCount` bytes: 5 KB for a VoIP push or a
+    /// broadcast to a channel, 4 KB otherwise.
+    ///
+    /// - Throws: `413` naming the limit.
+    public static func checkAPNs(byteCount: Int, voip: Bool = false, broadcast: Bool = false) throws(HeraldError) {
+        let (limit, kind) = broadcast ? (apnsBroadcast, " for a broadcast") : voip ? (apnsVoIP, " for a VoIP push") : (apns, "")
+        if byteCount > limit {
+            throw .payloadTooLarge("the apns payload would be \(byteCount) bytes; APNs accepts at most \(limit)\(kind)")
         }
     }
 

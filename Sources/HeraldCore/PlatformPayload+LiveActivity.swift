@@ -25,12 +25,13 @@ extension PlatformPayload {
     ///   `aps.input-push-channel`, when present, is a channel id;
     /// - `apns-priority`, when present, is `10` or `5` (Apple takes no other for Live
     ///   Activities); `apns-topic`, when present, ends with `.push-type.liveactivity`;
-    /// - at most ``PayloadLimits/apns`` bytes.
+    /// - at most ``PayloadLimits/apns`` bytes, or ``PayloadLimits/apnsBroadcast`` for a
+    ///   `broadcast` to a channel.
     ///
     /// Does nothing for other payloads.
-    package func checkLiveActivity() throws(HeraldError) {
+    package func checkLiveActivity(broadcast: Bool = false) throws(HeraldError) {
         guard isLiveActivity else { return }
-        try PayloadLimits.check(byteCount: body.count, for: .apns)
+        try PayloadLimits.checkAPNs(byteCount: body.count, broadcast: broadcast)
         for header in headers {
             switch header.name.lowercased() {
             case "apns-priority":

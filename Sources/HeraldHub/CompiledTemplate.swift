@@ -318,15 +318,7 @@ final class CompiledTemplate: Sendable {
                 if let value { headers.append(("apns-expiration", value)) }
             }
             if let priority { headers.append(("apns-priority", try priority.value(pushVariables))) }
-            if isVoIP {
-                if bytes.count > PayloadLimits.apnsVoIP {
-                    throw .payloadTooLarge(
-                        "the apns payload would be \(bytes.count) bytes; APNs accepts at most \(PayloadLimits.apnsVoIP) for a VoIP push"
-                    )
-                }
-            } else {
-                try PayloadLimits.check(byteCount: bytes.count, for: .apns)
-            }
+            try PayloadLimits.checkAPNs(byteCount: bytes.count, voip: isVoIP)
             return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers)
         case .fcm(let legacyGCM):
             let message = try PlatformPayload.hubNativeFCMMessage(legacyGCM: legacyGCM, body: Data(bytes))

@@ -84,15 +84,9 @@ extension PlatformPayload {
         if let legacyPriority, !kept.contains(where: { $0.name == "apns-priority" }) {
             kept.append(Header(name: "apns-priority", value: try apnsPriority(legacyPriority, header: "X-Apns-Priority")))
         }
-        if pushType?.trimmingCharacters(in: .whitespaces) == "voip" {
-            if body.count > PayloadLimits.apnsVoIP {
-                throw .payloadTooLarge(
-                    "the apns payload would be \(body.count) bytes; APNs accepts at most \(PayloadLimits.apnsVoIP) for a VoIP push"
-                )
-            }
-        } else {
-            try PayloadLimits.check(byteCount: body.count, for: .apns)
-        }
+        try PayloadLimits.checkAPNs(
+            byteCount: body.count, voip: pushType?.trimmingCharacters(in: .whitespaces) == "voip",
+            broadcast: kept.contains { $0.name == "apns-channel-id" })
         return PlatformPayload(platform: .apns, body: body, headers: kept)
     }
 

@@ -90,6 +90,16 @@ import Testing
             expectHubError(try await server.send(format: "fcmv1", #"{"message":{}}"#, headers: [("apns-channel-id", channel)]), 400)
             #expect(herald.apns.acceptedCount == accepted + 1)
 
+            // A broadcast may carry 5 KB (a device's Live Activity push, 4 KB); more is a 413.
+            let padding = String(repeating: "x", count: 4800)
+            let large = #"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"home":2,"note":"\#(padding)"}}}"#
+            let largeSent = try server.acceptedID(try await server.send(format: "apple", large, headers: [("apns-channel-id", channel)]))
+            #expect(try await server.finishedDetails(largeSent).value("State") == "Completed")
+            #expect(herald.apns.acceptedCount == accepted + 2)
+            #expect(herald.apns.activity(id: listeners[0])?.contentState?["home"] == .number(2))
+            let tooLarge = large.replacingOccurrences(of: padding, with: padding + String(repeating: "x", count: 400))
+            #expect(expectHubError(try await server.send(format: "apple", tooLarge, headers: [("apns-channel-id", channel)]), 413).contains("5120"))
+
             // A channel APNs does not know: accepted, and its outcome says what APNs answered.
             let unknown = try server.acceptedID(
                 try await server.send(format: "apple", update, headers: [("apns-channel-id", "dW5rbm93bg==")]))
