@@ -201,11 +201,15 @@ class WebhookReceiver:
         lock = self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            # Keep-alive, as receivers behind a web server are.
+            protocol_version = "HTTP/1.1"
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with lock:
                     received.append((self.headers.get("webhook-id"), json.loads(body).get("type")))
                 self.send_response(204)
+                self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def log_message(self, *arguments):
