@@ -112,14 +112,16 @@ extension PostgresStore {
         let leaseUntil = nowMs.addingReportingOverflow(max(0, lease.storeMilliseconds)).partialValue
         var statement = SQLStatement()
         let hub = statement.bind(hub), now = statement.bind(nowMs)
-        // Rows another node is claiming are skipped, not waited for.
+        // Rows another node is claiming are skipped, not waited for. The rows are chosen in a
+        // CTE, evaluated once: as a subquery joined in FROM, a plan could scan it again, and
+        // each scan past the rows it had locked itself claimed more than `limit`.
         statement.sql = """
-            UPDATE herald.webhook_outbox o SET lease_owner = \(statement.bind(owner)), lease_until = \(statement.bind(leaseUntil)) \
-            FROM (SELECT c.endpoint_id, c.event_id FROM herald.webhook_outbox c \
+            WITH due AS MATERIALIZED (SELECT c.endpoint_id, c.event_id FROM herald.webhook_outbox c \
             WHERE c.hub = \(hub) AND c.due_at <= \(now) AND (c.lease_until IS NULL OR c.lease_until < \(now)) \
             AND EXISTS (SELECT 1 FROM herald.webhook_endpoints e WHERE e.hub = \(hub) AND e.id = c.endpoint_id AND e.enabled) \
-            ORDER BY c.due_at, c.created_at, c.event_id LIMIT \(statement.bind(max(0, limit))) FOR UPDATE OF c SKIP LOCKED) AS due \
-            WHERE o.hub = \(hub) AND o.endpoint_id = due.endpoint_id AND o.event_id = due.event_id \
+            ORDER BY c.due_at, c.created_at, c.event_id LIMIT \(statement.bind(max(0, limit))) FOR UPDATE OF c SKIP LOCKED) \
+            UPDATE herald.webhook_outbox o SET lease_owner = \(statement.bind(owner)), lease_until = \(statement.bind(leaseUntil)) \
+            FROM due WHERE o.hub = \(hub) AND o.endpoint_id = due.endpoint_id AND o.event_id = due.event_id \
             RETURNING o.event_id, o.endpoint_id, o.type, o.body, o.created_at, o.due_at, o.attempts
             """
         let deliveries = try await query(statement).map { row throws(PostgresStoreError) in try WebhookDelivery(stored: row.makeRandomAccess()) }
