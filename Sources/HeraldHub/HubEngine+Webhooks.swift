@@ -40,15 +40,15 @@ extension HubEngine {
     /// out for itself (and retries while the store is down).
     func wantedWebhookEvents() async -> WebhookSubscriptions {
         let now = ContinuousClock.now
-        if let known = webhookSubscriptions.withLock({ $0 }), now - known.readAt < configuration.webhookEndpointsRefresh {
-            return known
-        }
+        let (known, changes) = webhookSubscriptions.withLock { $0 }
+        if let known, now - known.readAt < configuration.webhookEndpointsRefresh { return known }
         do {
             let enabled = try await store.webhookEndpoints().filter(\.enabled)
             let read = WebhookSubscriptions(
                 anyEnabled: !enabled.isEmpty, events: enabled.reduce(into: []) { $0.formUnion($1.events) }, readAt: now
             )
-            webhookSubscriptions.withLock { $0 = read }
+            // Kept unless this node changed an endpoint meanwhile: the read may predate it.
+            webhookSubscriptions.withLock { if $0.changes == changes { $0.known = read } }
             return read
         } catch {
             return WebhookSubscriptions(anyEnabled: true, events: Set(WebhookEventType.subscribable), readAt: now)
@@ -57,7 +57,10 @@ extension HubEngine {
 
     /// Forgets what the endpoints want, after a change to them on this node.
     func webhookEndpointsChanged() {
-        webhookSubscriptions.withLock { $0 = nil }
+        webhookSubscriptions.withLock {
+            $0.known = nil
+            $0.changes += 1
+        }
         signal.ring(Self.webhookKey, remember: true)
     }
 

@@ -96,8 +96,9 @@ public final class HubEngine: Sendable {
     /// What every lease of this node begins with, whichever process of it took the lease.
     let leaseOwnerPrefix: String?
     let signal = Signal()
-    /// What the hub's endpoints want, as last read (see ``wantedWebhookEvents()``).
-    let webhookSubscriptions = Mutex<WebhookSubscriptions?>(nil)
+    /// What the hub's endpoints want, as last read (see ``wantedWebhookEvents()``), and how
+    /// many changes this node made to them: a read that began before a change is not kept.
+    let webhookSubscriptions = Mutex<(known: WebhookSubscriptions?, changes: Int)>((nil, 0))
     /// The recent outcomes of devices and progress of notifications, for operators' pages.
     public let deliveryLog = DeliveryLog()
     static let workerKey = "\u{0}worker"
