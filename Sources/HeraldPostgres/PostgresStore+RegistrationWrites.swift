@@ -102,8 +102,9 @@ extension PostgresStore {
             if let violation = write.condition.violation(id: write.row.registration.id, existingOwner: found, isIssued: row.issued) {
                 results.append(.failure(violation))
             } else {
-                // The statement refused a write that the rules allow: never expected, but
-                // answered as the single write's transaction would answer it.
+                // The statement left a write that the rules allow unwritten: another writer
+                // changed (or inserted) the row after the statement read it, so its tags as
+                // read were not those it replaced. The single write's transaction answers it.
                 do {
                     results.append(.success(try await upsertRegistrationAlone(write.row, when: write.condition)))
                 } catch {
