@@ -1,0 +1,108 @@
+import Foundation
+import HeraldCore
+@testable import HeraldPostgres
+import HeraldStore
+import HeraldStoreConformance
+import HeraldTestSupport
+import Testing
+
+/// Grouped registration writes keep the tag index and the reservations in step themselves (the
+/// row trigger does it for every other write): the index holds exactly each registration's
+/// tags, and a written id keeps no reservation, whoever wrote it and however.
+@Suite("PostgreSQL tag index of grouped writes", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
+struct PostgresRegistrationIndexTests {
+    /// Fails when the hub's tag index differs from its registrations' tags, or a registration's
+    /// id is still reserved.
+    static func expectInStep(_ database: PostgresDatabase, hub: String) async throws {
+        try await database.execute(
+            unsafeSQL: """
+                DO $$
+                BEGIN
+                    IF EXISTS (
+                        (SELECT r.id, t.tag FROM herald.registrations AS r, unnest(r.tags) AS t(tag) WHERE r.hub = '\(hub)'
+                         EXCEPT SELECT g.registration_id, g.tag FROM herald.registration_tags AS g WHERE g.hub = '\(hub)')
+                        UNION ALL
+                        (SELECT g.registration_id, g.tag FROM herald.registration_tags AS g WHERE g.hub = '\(hub)'
+                         EXCEPT SELECT r.id, t.tag FROM herald.registrations AS r, unnest(r.tags) AS t(tag) WHERE r.hub = '\(hub)')
+                    ) THEN
+                        RAISE EXCEPTION 'the tag index is out of step with the registrations';
+                    END IF;
+                    IF EXISTS (
+                        SELECT 1 FROM herald.reservations AS v JOIN herald.registrations AS r ON r.hub = v.hub AND r.id = v.id
+                        WHERE v.hub = '\(hub)'
+                    ) THEN
+                        RAISE EXCEPTION 'a registration''s id is still reserved';
+                    END IF;
+                END
+                $$
+                """)
+    }
+
+    @Test func groupedCreatesUpdatesAndReplacementsKeepTheIndexInStep() async throws {
+        try await PostgresTestDatabase.with { database async throws in
+            let hub = PostgresTestDatabase.uniqueHubName()
+            let store = database.store(hub: hub)
+            let ids = (0..<48).map { "issued-\($0)" }
+            for id in ids { try await store.reserveRegistrationID(id, owner: "alice", ttl: .seconds(60)) }
+            let issued = RegistrationCondition(mustBeIssued: true, owner: "alice", replacesOtherRegistrationsOfHandle: true)
+            // Creates, then updates that change some tags and keep others, then writes of pairs
+            // of registrations to one device (each deletes the other, with its index entries:
+            // one of each pair is left).
+            for round in 0..<3 {
+                let condition = round < 2 ? issued : RegistrationCondition(owner: "alice", replacesOtherRegistrationsOfHandle: true)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (index, id) in ids.enumerated() {
+                        let device = round == 2 && index % 2 == 1 ? index - 1 : index
+                        let tags = round == 0 ? ["username:alice", "news"] : ["username:alice", "n\(index % (round + 2))"]
+                        group.addTask {
+                            _ = try await store.upsertRegistration(
+                                .sample(id: id, handle: String(format: "%064x", device), tags: tags, owner: "alice"), when: condition
+                            )
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                try await Self.expectInStep(database, hub: hub)
+            }
+            #expect(try await store.registrationCount() == ids.count / 2)
+            // Writes outside the grouped statement still go through the trigger.
+            _ = try await store.upsertRegistration(.sample(id: "plain", handle: "plain-device", tags: ["a", "b"]), ifVersion: nil)
+            let plain = try #require(try await store.registration(id: "plain"))
+            _ = try await store.upsertRegistration(.sample(id: "plain", handle: "plain-device", tags: ["b", "c"]), ifVersion: plain.version)
+            try await Self.expectInStep(database, hub: hub)
+            #expect(try await store.deleteRegistration(id: "plain", ifVersion: nil, owner: nil))
+            try await Self.expectInStep(database, hub: hub)
+        }
+    }
+
+    /// A grouped write reads the tags a row held with its statement's snapshot: when another
+    /// transaction changes them before the write locks the row, the write is applied again on
+    /// its own, and the index ends up exactly as the last write left the row.
+    @Test(.timeLimit(.minutes(1)))
+    func aRowChangedMeanwhileIsWrittenAgainOnItsOwn() async throws {
+        try await PostgresTestDatabase.with { database async throws in
+            let hub = PostgresTestDatabase.uniqueHubName()
+            let store = database.store(hub: hub)
+            _ = try await store.upsertRegistration(.sample(id: "contended", handle: "device-1", tags: ["first"]), when: .none)
+            // Another transaction changes the tags and holds the row for a second.
+            let other = Task {
+                try await database.execute(
+                    unsafeSQL: """
+                        DO $$
+                        BEGIN
+                            UPDATE herald.registrations SET tags = ARRAY['meanwhile'], version = version + 1
+                                WHERE hub = '\(hub)' AND id = 'contended';
+                            PERFORM pg_sleep(1);
+                        END
+                        $$
+                        """)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let saved = try await store.upsertRegistration(.sample(id: "contended", handle: "device-1", tags: ["last"]), when: .none)
+            try await other.value
+            #expect(saved.version == 3)
+            #expect(try await store.registration(id: "contended")?.tags == ["last"])
+            try await Self.expectInStep(database, hub: hub)
+        }
+    }
+}
