@@ -759,6 +759,14 @@ struct PostgresMigration: Sendable {
                 // and for every delete: other writers, the registrations a write replaces and
                 // bulk loads keep it exactly as before.
                 "DROP TRIGGER registrations_changed ON herald.registrations",
+                // A reservation is looked up by hub and id for every registration written. With
+                // statistics that know nothing of a hub (a new hub beside others) the planner
+                // took the (hub, expires_at) index for that, as cheap by its estimate as the
+                // primary key, and read every reservation of the hub for each row. Expiry sweeps
+                // now read the expired reservations, of any hub, by expires_at first: the primary
+                // key is then the only index that starts with the hub.
+                "DROP INDEX herald.reservations_expires_at",
+                "CREATE INDEX reservations_expires_at ON herald.reservations (expires_at, hub)",
                 """
                 CREATE TRIGGER registrations_deleted AFTER DELETE ON herald.registrations
                     FOR EACH ROW EXECUTE FUNCTION herald.registrations_changed()
@@ -776,10 +784,7 @@ struct PostgresMigration: Sendable {
                 // when none was read) is left unwritten, and the store writes it again on its own
                 // (see `PostgresStore.applyRegistrationWrites`), through the trigger. Each index
                 // entry and reservation is found by its key (`LATERAL … OFFSET 0`, as the rows
-                // themselves), whatever the statistics; a reservation's lookup is ordered by id,
-                // which only the primary key gives: on statistics that know nothing of the hub
-                // the planner otherwise took the (hub, expires_at) index, as cheap by its
-                // estimate, and read every reservation of the hub for each row written.
+                // themselves), whatever the statistics.
                 """
                 CREATE OR REPLACE FUNCTION herald.save_registrations(
                     p_hub text, p_locks text[], p_ids text[], p_platforms text[], p_handles text[], p_p256dh text[],
@@ -806,7 +811,7 @@ struct PostgresMigration: Sendable {
                         SELECT i.*, p_tags[i.tag_offset + 1 : i.tag_offset + i.tag_count] AS new_tags,
                             r.id IS NOT NULL AS is_found, r.owner AS stored_owner, r.tags AS stored_tags,
                             coalesce(i.must_be_issued AND r.id IS NULL AND (SELECT v.expires_at FROM herald.reservations AS v
-                                WHERE v.hub = p_hub AND v.id = i.id ORDER BY v.id) > i.updated_at, false) AS is_issued
+                                WHERE v.hub = p_hub AND v.id = i.id) > i.updated_at, false) AS is_issued
                         FROM input AS i LEFT JOIN LATERAL (
                             SELECT s.id, s.owner, s.tags FROM herald.registrations AS s WHERE s.hub = p_hub AND s.id = i.id OFFSET 0
                         ) AS r ON true
@@ -859,7 +864,7 @@ struct PostgresMigration: Sendable {
                     ), consumed AS (
                         DELETE FROM herald.reservations AS v WHERE v.ctid = ANY (ARRAY(
                             SELECT f.ctid FROM written AS w CROSS JOIN LATERAL (
-                                SELECT e.ctid FROM herald.reservations AS e WHERE e.hub = p_hub AND e.id = w.id ORDER BY e.id OFFSET 0
+                                SELECT e.ctid FROM herald.reservations AS e WHERE e.hub = p_hub AND e.id = w.id OFFSET 0
                             ) AS f
                         ))
                         RETURNING v.id
