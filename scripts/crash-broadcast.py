@@ -138,8 +138,10 @@ def run(arguments, database_url):
                     kinds[kind] = kinds.get(kind, 0) + 1
                 return events, kinds
             try:
-                wait_for("the webhook events", lambda: tally()[1].get("registration.expired", 0) >= len(gone)
-                         and tally()[1].get("notification.completed", 0) >= 1, timeout=60, interval=0.2)
+                def drained():
+                    kinds = tally()[1]
+                    return kinds.get("registration.expired", 0) >= len(gone) and kinds.get("notification.completed", 0) >= 1
+                wait_for("the webhook events", drained, timeout=60, interval=0.2)
             except SystemExit:
                 pass
             events, kinds = tally()

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Synchronization
 
 /// Counts the sends an emulator accepted and keeps when each happened, so that a test can ask
@@ -6,18 +6,19 @@ import Synchronization
 /// figures that polling the count cannot give once the emulator is so busy that a poll waits
 /// seconds for its answer.
 ///
-/// It keeps the times of the last ``capacity`` sends (8 bytes each).
-final class AcceptLog: Sendable {
+/// It keeps the times of the last ``capacity`` sends (8 bytes each); when full, it forgets the
+/// older half.
+package final class AcceptLog: Sendable {
     /// When sends resumed after a moment, and how long they stood still since.
-    struct Pauses: Equatable, Sendable {
+    package struct Pauses: Equatable, Sendable {
         /// The first send accepted at or after the moment, if any.
-        var firstAccepted: Date?
+        package var firstAccepted: Date?
         /// The longest time without a send between the moment and the last send accepted
         /// (the moment itself counts as a send): 0 without any send since.
-        var longestPause: TimeInterval
+        package var longestPause: TimeInterval
     }
 
-    static let capacity = 1 << 20
+    package let capacity: Int
 
     private struct State {
         var count = 0
@@ -27,21 +28,26 @@ final class AcceptLog: Sendable {
 
     private let state = Mutex(State())
 
-    var count: Int { state.withLock { $0.count } }
+    package init(capacity: Int = 1 << 20) {
+        precondition(capacity >= 2, "an accept log keeps at least two times")
+        self.capacity = capacity
+    }
+
+    package var count: Int { state.withLock { $0.count } }
 
     /// Books one accepted send, now.
-    func record(at date: Date = Date()) {
+    package func record(at date: Date = Date()) {
         let now = Int64((date.timeIntervalSince1970 * 1000).rounded())
         state.withLock { state in
             state.count += 1
-            if state.times.count == Self.capacity { state.times.removeFirst(Self.capacity / 2) }
+            if state.times.count == capacity { state.times.removeFirst(capacity / 2) }
             state.times.append(now)
         }
     }
 
     /// The sends from `moment` on (see ``Pauses``); sends older than the log's capacity are
     /// forgotten.
-    func pauses(since moment: Date) -> Pauses {
+    package func pauses(since moment: Date) -> Pauses {
         let since = Int64((moment.timeIntervalSince1970 * 1000).rounded())
         return state.withLock { state in
             var low = 0

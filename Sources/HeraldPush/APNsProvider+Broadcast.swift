@@ -114,6 +114,7 @@ extension APNsProvider {
         do {
             authorization = try await currentProviderToken()?.authorization
         } catch {
+            tokenSigningFailed()
             throw .unavailable("the APNs provider token of key \(configuration.keyID) could not be signed")
         }
         var headers = managementClient.headerBlock(

@@ -78,27 +78,30 @@ extension SQLiteStore {
 
     public func enqueueWebhookEvents(_ events: [WebhookEvent], endpointIDs: Set<String>?) async throws -> Int {
         guard !events.isEmpty else { return 0 }
+        // One statement for the whole page: the events travel as one JSON array of
+        // [id, type, body] and are paired with every enabled endpoint that wants them.
         let now = SQLiteData(self.now())
-        let rows = events.map { (id: $0.id, type: $0.type.rawValue, body: $0.body) }
+        let rows = try String(decoding: JSONEncoder().encode(events.map { [$0.id, $0.type.rawValue, $0.body] }), as: UTF8.self)
+        var bindings: [SQLiteData] = [now, .text(rows)]
+        let which: String
+        if let endpointIDs {
+            which = "e.id IN (SELECT value FROM json_each(?3))"
+            bindings.append(.text(try String(decoding: JSONEncoder().encode(endpointIDs.sorted()), as: UTF8.self)))
+        } else {
+            which = "instr(',' || e.events || ',', ',' || (ev.value ->> 1) || ',') > 0"
+        }
+        let statementBindings = bindings
         return try await write { connection in
-            var added = 0
-            let endpoints = try await connection.query("SELECT id, events FROM webhook_endpoints WHERE enabled = 1 ORDER BY id")
-            for endpoint in endpoints {
-                let id = try endpoint.string("id")
-                if let endpointIDs, !endpointIDs.contains(id) { continue }
-                let wanted = try endpoint.string("events").split(separator: ",")
-                for event in rows where endpointIDs != nil || wanted.contains(Substring(event.type)) {
-                    let inserted = try await connection.query(
-                        """
-                        INSERT INTO webhook_outbox (endpoint_id, event_id, type, body, created_at, due_at, attempts)
-                        VALUES (?, ?, ?, ?, ?, ?, 0) ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING event_id
-                        """,
-                        [.text(id), .text(event.id), .text(event.type), .text(event.body), now, now]
-                    )
-                    added += inserted.count
-                }
-            }
-            return added
+            try await connection.query(
+                """
+                INSERT INTO webhook_outbox (endpoint_id, event_id, type, body, created_at, due_at, attempts)
+                SELECT e.id, ev.value ->> 0, ev.value ->> 1, ev.value ->> 2, ?1, ?1, 0
+                FROM webhook_endpoints e, json_each(?2) AS ev
+                WHERE e.enabled = 1 AND \(which)
+                ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING event_id
+                """,
+                statementBindings
+            ).count
         }
     }
 

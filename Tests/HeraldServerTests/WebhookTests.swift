@@ -71,6 +71,16 @@ struct WebhookTests {
         return (id, secret)
     }
 
+    /// Rotates the endpoint's secret and returns the new one.
+    static func rotateSecret(_ server: HubTestServer, _ id: String, previousValidFor seconds: Int) async throws -> String {
+        let rotated = try await server.wire(
+            .POST, "/\(HubTestServer.hubName)/webhooks/\(id)/rotate-secret", headers: json,
+            body: Data(#"{"previousSecretValidFor": \#(seconds)}"#.utf8)
+        )
+        try #require(rotated.status == 200, "rotate: \(rotated.status) \(rotated.text)")
+        return try #require((try rotated.json() as? [String: Any])?["secret"] as? String)
+    }
+
     static func endpointDocument(_ server: HubTestServer, _ id: String) async throws -> [String: Any] {
         let response = try await server.wire(.GET, "/\(HubTestServer.hubName)/webhooks/\(id)")
         try #require(response.status == 200, "GET webhooks/\(id): \(response.status) \(response.text)")
@@ -223,11 +233,7 @@ struct WebhookTests {
             let endpoint = try await Self.addEndpoint(server, url: receiver.url())
             for _ in 0..<2 { _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test") }
             try await eventually("two test events arrived") { receiver.received.count == 2 }
-            let rotated = try await server.wire(
-                .POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/rotate-secret", headers: Self.json,
-                body: Data(#"{"previousSecretValidFor": 3600}"#.utf8)
-            )
-            let newSecret = try #require((try rotated.json() as? [String: Any])?["secret"] as? String)
+            let newSecret = try await Self.rotateSecret(server, endpoint.id, previousValidFor: 3600)
             _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
             try await eventually("the third test event arrived") { receiver.received.count == 3 }
 
@@ -253,12 +259,7 @@ struct WebhookTests {
     @Test func aRotatedSecretSignsBesideThePreviousOneUntilItExpires() async throws {
         try await Self.withReceiverAndServer { receiver, server in
             let endpoint = try await Self.addEndpoint(server, url: receiver.url())
-            let rotated = try await server.wire(
-                .POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/rotate-secret", headers: Self.json,
-                body: Data(#"{"previousSecretValidFor": 3600}"#.utf8)
-            )
-            try #require(rotated.status == 200, "rotate: \(rotated.status) \(rotated.text)")
-            let newSecret = try #require((try rotated.json() as? [String: Any])?["secret"] as? String)
+            let newSecret = try await Self.rotateSecret(server, endpoint.id, previousValidFor: 3600)
             #expect(newSecret != endpoint.secret)
             _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
             try await eventually("the test event arrived") { receiver.received.count == 1 }
@@ -267,11 +268,7 @@ struct WebhookTests {
             #expect(first.isSigned(with: newSecret) && first.isSigned(with: endpoint.secret))
 
             // With no time for the previous secret, only the new one signs.
-            let again = try await server.wire(
-                .POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/rotate-secret", headers: Self.json,
-                body: Data(#"{"previousSecretValidFor": 0}"#.utf8)
-            )
-            let newest = try #require((try again.json() as? [String: Any])?["secret"] as? String)
+            let newest = try await Self.rotateSecret(server, endpoint.id, previousValidFor: 0)
             _ = try await server.wire(.POST, "/\(HubTestServer.hubName)/webhooks/\(endpoint.id)/test")
             try await eventually("the second test event arrived") { receiver.received.count == 2 }
             let second = receiver.received[1]
