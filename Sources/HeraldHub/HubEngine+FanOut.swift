@@ -44,11 +44,29 @@ extension HubEngine {
             outcomes.add(result.outcome, platform: platform)
             done(index, platform, result)
         }
+        // A credential with a budget sends in batches of at most one second's worth of it, so
+        // that its sends are spread over each second rather than go in bursts of a batch.
+        var batchSizes: [Platform: Int] = [:]
+        func batchLimit(of platform: Platform) -> Int {
+            if let size = batchSizes[platform] { return size }
+            let size = min(batchSize, budget(for: platform)?.batchLimit ?? batchSize)
+            batchSizes[platform] = size
+            return size
+        }
         await withTaskGroup(of: SendBatch.self) { group in
             var inFlight = 0
             var filling: [Platform: SendBatch] = [:]
-            // Sends `batch` once fewer than `batchesInFlight` are out.
+            // Sends `batch` once fewer than `batchesInFlight` are out and its credential's
+            // budget lets it go.
             func launch(_ batch: SendBatch) async {
+                if let budget = budget(for: batch.platform),
+                    let stopped = await waitForBudget(budget, sends: batch.sends.count, staleAt: staleAt)
+                {
+                    var unsent = batch
+                    unsent.results = Array(repeating: stopped, count: batch.sends.count)
+                    unsent.forEachResult(finish)
+                    return
+                }
                 if inFlight >= batchesInFlight, let sent = await group.next() {
                     sent.forEachResult(finish)
                     inFlight -= 1
@@ -72,9 +90,10 @@ extension HubEngine {
                         continue
                     }
                     // One hash per device; a second only when the batch is full.
-                    let filled = filling[platform, default: SendBatch(platform: platform, provider: provider, capacity: batchSize)]
+                    let size = batchLimit(of: platform)
+                    let filled = filling[platform, default: SendBatch(platform: platform, provider: provider, capacity: size)]
                         .append(index, PushSend(notification, to: target))
-                    guard filled >= batchSize, let batch = filling.removeValue(forKey: platform) else { continue }
+                    guard filled >= size, let batch = filling.removeValue(forKey: platform) else { continue }
                     await launch(batch)
                 }
             }
@@ -122,6 +141,30 @@ extension HubEngine {
         case send(PushNotification)
         /// The device's final result, without a send.
         case refused(PushResult)
+    }
+
+    /// Reserves `sends` of `budget` and waits until they may go, in short steps, so that
+    /// shutdown and staleness are noticed at once. Returns `nil` when they may go now;
+    /// otherwise every one of them gets the result returned, unsent: paused (delivery was
+    /// interrupted: the page is handed back), or abandoned (the notification went stale
+    /// while it waited). The sends not made are given back to the budget.
+    func waitForBudget(_ budget: SendBudget, sends: Int, staleAt: Date) async -> PushResult? {
+        let wait = budget.reserve(sends)
+        guard wait > .zero else { return nil }
+        let until = ContinuousClock.now + wait
+        while true {
+            let left = until - .now
+            if left <= .zero { return nil }
+            if Date() >= staleAt {
+                budget.refund(sends)
+                return PushResult(disposition: .permanentFailure, outcome: .abandoned, reason: SendBudget.waitReason)
+            }
+            if isInterrupted || Task.isCancelled {
+                budget.refund(sends)
+                return PushResult(disposition: .providerPaused(retryAfter: left.seconds), outcome: .throttled, reason: SendBudget.waitReason)
+            }
+            try? await Task.sleep(for: min(left, .milliseconds(500)))
+        }
     }
 
     /// One batch: sent together, then each device whose answer is not final goes on with its
@@ -172,18 +215,38 @@ extension HubEngine {
     ) async -> PushResult {
         var attempt = 1
         var answered = firstAnswer
+        let budget = budget(for: provider.platform)
+        var throttled = false
         while true {
             let result: PushResult
             if let answer = answered {
                 result = answer
                 answered = nil
             } else {
+                if let budget, let stopped = await waitForBudget(budget, sends: 1, staleAt: staleAt) { return stopped }
                 let span = Self.startPushSpan(in: trace, platform: provider.platform, attempt: attempt)
                 result = await provider.send(notification, to: target)
                 Self.endPushSpan(span, result: result)
             }
             switch result.disposition {
+            case .retryable(let retryAfter) where result.outcome == .throttled && budget != nil && provider.platform.throttlesTheCredential:
+                // The service throttles the credential, not this device: every send of the
+                // credential waits, and this one tries again without using up an attempt.
+                if Date() >= staleAt {
+                    return PushResult(disposition: .permanentFailure, outcome: .abandoned, status: result.status, reason: result.reason)
+                }
+                throttled = true
+                metrics?.retry(platform: provider.platform, cause: result.outcome)
+                if budget?.throttled(retryAfter: retryAfter) == true {
+                    logger.warning(
+                        "The push service throttles a credential: its sends wait",
+                        metadata: [
+                            "herald.platform": "\(provider.platform)", "herald.credential": "\(provider.credentialID)",
+                            "herald.retry_after": "\(retryAfter.map { "\($0)" } ?? "-")",
+                        ])
+                }
             case .providerPaused(let retryAfter):
+                if retryAfter > 0 { budget?.throttled(retryAfter: retryAfter) }
                 if Date() >= staleAt {
                     return PushResult(disposition: .permanentFailure, outcome: .abandoned, status: result.status, reason: result.reason)
                 }
@@ -214,10 +277,19 @@ extension HubEngine {
                     attempt += 1
                 }
             case .delivered, .channelExpired, .permanentFailure:
+                if throttled, result.disposition == .delivered { budget?.accepted() }
                 return result
             }
         }
     }
+}
+
+extension Platform {
+    /// Whether the service's throttling answer (`429`, WNS's `406`) is about the credential
+    /// as a whole: FCM's project quota, WNS's and Web Push services' limits per sender.
+    /// APNs's `429 TooManyRequests` is about one device token (the credential-wide refusal,
+    /// `TooManyProviderTokenUpdates`, pauses the provider itself).
+    var throttlesTheCredential: Bool { self != .apns }
 }
 
 /// Sends of one platform that travel together, and (once sent) their results.

@@ -83,6 +83,7 @@ public final class HubEngine: Sendable {
     public let store: any HeraldStore
     public let configuration: Configuration
     private let providerTable: Mutex<[Platform: any PushProvider]>
+    private let budgetTable: Mutex<[Platform: SendBudget]>
     private let stopped = Atomic<Bool>(false)
     private let interrupted = Atomic<Bool>(false)
     let logger: Logger
@@ -106,6 +107,7 @@ public final class HubEngine: Sendable {
     public init(
         store: any HeraldStore,
         providers: [any PushProvider],
+        budgets: [Platform: SendBudget] = [:],
         configuration: Configuration = Configuration(),
         metrics: HeraldMetrics.HubMetrics? = nil,
         logger: Logger
@@ -115,6 +117,7 @@ public final class HubEngine: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.providerTable = Mutex(Self.byPlatform(providers))
+        self.budgetTable = Mutex(budgets)
         let process = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
             + UUID.random().uuidString.prefix(8).lowercased()
         self.leaseOwnerPrefix = configuration.nodeName.map { "\($0)/" }
@@ -152,9 +155,19 @@ public final class HubEngine: Sendable {
     /// Delivers through `providers` from now on (the hub's push credentials changed). Sends
     /// in flight finish on the providers they started with; shutting the replaced ones down
     /// is the caller's business.
-    public func replaceProviders(_ providers: [any PushProvider]) {
+    public func replaceProviders(_ providers: [any PushProvider], budgets: [Platform: SendBudget] = [:]) {
         providerTable.withLock { $0 = Self.byPlatform(providers) }
+        budgetTable.withLock { $0 = budgets }
     }
+
+    /// Sends against `budgets` from now on (the hub's send rates changed).
+    func replaceBudgets(_ budgets: [Platform: SendBudget]) {
+        budgetTable.withLock { $0 = budgets }
+    }
+
+    /// The send budget of `platform`'s credential (see ``SendBudget``); `nil` when the engine
+    /// was given none (it then sends as fast as its concurrency allows).
+    public func budget(for platform: Platform) -> SendBudget? { budgetTable.withLock { $0[platform] } }
 
     /// Stops this engine's delivery workers once their current notification is done (the hub
     /// was deleted, or created again with another store). Accepting still works; the store

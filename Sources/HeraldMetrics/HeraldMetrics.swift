@@ -129,6 +129,22 @@ public final class HeraldMetrics: Sendable {
         name: "herald_push_credential_failing", kind: .gauge, labels: ["platform", "hub"],
         help: "1 while the last use of a push credential failed (the push service refused it, or no token could be had with it), 0 otherwise, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
     )
+    public static let sendBudgetRate = Family(
+        name: "herald_send_budget_per_minute", kind: .gauge, labels: ["platform", "credential"],
+        help: "The send budget of a push credential, sends a minute for every node together (each node spends its share), per platform and credential (a key id, a project id); absent for credentials without a limit."
+    )
+    public static let sendBudgetAvailable = Family(
+        name: "herald_send_budget_available", kind: .gauge, labels: ["platform", "credential"],
+        help: "Sends this node's share of a credential's budget allows at once (at most one second's worth); negative while sends wait for it."
+    )
+    public static let sendBudgetPaused = Family(
+        name: "herald_send_budget_paused_seconds", kind: .gauge, labels: ["platform", "credential"],
+        help: "How long every send of a credential still waits because its push service throttled it (a 429 with Retry-After), at scrape time; 0 when not paused."
+    )
+    public static let sendBudgetWaited = Family(
+        name: "herald_send_budget_wait_seconds_total", kind: .counter, labels: ["platform", "credential"],
+        help: "Time sends waited for a credential's budget or throttling pause (each batch's wait counted once)."
+    )
     public static let scrapeErrors = Family(
         name: "herald_metrics_store_errors_total", kind: .counter, labels: ["hub"],
         help: "Scrapes whose figures from a hub's store could not be read (its gauges keep their last values)."
@@ -138,7 +154,8 @@ public final class HeraldMetrics: Sendable {
     public static let families: [Family] = [
         httpRequests, httpRequestDuration, notificationsAccepted, notificationsFinished, deliveries, channelsExpired, pushRetries,
         pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,
-        registrations, pushConnections, credentialExpiry, credentialFailing, scrapeErrors,
+        registrations, pushConnections, credentialExpiry, credentialFailing, sendBudgetRate, sendBudgetAvailable, sendBudgetPaused,
+        sendBudgetWaited, scrapeErrors,
     ]
 
     /// The `hub` label of the server's own credentials in ``credentialExpiry`` and
@@ -281,6 +298,21 @@ public final class HeraldMetrics: Sendable {
         } else {
             registry.unregisterGauge(gauge)
         }
+    }
+
+    /// Sets a credential's send budget gauges: its rate (`nil`: no limit), the sends this
+    /// node may make at once and how long sends are paused for; counts `newlyWaited`, the
+    /// time sends waited for it since the last call.
+    public func setSendBudget(
+        platform: Platform, credential: String, perMinute: Int?, available: Double?, pausedFor: Duration, newlyWaited: Duration
+    ) {
+        let labels = [platform.rawValue, credential]
+        for (family, value) in [(Self.sendBudgetRate, perMinute.map(Double.init)), (Self.sendBudgetAvailable, available)] {
+            if let value { gauge(family, labels).set(value) } else { registry.unregisterGauge(gauge(family, labels)) }
+        }
+        gauge(Self.sendBudgetPaused, labels).set(max(0, pausedFor.seconds))
+        let waited = counter(Self.sendBudgetWaited, labels)
+        if newlyWaited > .zero { waited.increment(by: newlyWaited.seconds) }
     }
 
     /// A scrape could not read a hub's store.

@@ -26,6 +26,12 @@ public final class APNsProvider: PushProvider {
     public let platform: Platform = .apns
     public let configuration: APNsConfiguration
 
+    /// The team and key id (or the certificate's topic), and the service it sends to.
+    public var credentialID: String {
+        let signer = configuration.clientCertificate == nil ? "\(configuration.teamID).\(configuration.keyID)" : "certificate:\(configuration.topic)"
+        return "\(signer)@\(configuration.endpoint)"
+    }
+
     let logger: Logger
     /// The token-signing key; `nil` with certificate authentication.
     let signingKey: P256.Signing.PrivateKey?

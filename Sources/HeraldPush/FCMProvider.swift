@@ -23,6 +23,9 @@ public final class FCMProvider: PushProvider {
     public let platform: Platform = .fcm
     public let configuration: FCMConfiguration
 
+    /// The Firebase project: FCM's quota is per project.
+    public var credentialID: String { configuration.serviceAccount.projectID }
+
     private let client: HTTP2Client
     /// The token endpoint's client when it is on another origin than the sends (Google's).
     private let tokenPool: HTTPClientPool?

@@ -149,6 +149,11 @@ public protocol PushProvider: Service {
     /// operator console and metrics; `configured` with no history when the provider does not
     /// keep one (the default).
     var credentialHealth: PushCredentialHealth { get }
+
+    /// What identifies the credential the provider sends with, among those of its platform
+    /// (an APNs key id, an FCM project id; never a secret): providers of several hubs that
+    /// send with the same credential share its send budget. The platform's name by default.
+    var credentialID: String { get }
 }
 
 extension PushProvider {
@@ -180,6 +185,8 @@ extension PushProvider {
     public var credentialHealth: PushCredentialHealth {
         PushCredentialHealth(method: "credentials", expiresAt: credentialExpiry)
     }
+
+    public var credentialID: String { platform.rawValue }
 
     /// Waits for graceful shutdown (or cancellation), then closes the connections.
     public func run() async throws {

@@ -29,6 +29,9 @@ public final class WNSProvider: PushProvider {
     public let platform: Platform = .wns
     public let configuration: WNSConfiguration
 
+    /// The package SID.
+    public var credentialID: String { configuration.clientID }
+
     private let pool: HTTPClientPool
     private let transport: HTTPPushTransport<HTTPClientPool>
     private let tokens: WNSAccessTokenSource

@@ -23,6 +23,9 @@ public final class WebPushProvider: PushProvider {
     public let platform: Platform = .webpush
     public let configuration: WebPushConfiguration
 
+    /// The VAPID public key (the applicationServerKey).
+    public var credentialID: String { vapid.publicKey }
+
     private let logger: Logger
     let vapid: WebPushVAPID
     private let pool: HTTPClientPool

@@ -60,11 +60,36 @@ extension HubCommand {
         @Option(name: .customLong("clear"), help: "Remove a platform's credentials: apns, fcm, wns or webpush (repeatable).")
         var clear: [String] = []
 
+        @Option(
+            name: .customLong("rate-limit"),
+            help: ArgumentHelp(
+                "A platform credential's send budget: PLATFORM=N/min (or N/s, N/h), or PLATFORM=default (repeatable).",
+                valueName: "platform=rate"))
+        var rateLimits: [String] = []
+
         var setsAPNsToken: Bool { [apnsKeyFile, apnsKeyID, apnsTeamID].contains { $0 != nil } }
         var setsAPNsCertificate: Bool { [apnsCertFile, apnsCertPassword, apnsCertKeyFile].contains { $0 != nil } }
         var setsAPNs: Bool { setsAPNsToken || setsAPNsCertificate || apnsTopic != nil || apnsEnvironment != nil }
         var setsWNS: Bool { wnsPackageSID != nil || wnsClientSecret != nil }
         var setsWebPush: Bool { webPushSubject != nil || webPushVAPIDKeyFile != nil }
+        var setsCredentials: Bool { setsAPNs || fcmServiceAccount != nil || setsWNS || setsWebPush || !clear.isEmpty }
+
+        /// The `--rate-limit` options: a rate, or `nil` to return to the default, by platform.
+        func sendRates() throws -> [Platform: SendRate?] {
+            var rates: [Platform: SendRate?] = [:]
+            for option in rateLimits {
+                let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let platform = Platform(rawValue: parts[0].lowercased()) else {
+                    throw ValidationError("--rate-limit \(option): write PLATFORM=N/min, such as fcm=600000/min (platforms: apns, fcm, wns, webpush)")
+                }
+                do {
+                    rates[platform] = parts[1].lowercased() == "default" ? .some(nil) : try SendRate(parsing: parts[1])
+                } catch {
+                    throw ValidationError("--rate-limit \(option): \(error.message)")
+                }
+            }
+            return rates
+        }
 
         func validate() throws {
             _ = try clearedPlatforms()
@@ -78,8 +103,10 @@ extension HubCommand {
             if wnsClientSecret == "-", apnsCertPassword == "-" {
                 throw ValidationError("only one of --wns-client-secret and --apns-cert-password can be read from standard input")
             }
-            guard setsAPNs || fcmServiceAccount != nil || setsWNS || setsWebPush || !clear.isEmpty else {
-                throw ValidationError("nothing to change: give a platform's options (--apns-…, --fcm-service-account, --wns-…, --webpush-…) or --clear PLATFORM")
+            _ = try sendRates()
+            guard setsCredentials || !rateLimits.isEmpty else {
+                throw ValidationError(
+                    "nothing to change: give a platform's options (--apns-…, --fcm-service-account, --wns-…, --webpush-…), --clear PLATFORM or --rate-limit PLATFORM=N/min")
             }
         }
 
@@ -100,73 +127,85 @@ extension HubCommand {
             let environment = apnsEnvironment?.lowercased()
             let apnsCertificate = try apnsCertificateCredentials()
 
+            let rates = try sendRates()
             try await HubCommand.withCatalog(configuration) { catalog in
                 let hub = try await HubCommand.existingHub(name, in: catalog)
-                let updated = try await catalog.setCredentials(name: hub.name) { credentials in
-                    for platform in cleared { credentials.clear(platform) }
-                    if var certificate = apnsCertificate {
-                        // A certificate replaces whatever APNs credentials the hub had.
-                        let existing = credentials.apns
-                        certificate.environment = environment ?? existing?.environment ?? "production"
-                        let uid = (try? certificate.clientCertificate())?.topic
-                        guard let topic = apnsTopic ?? uid ?? existing?.topic else {
-                            throw HubCommandError(
-                                "the certificate's subject has no UID (bundle id) to take the topic from: give --apns-topic")
-                        }
-                        certificate.topic = topic
-                        credentials.apns = certificate
-                    } else if setsAPNs {
-                        if var apns = credentials.apns, !(setsAPNsToken && apns.usesCertificate) {
-                            if let apnsKey { apns.privateKeyPEM = apnsKey }
-                            if let apnsKeyID { apns.keyID = apnsKeyID }
-                            if let apnsTeamID { apns.teamID = apnsTeamID }
-                            if let apnsTopic { apns.topic = apnsTopic }
-                            if let environment { apns.environment = environment }
-                            credentials.apns = apns
-                        } else {
+                // Credentials first: what they refuse leaves the rates unchanged too.
+                if setsCredentials {
+                    let updated = try await catalog.setCredentials(name: hub.name) { credentials in
+                        for platform in cleared { credentials.clear(platform) }
+                        if var certificate = apnsCertificate {
+                            // A certificate replaces whatever APNs credentials the hub had.
                             let existing = credentials.apns
-                            guard let apnsKey, let apnsKeyID, let apnsTeamID, let topic = apnsTopic ?? existing?.topic else {
+                            certificate.environment = environment ?? existing?.environment ?? "production"
+                            let uid = (try? certificate.clientCertificate())?.topic
+                            guard let topic = apnsTopic ?? uid ?? existing?.topic else {
                                 throw HubCommandError(
-                                    existing == nil
-                                        ? "hub \(hub.name) has no APNs credentials yet: give --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic together, or --apns-cert-file"
-                                        : "hub \(hub.name) signs in to APNs with a certificate: to use a token-signing key instead give --apns-key-file, --apns-key-id and --apns-team-id together")
+                                    "the certificate's subject has no UID (bundle id) to take the topic from: give --apns-topic")
                             }
-                            credentials.apns = .init(
-                                keyID: apnsKeyID, teamID: apnsTeamID, topic: topic,
-                                environment: environment ?? existing?.environment ?? "production", privateKeyPEM: apnsKey)
+                            certificate.topic = topic
+                            credentials.apns = certificate
+                        } else if setsAPNs {
+                            if var apns = credentials.apns, !(setsAPNsToken && apns.usesCertificate) {
+                                if let apnsKey { apns.privateKeyPEM = apnsKey }
+                                if let apnsKeyID { apns.keyID = apnsKeyID }
+                                if let apnsTeamID { apns.teamID = apnsTeamID }
+                                if let apnsTopic { apns.topic = apnsTopic }
+                                if let environment { apns.environment = environment }
+                                credentials.apns = apns
+                            } else {
+                                let existing = credentials.apns
+                                guard let apnsKey, let apnsKeyID, let apnsTeamID, let topic = apnsTopic ?? existing?.topic else {
+                                    throw HubCommandError(
+                                        existing == nil
+                                            ? "hub \(hub.name) has no APNs credentials yet: give --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic together, or --apns-cert-file"
+                                            : "hub \(hub.name) signs in to APNs with a certificate: to use a token-signing key instead give --apns-key-file, --apns-key-id and --apns-team-id together")
+                                }
+                                credentials.apns = .init(
+                                    keyID: apnsKeyID, teamID: apnsTeamID, topic: topic,
+                                    environment: environment ?? existing?.environment ?? "production", privateKeyPEM: apnsKey)
+                            }
+                        }
+                        if let serviceAccount {
+                            credentials.fcm = .init(serviceAccountJSON: serviceAccount)
+                        }
+                        if setsWNS {
+                            if var wns = credentials.wns {
+                                if let wnsPackageSID { wns.packageSID = wnsPackageSID }
+                                if let clientSecret { wns.clientSecret = clientSecret }
+                                credentials.wns = wns
+                            } else {
+                                guard let wnsPackageSID, let clientSecret else {
+                                    throw HubCommandError("hub \(hub.name) has no WNS credentials yet: give --wns-package-sid and --wns-client-secret together")
+                                }
+                                credentials.wns = .init(packageSID: wnsPackageSID, clientSecret: clientSecret)
+                            }
+                        }
+                        if setsWebPush {
+                            if var webPush = credentials.webPush {
+                                if let webPushSubject { webPush.subject = webPushSubject }
+                                if let vapidKey { webPush.vapidPrivateKeyPEM = vapidKey }
+                                credentials.webPush = webPush
+                            } else {
+                                guard let webPushSubject else {
+                                    throw HubCommandError("hub \(hub.name) has no Web Push credentials yet: give --webpush-subject (mailto:… or https:…)")
+                                }
+                                credentials.webPush = .init(
+                                    subject: webPushSubject,
+                                    vapidPrivateKeyPEM: vapidKey ?? P256.Signing.PrivateKey().pemRepresentation)
+                            }
                         }
                     }
-                    if let serviceAccount {
-                        credentials.fcm = .init(serviceAccountJSON: serviceAccount)
-                    }
-                    if setsWNS {
-                        if var wns = credentials.wns {
-                            if let wnsPackageSID { wns.packageSID = wnsPackageSID }
-                            if let clientSecret { wns.clientSecret = clientSecret }
-                            credentials.wns = wns
-                        } else {
-                            guard let wnsPackageSID, let clientSecret else {
-                                throw HubCommandError("hub \(hub.name) has no WNS credentials yet: give --wns-package-sid and --wns-client-secret together")
-                            }
-                            credentials.wns = .init(packageSID: wnsPackageSID, clientSecret: clientSecret)
-                        }
-                    }
-                    if setsWebPush {
-                        if var webPush = credentials.webPush {
-                            if let webPushSubject { webPush.subject = webPushSubject }
-                            if let vapidKey { webPush.vapidPrivateKeyPEM = vapidKey }
-                            credentials.webPush = webPush
-                        } else {
-                            guard let webPushSubject else {
-                                throw HubCommandError("hub \(hub.name) has no Web Push credentials yet: give --webpush-subject (mailto:… or https:…)")
-                            }
-                            credentials.webPush = .init(
-                                subject: webPushSubject,
-                                vapidPrivateKeyPEM: vapidKey ?? P256.Signing.PrivateKey().pemRepresentation)
-                        }
+                    print((["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n"))
+                }
+                if !rates.isEmpty {
+                    let updated = try await catalog.setSendRates(name: hub.name, rates)
+                    for platform in Platform.allCases where rates.keys.contains(platform) {
+                        let rate = updated.sendRate(for: platform).map { "at most \($0)" } ?? "without a limit"
+                        let source = updated.sendRates[platform] == nil ? " (the default)" : ""
+                        print("Hub \(updated.name) sends with its \(platform) credential \(rate)\(source).")
                     }
                 }
-                print((["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n"))
             }
         }
 

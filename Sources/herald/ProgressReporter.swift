@@ -229,15 +229,7 @@ final class ProgressReporter: Sendable {
     }
 
     /// `12,345,678`, whatever the locale, so that logs read the same everywhere.
-    static func grouped(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var result = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { result.append(",") }
-            result.append(digit)
-        }
-        return value < 0 ? "-" + result : result
-    }
+    static func grouped(_ value: Int) -> String { value.grouped }
 
     /// `text`, cut to `width - 1` columns (the last column of a terminal wraps on some).
     static func fitted(_ text: String, width: Int) -> String {

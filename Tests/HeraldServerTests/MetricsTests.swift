@@ -52,6 +52,12 @@ import Testing
                 #expect(deliveries.allSatisfy { $0.labels["hub"] == app })
                 #expect(page.samples(named: "herald_channels_expired_total").map(\.labels) == [["hub": app, "platform": "apns"]])
                 #expect(page.value("herald_channels_expired_total", ["hub": app, "platform": "apns"]) == 1)
+                // FCM's credential has its default budget; its two 429s paused it (1 s, then 2 s).
+                let budgets = page.samples(named: "herald_send_budget_per_minute")
+                #expect(budgets.map { "\($0.labels["platform"]!) \(Int($0.value))" } == ["fcm 600000"], "\(budgets)")
+                let waited = page.samples(named: "herald_send_budget_wait_seconds_total").first { $0.labels["platform"] == "fcm" }
+                #expect((waited?.value ?? 0) >= 2.5, "\(String(describing: waited))")
+                #expect(page.samples(named: "herald_send_budget_paused_seconds").contains { $0.labels["platform"] == "apns" }, "every credential in use")
                 let retries = page.samples(named: "herald_push_retries_total")
                 #expect(
                     Set(retries.map { "\($0.labels["hub"]!) \($0.labels["platform"]!) \($0.labels["cause"]!) \(Int($0.value))" })
@@ -178,7 +184,8 @@ import Testing
                         case "outcome", "cause": #expect(value.allSatisfy { $0.isLetter }, "\(value)")
                         case "state": #expect(NotificationState(rawValue: value) != nil, "\(value)")
                         case "method": #expect(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"].contains(value))
-                        case "route", "le", "result": break
+                        // A key id, a project id, a package SID, a public key: checked above to hold no secret.
+                        case "route", "le", "result", "credential": break
                         default: Issue.record("unexpected label \(name)=\(value)")
                         }
                     }

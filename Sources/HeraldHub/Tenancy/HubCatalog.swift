@@ -1,5 +1,5 @@
 public import Foundation
-import HeraldCore
+public import HeraldCore
 import HeraldHubWire
 public import HeraldStore
 import Synchronization
@@ -227,6 +227,13 @@ public final class HubCatalog: Sendable {
         if let retention { try IdempotencyKey.validate(retention: retention) }
         return try await update(name) { (definition) throws(HeraldError) in
             definition.idempotencyRetention = retention
+        }
+    }
+
+    /// Sets (or, for `nil`, returns to the default) the send budget of each platform named.
+    public func setSendRates(name: String, _ rates: [Platform: SendRate?]) async throws -> HubDefinition {
+        try await update(name) { definition in
+            for (platform, rate) in rates { definition.sendRates[platform] = rate }
         }
     }
 

@@ -21,10 +21,14 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
     /// How long the `Idempotency-Key` of a send to the hub is kept (1 second to
     /// ``IdempotencyKey/maxRetention``); `nil` for ``IdempotencyKey/defaultRetention``.
     public var idempotencyRetention: Duration?
+    /// The send budget of each platform's credential, as this hub sets it (every hub that
+    /// sends with the same credential shares one budget). A platform not named here has
+    /// ``defaultSendRate(for:)``.
+    public var sendRates: [Platform: SendRate]
 
     public init(
         name: String, createdAt: Date, rules: [SharedAccessRule], credentials: HubCredentials = HubCredentials(),
-        reservedTagPrefixes: [String] = [], idempotencyRetention: Duration? = nil
+        reservedTagPrefixes: [String] = [], idempotencyRetention: Duration? = nil, sendRates: [Platform: SendRate] = [:]
     ) {
         self.name = name
         self.createdAt = createdAt
@@ -32,11 +36,24 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         self.credentials = credentials
         self.reservedTagPrefixes = reservedTagPrefixes
         self.idempotencyRetention = idempotencyRetention
+        self.sendRates = sendRates
+    }
+
+    /// A credential's budget unless a hub sets one: FCM's default quota (600,000 a minute per
+    /// project); no limit for the other platforms, whose services publish none.
+    public static func defaultSendRate(for platform: Platform) -> SendRate? {
+        platform == .fcm ? .fcmDefault : nil
+    }
+
+    /// The send budget of `platform`'s credential: the hub's own, else the default.
+    public func sendRate(for platform: Platform) -> SendRate? {
+        sendRates[platform] ?? Self.defaultSendRate(for: platform)
     }
 
     enum CodingKeys: String, CodingKey {
         case name, createdAt, rules, credentials, reservedTagPrefixes
         case idempotencyRetention = "idempotencyRetentionSeconds"
+        case sendRates = "sendRatesPerMinute"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -48,6 +65,14 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         // Definitions written before the setting existed reserve nothing.
         reservedTagPrefixes = try container.decodeIfPresent([String].self, forKey: .reservedTagPrefixes) ?? []
         idempotencyRetention = try container.decodeIfPresent(Int64.self, forKey: .idempotencyRetention).map { .seconds($0) }
+        var sendRates: [Platform: SendRate] = [:]
+        for (name, rate) in try container.decodeIfPresent([String: SendRate].self, forKey: .sendRates) ?? [:] {
+            guard let platform = Platform(rawValue: name) else {
+                throw DecodingError.dataCorruptedError(forKey: .sendRates, in: container, debugDescription: "'\(name)' is not a platform")
+            }
+            sendRates[platform] = rate
+        }
+        self.sendRates = sendRates
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -58,6 +83,9 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         try container.encode(credentials, forKey: .credentials)
         if !reservedTagPrefixes.isEmpty { try container.encode(reservedTagPrefixes, forKey: .reservedTagPrefixes) }
         if let idempotencyRetention { try container.encode(idempotencyRetention.components.seconds, forKey: .idempotencyRetention) }
+        if !sendRates.isEmpty {
+            try container.encode(Dictionary(uniqueKeysWithValues: sendRates.map { ($0.key.rawValue, $0.value) }), forKey: .sendRates)
+        }
     }
 
     /// The first of `tags` that starts with a reserved prefix (compared case-insensitively).
@@ -86,6 +114,9 @@ public struct HubDefinition: Codable, Sendable, Hashable, CustomStringConvertibl
         }
         if let idempotencyRetention {
             lines.append("idempotency keys kept \(idempotencyRetention.components.seconds) seconds")
+        }
+        for platform in Platform.allCases {
+            if let rate = sendRates[platform] { lines.append("send rate \(platform) \(rate)") }
         }
         return lines.joined(separator: "\n")
     }

@@ -60,6 +60,12 @@ extension HubRegistry {
         }
         metrics.setPushConnections(connections)
         setCredentialGauges(metrics)
+        for budget in sendBudgets.all {
+            let snapshot = budget.snapshot()
+            metrics.setSendBudget(
+                platform: budget.platform, credential: budget.credential, perMinute: snapshot.rate?.perMinute,
+                available: snapshot.available, pausedFor: snapshot.pausedFor, newlyWaited: budget.unreportedWait())
+        }
         await withTaskGroup(of: Void.self) { group in
             for (name, hub) in open {
                 let store = hub.store

@@ -50,9 +50,11 @@ public final class HubRegistry: Service, Sendable {
         var createdAt: Date
         /// The providers made from the hub's own credentials.
         var owned: [any PushProvider]
+        /// The send rates its budgets were given.
+        var sendRates: [Platform: SendRate]
 
         func serves(_ definition: HubDefinition) -> Bool {
-            credentials == definition.credentials && createdAt == definition.createdAt
+            credentials == definition.credentials && createdAt == definition.createdAt && sendRates == definition.sendRates
         }
     }
 
@@ -85,6 +87,8 @@ public final class HubRegistry: Service, Sendable {
     public let nodeID = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
         + UUID.random().uuidString.prefix(8).lowercased()
     private let liveNodes = Atomic<Int>(1)
+    /// The send budget of every credential the open hubs send with.
+    public let sendBudgets = SendBudgets()
 
     /// How many nodes share the storage (this one included), as last reported: every node
     /// reports every ``catalogRefreshInterval``, and a node silent for three of them is not
@@ -117,6 +121,16 @@ public final class HubRegistry: Service, Sendable {
         let owned = try factory.providers(for: definition.credentials)
         let ownPlatforms = Set(owned.map(\.platform))
         return (serverProviders.filter { !ownPlatforms.contains($0.platform) } + owned, owned)
+    }
+
+    /// The budgets of the credentials `providers` send with, at the hub's rates.
+    private func budgets(for providers: [any PushProvider], _ definition: HubDefinition) -> [Platform: SendBudget] {
+        var budgets: [Platform: SendBudget] = [:]
+        for provider in providers {
+            budgets[provider.platform] = sendBudgets.budget(
+                platform: provider.platform, credential: provider.credentialID, rate: definition.sendRate(for: provider.platform))
+        }
+        return budgets
     }
 
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
@@ -206,14 +220,15 @@ public final class HubRegistry: Service, Sendable {
             throw error
         }
         let hub = HubEngine(
-            store: store, providers: providers.all, configuration: hubConfiguration,
+            store: store, providers: providers.all, budgets: budgets(for: providers.all, definition), configuration: hubConfiguration,
             metrics: metrics?.hub(definition.name), logger: hubLogger
         )
         let opened = OpenHub(
             hub: hub,
             credentials: definition.credentials,
             createdAt: definition.createdAt,
-            owned: providers.owned
+            owned: providers.owned,
+            sendRates: definition.sendRates
         )
         // `nil` when the registry closed while the hub was being opened.
         let registered: OpenHub?? = state.withLock { state in
@@ -239,10 +254,18 @@ public final class HubRegistry: Service, Sendable {
     /// Gives an open hub's engine providers made from its new credentials; the replaced ones
     /// are retired.
     private func replaceProviders(of current: OpenHub, for definition: HubDefinition) async throws -> HubEngine {
+        if current.credentials == definition.credentials {
+            // Only the send rates changed: the providers stay.
+            current.hub.replaceBudgets(budgets(for: Array(current.hub.providers.values), definition))
+            state.withLock { $0.hubs[definition.name]?.sendRates = definition.sendRates }
+            hubLogger(definition.name).info("Hub send rates changed", metadata: ["herald.send_rates": "\(definition.sendRates)"])
+            return current.hub
+        }
         let (providers, owned) = try makeProviders(definition)
-        current.hub.replaceProviders(providers)
+        current.hub.replaceProviders(providers, budgets: budgets(for: providers, definition))
         state.withLock { state in
             state.hubs[definition.name]?.credentials = definition.credentials
+            state.hubs[definition.name]?.sendRates = definition.sendRates
             state.hubs[definition.name]?.owned = owned
             if !current.owned.isEmpty { state.submit(.retire(current.owned, store: nil)) }
         }
@@ -320,6 +343,7 @@ public final class HubRegistry: Service, Sendable {
         do {
             let count = try await catalog.storage.reportAlive(node: nodeID, window: catalogRefreshInterval * 3)
             let previous = liveNodes.exchange(max(1, count), ordering: .relaxed)
+            sendBudgets.share(among: count)
             if count != previous {
                 logger.info("Nodes sharing the storage", metadata: ["herald.nodes": "\(count)"])
             }

@@ -114,6 +114,11 @@ import Testing
             // Keys are not on the page; they come on request, with the CSRF token.
             let definition = try #require(try await herald.catalog.hub(named: "shop"))
             #expect(!page.body.contains(definition.rules[0].primaryKey))
+            // Each credential's send budget is beside its state.
+            #expect(page.body.contains("No send limit"), "APNs has none unless set")
+            _ = try await herald.catalog.setSendRates(name: "shop", [.apns: try SendRate(perMinute: 6000)])
+            let budgeted = try await browser.get("/console/hubs/shop").body
+            #expect(budgeted.contains("Send budget 6,000/min, 100 of 100 free now"), "\(budgeted)")
             #expect(try await browser.post("/console/hubs/shop/keys/DefaultFullSharedAccessSignature", csrf: "").status == .forbidden)
             let keys = try await browser.post("/console/hubs/shop/keys/DefaultFullSharedAccessSignature")
             let full = try #require(definition.rule(named: "DefaultFullSharedAccessSignature"))

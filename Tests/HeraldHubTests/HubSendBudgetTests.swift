@@ -1,0 +1,114 @@
+import Foundation
+import HeraldCore
+import HeraldHub
+import HeraldPush
+import HeraldSQLite
+import Synchronization
+import Testing
+
+/// A provider whose service throttles the credential for its first sends (FCM's `429
+/// QUOTA_EXCEEDED` with `Retry-After`), then accepts everything.
+final class ThrottledProvider: PushProvider {
+    let platform: Platform = .fcm
+    private let refusals: Atomic<Int>
+    private let handles = Mutex<[String]>([])
+    let retryAfter: Double
+
+    init(refusing count: Int, retryAfter: Double) {
+        self.refusals = Atomic(count)
+        self.retryAfter = retryAfter
+    }
+
+    var delivered: [String] { handles.withLock { $0 } }
+
+    func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
+        if refusals.subtract(1, ordering: .relaxed).newValue >= 0 {
+            return PushResult(disposition: .retryable(retryAfter: retryAfter), outcome: .throttled, status: 429, reason: "QUOTA_EXCEEDED")
+        }
+        handles.withLock { $0.append(target.handle) }
+        return .delivered
+    }
+
+    func shutdown() async throws {}
+}
+
+@Suite("Hub: send budgets per credential")
+struct HubSendBudgetTests {
+    static let apnsPayload = PlatformPayload(platform: .apns, body: Data(#"{"aps":{"alert":"paced"}}"#.utf8))
+    static let fcmPayload = PlatformPayload(platform: .fcm, body: Data(#"{"message":{"notification":{"title":"paced"}}}"#.utf8))
+
+    static func fcm(_ n: Int) -> Registration {
+        Registration(id: String(format: "fcm-%05d", n), platform: .fcm, handle: "fcm-token-\(n)")
+    }
+
+    @Test func aBroadcastGoesAtItsCredentialsRate() async throws {
+        try await HubFixture.with(platforms: [.apns]) { f in
+            try await f.store.insertRegistrations((0..<25).map { Registration.apns($0) })
+            let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 600))
+            let hub = HubEngine(
+                store: f.store, providers: [f.apns], budgets: [.apns: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
+            let start = ContinuousClock.now
+            #expect(try await hub.deliverNext())
+            let elapsed = ContinuousClock.now - start
+            #expect(try await f.stored(record.id).counts.total(.success) == 25)
+            #expect(Set(f.apns.sent.map(\.handle)).count == 25)
+            // Ten at once (a second's worth), then fifteen more at ten a second.
+            #expect(elapsed >= .milliseconds(1400), "25 sends at 10 a second took \(elapsed)")
+            #expect(budget.snapshot().waited >= .milliseconds(1400))
+        }
+    }
+
+    @Test func aThrottledCredentialWaitsInsteadOfUsingUpEachDevicesAttempts() async throws {
+        try await HubFixture.with(platforms: []) { f in
+            try await f.store.insertRegistrations((0..<20).map(Self.fcm))
+            let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3)
+            let budget = SendBudgets().budget(platform: .fcm, credential: "project", rate: nil)
+            // One attempt per device (the fixture's policy): only the budget's waiting saves them.
+            let hub = HubEngine(
+                store: f.store, providers: [provider], budgets: [.fcm: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
+            #expect(try await hub.deliverNext())
+            let stored = try await f.stored(record.id)
+            #expect(stored.counts.total(.success) == 20, "\(stored.counts)")
+            #expect(stored.counts.total(.throttled) == 0)
+            #expect(Set(provider.delivered).count == 20)
+            #expect(budget.snapshot().waited >= .milliseconds(300), "the credential paused for its Retry-After")
+        }
+    }
+
+    @Test func withoutABudgetAThrottledDeviceUsesUpItsAttempts() async throws {
+        try await HubFixture.with(platforms: []) { f in
+            try await f.store.insertRegistrations((0..<20).map(Self.fcm))
+            let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3)
+            let hub = HubEngine(store: f.store, providers: [provider], configuration: f.hub.configuration, logger: hubTestLogger)
+            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
+            #expect(try await hub.deliverNext())
+            let stored = try await f.stored(record.id)
+            #expect(stored.counts.total(.throttled) == 8)
+            #expect(stored.counts.total(.success) == 12)
+        }
+    }
+
+    @Test func aWaitInterruptedByShutdownHandsThePageBackAndLosesNoDevice() async throws {
+        try await HubFixture.with(platforms: [.apns]) { f in
+            try await f.store.insertRegistrations((0..<6).map { Registration.apns($0) })
+            let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 60))
+            let hub = HubEngine(
+                store: f.store, providers: [f.apns], budgets: [.apns: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
+            let delivering = Task { try await hub.deliverNext() }
+            try await Task.sleep(for: .milliseconds(1500))
+            hub.interruptDelivery()
+            _ = await delivering.result
+            #expect(f.apns.sent.count < 6, "one a second: the shutdown came before every device was reached")
+            #expect(try await f.stored(record.id).state == .processing, "handed back, not finished")
+
+            // The next worker (no budget here) resumes it; every device is reached.
+            let next = HubEngine(store: f.store, providers: [f.apns], configuration: f.hub.configuration, logger: hubTestLogger)
+            #expect(try await next.deliverNext())
+            #expect(try await f.stored(record.id).state == .completed)
+            #expect(Set(f.apns.sent.map(\.handle)).count == 6)
+        }
+    }
+}
