@@ -117,7 +117,7 @@ final class CompiledTemplate: Sendable {
 
     enum Rules: Sendable {
         case apns(
-            headers: [Header], pushType: Int?, fixedVoIP: Bool, expiry: APNsExpiry?, priority: Value?
+            headers: [Header], pushType: Int?, fixedVoIP: Bool, fixedLiveActivity: Bool, expiry: APNsExpiry?, priority: Value?
         )
         case fcm(legacyGCM: Bool)
         case wns(headers: [Header], types: [Value], fixedType: Result<String, HeraldError>?, root: String?)
@@ -221,6 +221,7 @@ final class CompiledTemplate: Sendable {
             }
         }
         let fixedVoIP = pushType.flatMap { headers[$0].value.constant }.map(Self.isVoIP) ?? false
+        let fixedLiveActivity = pushType.flatMap { headers[$0].value.constant }.map(Self.isLiveActivity) ?? false
         // A repeat of the notification replaces its first copy (a push type that varies per
         // device is taken as one that has a collapse id).
         if let id = properties.notificationID, !headers.contains(where: { $0.name == "apns-collapse-id" }),
@@ -233,6 +234,7 @@ final class CompiledTemplate: Sendable {
             headers: headers,
             pushType: pushType.flatMap { headers[$0].value.fixed == nil ? $0 : nil },
             fixedVoIP: fixedVoIP,
+            fixedLiveActivity: fixedLiveActivity,
             expiry: expiryRule,
             priority: priorityRule
         )
@@ -289,6 +291,10 @@ final class CompiledTemplate: Sendable {
         pushType.lowercased().trimmingCharacters(in: .whitespaces) == "voip"
     }
 
+    private static func isLiveActivity(_ pushType: String) -> Bool {
+        pushType.lowercased().trimmingCharacters(in: .whitespaces) == "liveactivity"
+    }
+
     /// The notification of a device with `pushVariables`.
     ///
     /// - Throws: `400` when the rendering is not a valid notification of the platform, `413`
@@ -298,14 +304,18 @@ final class CompiledTemplate: Sendable {
         var bytes: [UInt8] = []
         compiled.body.render(into: &bytes) { compiled.binding.value($0, pushVariables: pushVariables) }
         switch compiled.rules {
-        case .apns(let rules, let pushType, let fixedVoIP, let expiry, let priority):
+        case .apns(let rules, let pushType, let fixedVoIP, let fixedLiveActivity, let expiry, let priority):
             var headers: [(name: String, value: String)] = []
             let count = rules.count + (expiry == nil ? 0 : 1) + (priority == nil ? 0 : 1)
             if count > 0 { headers.reserveCapacity(count) }
             var isVoIP = fixedVoIP
+            var isLiveActivity = fixedLiveActivity
             for (index, header) in rules.enumerated() {
                 let value = try header.value.value(pushVariables)
-                if index == pushType { isVoIP = Self.isVoIP(value) }
+                if index == pushType {
+                    isVoIP = Self.isVoIP(value)
+                    isLiveActivity = Self.isLiveActivity(value)
+                }
                 headers.append((header.name, value))
             }
             if let expiry {
@@ -319,6 +329,13 @@ final class CompiledTemplate: Sendable {
             }
             if let priority { headers.append(("apns-priority", try priority.value(pushVariables))) }
             try PayloadLimits.checkAPNs(byteCount: bytes.count, voip: isVoIP)
+            if isLiveActivity {
+                // A Live Activity update is checked as a native one is: a rendering that
+                // ActivityKit would drop is the device's refusal, named.
+                try PlatformPayload(
+                    platform: .apns, body: Data(bytes), headers: headers.map { PlatformPayload.Header(name: $0.name, value: $0.value) }
+                ).checkLiveActivity()
+            }
             return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers)
         case .fcm(let legacyGCM):
             let message = try PlatformPayload.hubNativeFCMMessage(legacyGCM: legacyGCM, body: Data(bytes))

@@ -164,6 +164,31 @@ struct HubTemplateSendTests {
         }
     }
 
+    @Test func aLiveActivityTemplateIsCheckedAsANativeLiveActivityPushIs() async throws {
+        try await HubFixture.with { f in
+            let headers = [PlatformPayload.Header(name: "apns-push-type", value: "liveactivity")]
+            let update = RegistrationTemplate(
+                name: "score",
+                body: ##"{"aps":{"timestamp":"#(at)","event":"update","content-state":{"home":"#(home)","away":"#(away)"}}}"##,
+                headers: headers)
+            // Renders without a timestamp: ActivityKit would drop it.
+            let noTimestamp = RegistrationTemplate(
+                name: "score", body: ##"{"aps":{"event":"update","content-state":{"home":"#(home)"}}}"##, headers: headers)
+            try await f.register(
+                .template("la-1", handle: apnsToken(1), template: update),
+                .template("la-2", handle: apnsToken(2), template: noTimestamp)
+            )
+            let record = try await f.hub.enqueueTemplate(
+                tagExpression: nil, send: TemplateSend(properties: ["at": "1800000000", "home": "2", "away": "1"]))
+            try await f.deliverAll()
+            #expect(f.apns.sent.map(\.handle) == [apnsToken(1)])
+            #expect(f.apns.sent.first?.body == #"{"aps":{"timestamp":1800000000,"event":"update","content-state":{"home":2,"away":1}}}"#)
+            let counts = try await f.stored(record.id).counts
+            #expect(counts.count(.success, .apns) == 1)
+            #expect(counts.count(.invalidNotificationFormat, .apns) == 1)
+        }
+    }
+
     @Test func aPlatformWithoutProviderIsCounted() async throws {
         try await HubFixture.with(platforms: [.apns]) { f in
             let template = RegistrationTemplate(body: #"{"message":{"data":{"m":"$(m)"}}}"#)
