@@ -45,7 +45,7 @@ class Emulator:
         self.directory = directory
         self.log = open(os.path.join(directory, "emulate.log"), "w")
         self.process = subprocess.Popen(
-            [herald, "emulate", "--directory", os.path.join(directory, "emulator"), "--open-registry", "--inbox", "1",
+            [herald, "emulate", "--data-dir", os.path.join(directory, "emulator"), "--open-registry", "--inbox", "1",
              "--log-level", "warning"],
             stdout=self.log, stderr=subprocess.STDOUT)
         env_file = os.path.join(directory, "emulator", "herald.env")

@@ -10,15 +10,15 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure fan-out, CPU per notification, upserts, installation PUTs and broadcasts on this machine, on SQLite and PostgreSQL.",
         discussion: """
-            Build with `swift build -c release` and run `.build/release/herald bench`. The fan-out, upsert and
-            installation tests run Herald, its store and the APNs emulator in this process: the SQLite store in a
-            temporary directory and, with --database-url, the PostgreSQL store in a database of its own that the
-            bench creates on that server and drops at the end (the user needs the CREATEDB privilege). Then, for
-            APNs and FCM, a `herald serve` process of this binary on SQLite delivers a fan-out and a broadcast to
-            a `herald emulate` process: the node's own CPU time per notification is read from /proc, beside the
-            emulator's ceiling measured with h2load (Debian's nghttp2-client) in the same run, so the figures
+            Build with `swift build -c release` and run `.build/release/herald bench`. The fan-out, upsert and \
+            installation tests run Herald, its store and the APNs emulator in this process: the SQLite store in a \
+            temporary directory and, with --database-url, the PostgreSQL store in a database of its own that the \
+            bench creates on that server and drops at the end (the user needs the CREATEDB privilege). Then, for \
+            APNs and FCM, a `herald serve` process of this binary on SQLite delivers a fan-out and a broadcast to \
+            a `herald emulate` process: the node's own CPU time per notification is read from /proc, beside the \
+            emulator's ceiling measured with h2load (Debian's nghttp2-client) in the same run, so the figures \
             read as ratios. With a database, one broadcast is also shared by 1, 2 and 3 node processes.
-            Example:  herald bench --database-url postgres://herald:secret@127.0.0.1/postgres
+            Example:  herald bench --database-url postgres://herald@127.0.0.1/postgres
             """
     )
 

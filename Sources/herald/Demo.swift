@@ -13,11 +13,11 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the notify-users, hub API, Live Activity, secure-push and rich-push flows once, offline, and show what every simulated device received.",
         discussion: """
-            Starts Herald and the four push-service emulators in this process. alice's and bob's devices
-            sign in and register through the app backend's HTTP API, and bob notifies alice; a backend
-            written for the cloud hub keeps erin's devices as installations in a hub and sends them one
-            template notification through the hub REST API, starts a Live Activity by push, updates it twice,
-            ends it and broadcasts to a channel; dave sends carol a secure and a rich
+            Starts Herald and the four push-service emulators in this process. alice's and bob's devices \
+            sign in and register through the app backend's HTTP API, and bob notifies alice; a backend \
+            written for the cloud hub keeps erin's devices as installations in a hub and sends them one \
+            template notification through the hub REST API, starts a Live Activity by push, updates it twice, \
+            ends it and broadcasts to a channel; dave sends carol a secure and a rich \
             notification. Nothing is kept unless --data-dir is given.
             """
     )

@@ -15,9 +15,9 @@ struct Device: AsyncParsableCommand {
         discussion: """
             Needs a `herald serve` that runs the built-in emulators (no push credentials configured).
             Example:  herald device --user alice --password 'correct horse' --sign-up --tags sports
-            With --live-activity TYPE an APNs device also simulates Live Activities of that ActivityKit
-            attributes type: it gets a push-to-start token and starts an activity with an update token
-            (or, with --channel, one listening on that broadcast channel), and prints each start, update,
+            With --live-activity TYPE an APNs device also simulates Live Activities of that ActivityKit \
+            attributes type: it gets a push-to-start token and starts an activity with an update token \
+            (or, with --channel, one listening on that broadcast channel), and prints each start, update, \
             end and broadcast that arrives.
             Example:  herald device --user alice --password pw --live-activity MatchAttributes --channel "$CHANNEL"
             """

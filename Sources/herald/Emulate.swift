@@ -13,41 +13,47 @@ struct Emulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the push-service emulators as a process of their own, for Herald nodes to deliver to.",
         discussion: """
-            Starts the emulators of APNs, FCM, WNS and a Web Push service that `herald serve` runs in-process,
-            each on its own port with a certificate of a local CA kept in --directory, and prints the HERALD_*
-            settings that point `herald serve` at them (also written to <directory>/herald.env, which
-            `set -a; . ./herald-emulator/herald.env; set +a` loads into a shell). Several nodes given these
+            Starts the emulators of APNs, FCM, WNS and a Web Push service that `herald serve` runs in-process, \
+            each on its own port with a certificate of a local CA kept in --data-dir, and prints the HERALD_* \
+            settings that point `herald serve` at them (also written to <data-dir>/herald.env, which \
+            `set -a; . ./herald-emulator/herald.env; set +a` loads into a shell). Several nodes given these \
             settings deliver to one set of virtual devices, which outlive the nodes.
-            Each emulator serves its control API on its own port: POST /_emulator/devices makes a device,
-            GET /_emulator/devices/{token}/notifications shows what it received, POST /_emulator/faults
+
+            Each emulator serves its control API on its own port: POST /_emulator/devices makes a device, \
+            GET /_emulator/devices/{token}/notifications shows what it received, POST /_emulator/faults \
             injects errors, GET /_emulator/stats counts accepted sends and the devices reached.
-            The APNs emulator also does Live Activities: POST /_emulator/push-to-start-tokens and
-            POST /_emulator/activities make activity tokens, GET /_emulator/activities/{id} shows an activity;
-            its broadcast channel management API (POST/GET/DELETE /1/apps/{bundle id}/channels,
+
+            The APNs emulator also does Live Activities: POST /_emulator/push-to-start-tokens and \
+            POST /_emulator/activities make activity tokens, GET /_emulator/activities/{id} shows an activity; \
+            its broadcast channel management API (POST/GET/DELETE /1/apps/{bundle id}/channels, \
             GET /1/apps/{bundle id}/all-channels) is on the port of --apns-broadcast-port.
+
             Example:  herald emulate --apns-port 2197 --open-registry
             """
     )
 
-    @Option(help: "Where the CA and the emulators' credentials are kept (created if missing).")
+    // `--directory` is the name it had before: still taken.
+    @Option(
+        name: [.customLong("data-dir"), .customLong("directory")],
+        help: "Where the CA and the emulators' credentials are kept (created if missing).")
     var directory = "./herald-emulator"
 
     @Option(help: "Address to listen on; the certificates name it too.")
     var host = "127.0.0.1"
 
-    @Option(name: .customLong("apns-port"), help: "APNs emulator port (default: any free port).")
+    @Option(name: .customLong("apns-port"), help: "APNs emulator port; 0 picks any free port.")
     var apnsPort = 0
 
-    @Option(name: .customLong("apns-broadcast-port"), help: "APNs broadcast channel management API port (default: any free port).")
+    @Option(name: .customLong("apns-broadcast-port"), help: "APNs broadcast channel management API port; 0 picks any free port.")
     var apnsBroadcastPort = 0
 
-    @Option(name: .customLong("fcm-port"), help: "FCM emulator port (default: any free port).")
+    @Option(name: .customLong("fcm-port"), help: "FCM emulator port; 0 picks any free port.")
     var fcmPort = 0
 
-    @Option(name: .customLong("wns-port"), help: "WNS emulator port (default: any free port).")
+    @Option(name: .customLong("wns-port"), help: "WNS emulator port; 0 picks any free port.")
     var wnsPort = 0
 
-    @Option(name: .customLong("webpush-port"), help: "Web Push service emulator port (default: any free port).")
+    @Option(name: .customLong("webpush-port"), help: "Web Push service emulator port; 0 picks any free port.")
     var webPushPort = 0
 
     @Option(help: "The bundle id the APNs emulator's devices belong to.")

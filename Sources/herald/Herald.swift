@@ -6,8 +6,8 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "A self-hosted push notification hub.",
         discussion: """
-            Start with `herald serve` (or `herald demo` to watch the whole flow once). With no push
-            credentials configured, Herald starts built-in APNs and FCM emulators and says so.
+            Start with `herald serve` (or `herald demo` to watch the whole flow once). With no push \
+            credentials configured, Herald starts its built-in emulators of APNs, FCM, WNS and a Web Push service, and says so.
             """,
         version: Herald.version,
         subcommands: [Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, AdminCommand.self, StoreCommand.self, Bench.self]

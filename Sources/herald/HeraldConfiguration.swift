@@ -167,7 +167,7 @@ struct HeraldConfiguration: Sendable {
         .init(variable: "HERALD_HOST", help: "address to listen on (default 127.0.0.1)") { $0.host = $1 },
         .init(variable: "HERALD_PORT", help: "HTTP port (default 8080)") { $0.port = try int($1, "HERALD_PORT", 0...65535) },
         .init(variable: "HERALD_DATA_DIR", help: "data directory: the hubs (each with its SQLite store), keys, certificates (default ./herald-data)") { $0.dataDirectory = $1 },
-        .init(variable: "HERALD_DATABASE_URL", help: "postgres://user:password@host:5432/database: keep the hubs in PostgreSQL, shared by several nodes (default: the data directory)") {
+        .init(variable: "HERALD_DATABASE_URL", help: "keep the hubs in PostgreSQL, shared by several nodes: postgres://user:password@host/database (default: the data directory)") {
             guard !$1.isEmpty else {
                 $0.databaseURL = nil
                 return
@@ -410,12 +410,36 @@ struct HeraldConfiguration: Sendable {
     }
 
     static var helpText: String {
-        "Settings (flag > environment > config file > default):\n"
-            + settings.map { "  \($0.variable.padding(toLength: 34, withPad: " ", startingAt: 0)) \($0.help)" }.joined(separator: "\n")
+        let tracing: [(String, String)] = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "export traces over OTLP/HTTP to this collector (…/v1/traces); unset: no tracing, at no cost"),
+            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "the traces URL itself, instead"),
+            ("OTEL_SERVICE_NAME", "the service's name in the traces (default herald); the other OTEL_* variables apply too"),
+        ]
+        return "Settings (flag > environment > config file > default):\n"
+            + settings.map { helpEntry($0.variable, $0.help) }.joined(separator: "\n")
             + "\n\nTracing (the OpenTelemetry variables, read by the exporter):\n"
-            + "  OTEL_EXPORTER_OTLP_ENDPOINT        export traces over OTLP/HTTP to this collector (…/v1/traces); unset: no tracing, at no cost\n"
-            + "  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT the traces URL itself, instead\n"
-            + "  OTEL_SERVICE_NAME                  the service's name in the traces (default herald); the other OTEL_* variables apply too"
+            + tracing.map { helpEntry($0.0, $0.1) }.joined(separator: "\n")
+    }
+
+    /// One setting in the help's table: its name, then its description wrapped in a column of
+    /// its own, so that an 80-column terminal shows it as it is (the help's own wrapping would
+    /// cut each line again, without the indentation).
+    static func helpEntry(_ name: String, _ help: String, width: Int = 79) -> String {
+        let column = 37
+        var lines: [String] = []
+        var line = "  " + name.padding(toLength: max(name.count, column - 3), withPad: " ", startingAt: 0)
+        var lineHasWords = false
+        for word in help.split(separator: " ") {
+            if lineHasWords, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = String(repeating: " ", count: column - 1)
+                lineHasWords = false
+            }
+            line += " " + word
+            lineHasWords = true
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n")
     }
 }
 

@@ -77,6 +77,7 @@ extension HubCommand {
                 as `herald hub export` and the cloud hub's export write it. A line that cannot be applied is reported \
                 with its number and changes nothing; the others are applied. Running the same import again changes \
                 nothing more. The exit status is 1 when a line failed.
+
                 Modes: create (new registrations; one the hub has as it is is left alone), update (RegistrationId \
                 required, must exist), upsert (create or replace by RegistrationId), delete (by RegistrationId).
                 Example:  herald hub import myhub registrations.txt --mode upsert

@@ -11,8 +11,8 @@ struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a notification to the devices a tag expression targets.",
         discussion: """
-            Writes the notification into a hub's queue in the data directory (or the database of
-            --database-url), where a `herald serve` running on it delivers it, and shows its progress and outcome. The hub is the
+            Writes the notification into a hub's queue in the data directory (or the database of \
+            --database-url), where a `herald serve` running on it delivers it, and shows its progress and outcome. The hub is the \
             app backend's (HERALD_APP_HUB_NAME, default app) unless --hub names another.
             Example:  herald send --to 'sports && !muted' --message 'Kick-off in 5 minutes'
 

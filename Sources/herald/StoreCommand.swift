@@ -21,14 +21,14 @@ extension StoreCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy a SQLite data directory (every hub and all it holds) into a PostgreSQL database.",
             discussion: """
-                Copies each hub's definition (rules, keys, push credentials) and everything its store
-                holds: registrations and installations, accounts and sessions, pending and scheduled
-                notifications with their outcomes, secure payloads and rich content. It also offers the
-                data directory's VAPID key and secure-payload key fingerprint to the database, so that
+                Copies each hub's definition (rules, keys, push credentials) and everything its store \
+                holds: registrations and installations, accounts and sessions, pending and scheduled \
+                notifications with their outcomes, secure payloads and rich content. It also offers the \
+                data directory's VAPID key and secure-payload key fingerprint to the database, so that \
                 the nodes on it keep the web apps' subscriptions and open the copied secure payloads.
 
-                Stop `herald serve` on the data directory first: what changes during the copy may be
-                missed. Running it again is safe: what the database has already is kept as it is, and
+                Stop `herald serve` on the data directory first: what changes during the copy may be \
+                missed. Running it again is safe: what the database has already is kept as it is, and \
                 only what is missing is copied.
                 """
         )

@@ -58,7 +58,7 @@ import Testing
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("herald-channels-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let (data, emulatorDirectory) = (root + "/data", root + "/emulator")
-        let emulate = try HeraldCommand.launch(["emulate", "--directory", emulatorDirectory], environment: ["HERALD_LOG_LEVEL": "error"])
+        let emulate = try HeraldCommand.launch(["emulate", "--data-dir", emulatorDirectory], environment: ["HERALD_LOG_LEVEL": "error"])
         defer {
             HeraldCommand.stop(emulate)
             try? FileManager.default.removeItem(at: emulate.directory)
