@@ -8,7 +8,7 @@ installations (FCM by default; --platform apns), sets the hub's budget for that 
 credential with `herald hub set-credentials app --rate-limit PLATFORM=RATE`, sends one
 broadcast and reads, from the emulator, how fast it was accepted. It exits 1 when the
 accepted rate was over the budget by more than --tolerance (the first second may go at once:
-a budget holds one second's worth), or when a device was missed.
+a budget holds one second's worth), under --min-share of it, or when a device was missed.
 
     swift build -c release
     scripts/send-budget.py --herald .build/release/herald --devices 1500 --rate 3000/min
@@ -40,6 +40,9 @@ def main():
     parser.add_argument("--nodes", type=int, default=1)
     parser.add_argument("--database-url", default=os.environ.get("HERALD_TEST_DATABASE_URL"))
     parser.add_argument("--tolerance", type=float, default=0.1, help="how far over the budget the rate may be (0.1: 10 %%)")
+    parser.add_argument("--min-share", type=float, default=0.0,
+                        help="the least share of the budget the rate must reach (with several nodes, 0.6 shows that every "
+                             "node sent its share: one node alone gets only its own)")
     arguments = parser.parse_args()
     if arguments.nodes > 1 and not arguments.database_url:
         sys.exit("several nodes share a database: give --database-url (or set HERALD_TEST_DATABASE_URL)")
@@ -94,6 +97,8 @@ def run(arguments, herald, directory, database_url):
             failures.append(f"{len(tokens) - accepted} devices missed")
         if rate > budget * (1 + arguments.tolerance):
             failures.append(f"the rate was {rate:.1f}/s, over the budget of {budget:.1f}/s")
+        if rate < budget * arguments.min_share:
+            failures.append(f"the rate was {rate:.1f}/s, under {arguments.min_share:.0%} of the budget of {budget:.1f}/s")
     finally:
         stop_all(nodes, emulator)
     return verdict(failures, directory)

@@ -54,6 +54,21 @@ struct ClusterTests {
         )
     }
 
+    /// scripts/send-budget.py, two nodes on one database: a broadcast under a credential's send
+    /// budget goes at the budget in all (each node spends its half), not at twice it, and not
+    /// at the half one node alone would send.
+    @Test(.timeLimit(.minutes(10)))
+    func twoNodesShareACredentialsSendBudget() async throws {
+        try await expectScript(
+            "send-budget.py",
+            [
+                "--database-url", try #require(PostgresTestDatabase.urlString), "--nodes", "2", "--devices", "800",
+                "--rate", "3000/min", "--min-share", "0.7",
+            ],
+            prints: "every guarantee held"
+        )
+    }
+
     /// scripts/cluster-bench.py, a broadcast shared by 1 and 2 nodes, runs to the end, so that
     /// it keeps working; its figures are read by people, not checked here.
     @Test(.timeLimit(.minutes(10)))
