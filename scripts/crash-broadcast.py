@@ -17,6 +17,9 @@ on a receiver in this script wants every event: it then also prints the events l
 `registration.expired` per gone device and one `notification.completed`) and those received
 twice (receivers deduplicate by `webhook-id`).
 
+With --rate-limit, the broadcast goes under a send budget for the platform's credential, so the
+node is stopped while a page waits for its turn.
+
 With --database-url, the node keeps everything in a PostgreSQL database of its own, created on
 that server and dropped at the end (needs `psql`).
 
@@ -52,6 +55,8 @@ def main():
                         help="uninstall --gone of the devices and count the webhook events the node posts to a receiver here")
     parser.add_argument("--gone", type=float, default=0.1, help="with --webhooks, the share of devices uninstalled before the broadcast")
     parser.add_argument("--max-events-lost", type=int, help="with --webhooks, fail if more events than this never arrived")
+    parser.add_argument("--rate-limit", help="the platform credential's send budget (as --rate-limit takes it, e.g. 6000/min): "
+                                             "the node is stopped while its sends wait their turn")
     arguments = parser.parse_args()
     if arguments.database_url:
         with own_database(arguments.database_url, "herald_crash") as database_url:
@@ -84,6 +89,9 @@ def run(arguments, database_url):
             if status != 201:
                 sys.exit(f"adding the webhook endpoint failed: {status} {body[:200]!r}")
             print(f"  {len(gone)} of the devices uninstalled; a webhook endpoint wants every event", flush=True)
+        if arguments.rate_limit:
+            print("  " + node.herald_command("hub", "set-credentials", "app", "--rate-limit",
+                                             f"{arguments.platform}={arguments.rate_limit}").strip(), flush=True)
         # Installations become registrations when written; the broadcast targets them all.
         notification = send(api, arguments.platform)
         print(f"broadcast {notification} accepted; stopping the node with SIG{arguments.signal.upper()} "
