@@ -68,12 +68,16 @@ struct DeliveryRun {
 
             let providers = engine.providers
             let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }
-            let countsBefore = counts
-            guard try await deliver(page, steps: steps).complete else {
-                // Shutdown came while a push service refused every send: the page is sent again
-                // from its start by whoever resumes the notification.
-                try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: countsBefore, handBack: true)
-                logger.info("Delivery interrupted by shutdown while a push service paused; the page is handed back")
+            let delivered = try await deliver(page, steps: steps)
+            guard delivered.complete else {
+                // Shutdown came while sends waited (for a paused push service, or for their
+                // credential's budget): what the page had finished in order is booked, and the
+                // rest of it is sent again by whoever resumes the notification.
+                if delivered.booked > 0 { cursor = page[delivered.booked - 1].cursor }
+                try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: true)
+                logger.info(
+                    "Delivery interrupted by shutdown while sends waited; the rest of the page is handed back",
+                    metadata: ["herald.booked": "\(delivered.booked)", "herald.page": "\(page.count)"])
                 throw CancellationError()
             }
             cursor = last
@@ -102,39 +106,52 @@ struct DeliveryRun {
     ///
     /// - Parameters:
     ///   - steps: what each device gets, in the order of `devices`.
-    ///   - handsBack: whether a page interrupted while a provider paused goes back unbooked,
-    ///     for whoever resumes the notification to send again (a delivery through the queue);
-    ///     a test send books what it has.
-    /// - Returns: each device's outcome (`nil` for a device the notification does not
-    ///   target), and whether they are all final: `false` when delivery was interrupted while
-    ///   a device waited for its paused provider.
+    ///   - handsBack: whether a page interrupted while sends waited goes back for whoever
+    ///     resumes the notification to send again (a delivery through the queue): then only
+    ///     the devices before the first one without a final outcome are booked. A test send
+    ///     books what it has.
+    /// - Returns: each booked device's outcome (`nil` for a device the notification does not
+    ///   target or one not booked), whether they are all final (`false` when delivery was
+    ///   interrupted while a device waited), and how many devices from the page's start are
+    ///   booked (all of them unless the page goes back).
     mutating func deliver(
         _ devices: [DeliveryDevice],
         steps: [DeliveryStep],
         handsBack: Bool = true
-    ) async throws -> (outcomes: [DeliveryOutcome?], complete: Bool) {
-        var outcomes = [DeliveryOutcome?](repeating: nil, count: devices.count)
-        var counts = self.counts
-        var expired: [String] = []
-        var expiredPlatforms: [Platform] = []
-        var expiredPerPlatform: [Platform: Int] = [:]
+    ) async throws -> (outcomes: [DeliveryOutcome?], complete: Bool, booked: Int) {
+        var results = [(platform: Platform, result: PushResult)?](repeating: nil, count: devices.count)
         let sent = await engine.fanOut(
             count: devices.count,
             staleAt: staleAt,
             logger: logger,
             step: { steps[$0] },
-            done: { index, platform, result in
-                outcomes[index] = result.outcome
-                counts.add(result.outcome, platform: platform)
-                // A direct send's device has no registration to remove.
-                if result.disposition == .channelExpired, let id = devices[index].registrationID {
-                    expired.append(id)
-                    expiredPlatforms.append(platform)
-                    expiredPerPlatform[platform, default: 0] += 1
-                }
-            }
+            done: { index, platform, result in results[index] = (platform, result) }
         )
-        if !sent, handsBack { return (outcomes, false) }
+        // Interrupted: the devices before the first one still waiting are booked (a device
+        // the notification does not target waits for nothing).
+        let booked =
+            sent || !handsBack
+            ? devices.count
+            : results.indices.first { index in
+                if case .ignore = steps[index] { return false }
+                return results[index]?.result.isFinal != true
+            } ?? devices.count
+        var outcomes = [DeliveryOutcome?](repeating: nil, count: devices.count)
+        var counts = self.counts
+        var expired: [String] = []
+        var expiredPlatforms: [Platform] = []
+        var expiredPerPlatform: [Platform: Int] = [:]
+        for index in 0..<booked {
+            guard let (platform, result) = results[index] else { continue }
+            outcomes[index] = result.outcome
+            counts.add(result.outcome, platform: platform)
+            // A direct send's device has no registration to remove.
+            if result.disposition == .channelExpired, let id = devices[index].registrationID {
+                expired.append(id)
+                expiredPlatforms.append(platform)
+                expiredPerPlatform[platform, default: 0] += 1
+            }
+        }
         self.counts = counts
         if !expired.isEmpty {
             // Their events before the registrations go: a node killed in between sends the page
@@ -155,6 +172,6 @@ struct DeliveryRun {
             }
         )
         engine.deliveryLog.recordProgress(notification: notification, part: part, counts: counts)
-        return (outcomes, sent)
+        return (outcomes, sent, booked)
     }
 }

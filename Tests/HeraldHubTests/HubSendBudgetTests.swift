@@ -90,7 +90,7 @@ struct HubSendBudgetTests {
         }
     }
 
-    @Test func aWaitInterruptedByShutdownHandsThePageBackAndLosesNoDevice() async throws {
+    @Test func aWaitInterruptedByShutdownBooksWhatWasSentAndHandsTheRestBack() async throws {
         try await HubFixture.with(platforms: [.apns]) { f in
             try await f.store.insertRegistrations((0..<6).map { Registration.apns($0) })
             let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 60))
@@ -101,14 +101,20 @@ struct HubSendBudgetTests {
             try await Task.sleep(for: .milliseconds(1500))
             hub.interruptDelivery()
             _ = await delivering.result
-            #expect(f.apns.sent.count < 6, "one a second: the shutdown came before every device was reached")
-            #expect(try await f.stored(record.id).state == .processing, "handed back, not finished")
+            let sentBefore = f.apns.sent.count
+            #expect(sentBefore < 6, "one a second: the shutdown came before every device was reached")
+            let handedBack = try await f.stored(record.id)
+            #expect(handedBack.state == .processing, "handed back, not finished")
+            // What the page had sent is booked; the rest of it goes back.
+            #expect(handedBack.counts.total(.success) == sentBefore)
 
-            // The next worker (no budget here) resumes it; every device is reached.
+            // The next worker (no budget here) resumes it: every device is reached, once.
             let next = HubEngine(store: f.store, providers: [f.apns], configuration: f.hub.configuration, logger: hubTestLogger)
             #expect(try await next.deliverNext())
             #expect(try await f.stored(record.id).state == .completed)
+            #expect(try await f.stored(record.id).counts.total(.success) == 6)
             #expect(Set(f.apns.sent.map(\.handle)).count == 6)
+            #expect(f.apns.sent.count == 6, "no device sent twice")
         }
     }
 }
