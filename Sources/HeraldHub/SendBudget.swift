@@ -104,6 +104,15 @@ public final class SendBudget: Sendable {
         state.withLock { state in state.perSecond.map { _ in max(1, Int(state.burst)) } }
     }
 
+    /// Sets the number of nodes that share the rate (the rate stays as it is).
+    func share(among nodes: Int, now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            state.refill(now)
+            state.nodes = max(1, nodes)
+            state.tokens = min(state.tokens, state.burst)
+        }
+    }
+
     /// Reserves `count` sends and returns how long to wait before making them: zero while
     /// tokens and no pause remain.
     func reserve(_ count: Int, now: ContinuousClock.Instant = .now) -> Duration {
@@ -189,6 +198,6 @@ public final class SendBudgets: Sendable {
             state.nodes = max(1, nodes)
             return Array(state.budgets.values)
         }
-        for budget in budgets { budget.update(rate: budget.rate, nodes: nodes) }
+        for budget in budgets { budget.share(among: nodes) }
     }
 }

@@ -90,6 +90,23 @@ struct HubSendBudgetTests {
         }
     }
 
+    @Test func aDeviceStillWaitingForTheBudgetWhenItsNotificationGoesStaleIsAbandoned() async throws {
+        try await HubFixture.with(platforms: [.apns], configure: { $0.abandonAfter = .seconds(1) }) { f in
+            try await f.store.insertRegistrations((0..<5).map { Registration.apns($0) })
+            let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 60))
+            let hub = HubEngine(
+                store: f.store, providers: [f.apns], budgets: [.apns: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
+            #expect(try await hub.deliverNext())
+            let stored = try await f.stored(record.id)
+            // One a second, stale after one: the first one or two go, the rest wait too long.
+            #expect(stored.state == .abandoned)
+            #expect(stored.counts.total(.abandoned) >= 3, "\(stored.counts)")
+            #expect(stored.counts.total(.success) == f.apns.sent.count)
+            #expect(stored.counts.total(.abandoned) + stored.counts.total(.success) == 5)
+        }
+    }
+
     @Test func aWaitInterruptedByShutdownBooksWhatWasSentAndHandsTheRestBack() async throws {
         try await HubFixture.with(platforms: [.apns]) { f in
             try await f.store.insertRegistrations((0..<6).map { Registration.apns($0) })
