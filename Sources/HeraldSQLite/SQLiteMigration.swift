@@ -541,7 +541,7 @@ struct SQLiteMigration: Sendable {
             _ = try await connection.query("COMMIT")
             return applied
         } catch {
-            _ = try? await connection.query("ROLLBACK")
+            try? await connection.rollbackEvenIfCancelled()
             throw error
         }
     }

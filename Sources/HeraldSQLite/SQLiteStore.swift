@@ -294,9 +294,13 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    /// Runs an SQL statement on the writer, in a transaction. For tests of the schema.
-    package func executeForTesting(_ sql: String) async throws {
-        try await write { connection in _ = try await connection.query(sql) }
+    /// Runs an SQL statement on the writer, in a transaction, then `beforeCommit` in the same
+    /// transaction. For tests of the schema and of a transaction that does not finish.
+    package func executeForTesting(_ sql: String, beforeCommit: @Sendable () async throws -> Void = {}) async throws {
+        try await write { connection in
+            _ = try await connection.query(sql)
+            try await beforeCommit()
+        }
     }
 
     /// Runs SQL statements on the file at `path` (created if missing) with a connection of

@@ -85,7 +85,7 @@ actor SQLiteWriter {
 
     private func rollback() async {
         do {
-            _ = try await connection.query("ROLLBACK")
+            try await connection.rollbackEvenIfCancelled()
         } catch {
             // SQLite rolls back by itself after some errors (I/O, disk full); then there is
             // no transaction left to roll back.
@@ -319,5 +319,16 @@ actor SQLiteWriter {
         await lock()
         defer { unlock() }
         try await connection.close()
+    }
+}
+
+extension SQLiteConnection {
+    /// Rolls back the open transaction, even from a cancelled task. SQLite's thread pool
+    /// refuses work for a cancelled task, and a transaction left open on the writer would fail
+    /// every later write ("cannot start a transaction within a transaction") until a restart:
+    /// the rollback runs in a task of its own, which no cancellation reaches.
+    func rollbackEvenIfCancelled() async throws {
+        let connection = self
+        _ = try await Task { try await connection.query("ROLLBACK") }.value
     }
 }

@@ -39,6 +39,34 @@ struct SQLiteStoreLifecycleTests {
         try await second.close()
     }
 
+    /// A write whose task is cancelled half-way is rolled back, and the writer takes the next
+    /// write: the rollback is not refused for the cancelled task (SQLite's thread pool refuses
+    /// a cancelled task's work), which would leave the transaction open and every later write
+    /// failing with "cannot start a transaction within a transaction".
+    @Test func aCancelledWriteIsRolledBackAndTheNextOneIsTaken() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
+        let (inside, insideContinuation) = AsyncStream<Void>.makeStream()
+        let write = Task {
+            try await store.executeForTesting("SELECT 1") {
+                insideContinuation.yield()
+                try await Task.sleep(for: .seconds(60))
+            }
+        }
+        var iterator = inside.makeAsyncIterator()
+        await iterator.next()
+        write.cancel()
+        await #expect(throws: CancellationError.self) { try await write.value }
+        do {
+            try await store.enqueueNotification(NotificationRecord(id: "n1", tagExpression: nil, payloads: []))
+            #expect(try await store.notification(id: "n1")?.state == .enqueued)
+        } catch {
+            Issue.record(error, "the write after a cancelled one failed")
+        }
+        try await store.close()
+    }
+
     @Test func aSecondStoreOnTheSameFileSeesCommittedWrites() async throws {
         // What a crash leaves behind is what another process opening the file sees: every
         // write that returned is committed to the file (the WAL), not held in memory.
