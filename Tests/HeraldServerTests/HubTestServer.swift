@@ -94,18 +94,22 @@ struct HubTestServer: Sendable {
                         herald: herald, catalog: catalog, registry: registry, definition: definition, authority: authority,
                         httpPort: httpPort, tlsPort: tlsPort, httpClient: httpClient
                     )
+                    let result: Result<T, any Error>
                     do {
-                        return .success(try await body(server))
+                        result = .success(try await body(server))
                     } catch {
-                        return .failure(error)
+                        result = .failure(error)
                     }
+                    // The client goes first: it closes its pooled connections itself, so the
+                    // server's graceful shutdown has none left open.
+                    try? await httpClient.shutdown()
+                    return result
                 }
             } catch {
                 // A client dropped without shutdown is a fatal error in debug builds.
                 try? await httpClient.shutdown()
                 throw error
             }
-            try await httpClient.shutdown()
             return try outcome.get()
         }
     }
