@@ -33,19 +33,26 @@ struct WebhookTests {
         let poster = try poster(authority)
         do {
             try await WebhookReceiver.with(authority: authority) { receiver in
-                try await HubTestServer.withServer(configureHubs: { hubs in
-                    hubs.webhookPoster = poster
-                    hubs.webhookPollInterval = .milliseconds(50)
-                    hubs.webhookRetry = retry
-                }) { server in
-                    try await body(receiver, server)
+                do {
+                    try await HubTestServer.withServer(configureHubs: { hubs in
+                        hubs.webhookPoster = poster
+                        hubs.webhookPollInterval = .milliseconds(50)
+                        hubs.webhookRetry = retry
+                    }) { server in
+                        try await body(receiver, server)
+                    }
+                } catch {
+                    try? await poster.shutdown()
+                    throw error
                 }
+                // The poster closes its connections before the receiver stops: a TLS server
+                // waits 5 s at shutdown for each pooled connection left open.
+                try await poster.shutdown()
             }
         } catch {
             try? await poster.shutdown()
             throw error
         }
-        try await poster.shutdown()
     }
 
     static let json = [("Content-Type", "application/json")]
