@@ -30,6 +30,9 @@ public final class PostgresDatabase: Service, Sendable {
     /// Whether the database answered the last time the listening connection tried: while it
     /// does not, statements fail at once with `unavailable` rather than wait for the pool.
     private let reachable = Atomic<Bool>(true)
+    /// The statements being waited for (see ``abandoningAfter(_:_:)``), each with what abandons
+    /// it: when the database turns unreachable, they fail at once instead of at their deadline.
+    private let waitingStatements = Mutex<(next: Int, abandon: [Int: @Sendable () -> Void])>((0, [:]))
     let logger: Logger
     /// ``logger`` at `.warning` or above, for postgres-nio's own lines.
     let clientLogger: Logger
@@ -227,6 +230,8 @@ public final class PostgresDatabase: Service, Sendable {
                         "The database is unreachable; requests fail with 503 and delivery pauses until it answers again",
                         metadata: ["herald.store.database": "\(url)"]
                     )
+                    // What waits for the pool would wait for its deadline: it fails now.
+                    for abandon in waitingStatements.withLock({ Array($0.abandon.values) }) { abandon() }
                 }
                 logger.debug("Listening for work announcements failed; listening again shortly", metadata: ["error": "\(mapError(error))"])
             }
@@ -386,8 +391,8 @@ public final class PostgresDatabase: Service, Sendable {
     }
 
     /// Runs `operation` in a task of its own and returns what it returns, unless it takes longer
-    /// than `deadline`: then it is abandoned (cancelled, and no longer waited for) and
-    /// `unavailable` is thrown.
+    /// than `deadline`, or the database turns unreachable meanwhile: then it is abandoned
+    /// (cancelled, and no longer waited for) and `unavailable` is thrown.
     ///
     /// postgres-nio 1.33 can leave a statement unanswered for ever when the server shuts down
     /// just as it is sent; without this, the delivery worker that sent it would wait for ever,
@@ -401,6 +406,11 @@ public final class PostgresDatabase: Service, Sendable {
         // run out would keep a task and a timer alive for every statement of the last 20 s.
         let timer = Mutex<Task<Void, Never>?>(nil)
         let logger = self.logger
+        let id = waitingStatements.withLock { statements in
+            statements.next += 1
+            return statements.next
+        }
+        defer { waitingStatements.withLock { _ = $0.abandon.removeValue(forKey: id) } }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             waiting.withLock { $0 = continuation }
             let work = Task<Void, Never> { @Sendable in
@@ -412,6 +422,14 @@ public final class PostgresDatabase: Service, Sendable {
                 }
                 waiting.withLock { $0.take() }?.resume(with: result)
                 timer.withLock { $0.take() }?.cancel()
+            }
+            waitingStatements.withLock { statements in
+                statements.abandon[id] = { @Sendable in
+                    guard let continuation = waiting.withLock({ $0.take() }) else { return }
+                    work.cancel()
+                    timer.withLock { $0.take() }?.cancel()
+                    continuation.resume(throwing: StoreError.databaseUnavailable("the database is unreachable; try again"))
+                }
             }
             let deadlineTask = Task<Void, Never> { @Sendable in
                 try? await Task.sleep(for: deadline)

@@ -100,6 +100,26 @@ struct PostgresDatabaseTests {
         }
     }
 
+    /// A statement waiting for a connection when the database turns unreachable fails then,
+    /// with `unavailable`, instead of at its deadline (20 s): here the server accepts the
+    /// connections and never answers, then goes away.
+    @Test(.timeLimit(.minutes(1)))
+    func aStatementWaitingWhenTheDatabaseGoesAwayFailsThen() async throws {
+        let silent = try ListeningSocket()
+        var url = try PostgresTestDatabase.url()
+        url.host = "127.0.0.1"
+        url.port = silent.port
+        url.connectTimeout = .seconds(60)
+        try await PostgresTestDatabase.with(url: url, migrate: false) { database in
+            let ping = Task { try await database.ping() }
+            try await Task.sleep(for: .milliseconds(300))
+            let gone = ContinuousClock.now
+            silent.close()
+            await #expect(throws: StoreError.databaseUnavailable("the database is unreachable; try again")) { try await ping.value }
+            #expect(ContinuousClock.now - gone < .seconds(10))
+        }
+    }
+
     @Test func aWrongPasswordIsRefusedWithoutShowingIt() async throws {
         var url = try PostgresTestDatabase.url()
         url.password = "wrong-password-4f1c9a"
