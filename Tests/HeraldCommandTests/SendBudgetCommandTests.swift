@@ -11,7 +11,7 @@ struct SendBudgetCommandTests {
     func aBroadcastGoesAtTheCredentialsBudget() async throws {
         let output = try await PythonInterop.run(
             scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("send-budget.py"),
-            arguments: ["--herald", HeraldCommand.binary.path, "--devices", "600", "--rate", "3000/min", "--min-share", "0.6"]
+            arguments: ["--herald", HeraldCommand.binary.path, "--devices", "600", "--rate", "6000/min", "--min-share", "0.6"]
         )
         print(output.stdout)
         #expect(output.status == 0, "\(output.transcript)")

@@ -33,7 +33,7 @@ struct ClusterTests {
             "cluster-test.py",
             [
                 "--database-url", try #require(PostgresTestDatabase.urlString),
-                "--devices", "2500", "--crash-devices", "4000", "--partition-size", "250",
+                "--devices", "1200", "--crash-devices", "2500", "--pause-devices", "3000", "--partition-size", "200",
                 "--max-takeover", "15", "--pause", "4",
             ],
             prints: "every guarantee held"
@@ -47,7 +47,7 @@ struct ClusterTests {
         try await expectScript(
             "crash-broadcast.py",
             [
-                "--database-url", try #require(PostgresTestDatabase.urlString), "--devices", "3000", "--signal", "kill",
+                "--database-url", try #require(PostgresTestDatabase.urlString), "--devices", "2000", "--signal", "kill",
                 "--lease", "60", "--max-resume", "15",
             ],
             prints: "every guarantee held"
@@ -63,7 +63,7 @@ struct ClusterTests {
             "send-budget.py",
             [
                 "--database-url", try #require(PostgresTestDatabase.urlString), "--nodes", "2", "--devices", "800",
-                "--rate", "3000/min", "--min-share", "0.7",
+                "--rate", "6000/min", "--min-share", "0.7",
             ],
             prints: "every guarantee held"
         )
@@ -75,8 +75,8 @@ struct ClusterTests {
     func theClusterBenchmarkRuns() async throws {
         try await expectScript(
             "cluster-bench.py",
-            ["--database-url", try #require(PostgresTestDatabase.urlString), "--devices", "3000", "--nodes", "1,2"],
-            prints: "2 nodes: 3,000 devices Completed"
+            ["--database-url", try #require(PostgresTestDatabase.urlString), "--devices", "1000", "--nodes", "1,2"],
+            prints: "2 nodes: 1,000 devices Completed"
         )
     }
 
@@ -85,7 +85,7 @@ struct ClusterTests {
     /// lost, no node exits.
     @Test(.timeLimit(.minutes(10)))
     func aDatabaseOutagePausesDeliveryAndLosesNothing() async throws {
-        try await expectScript("outage-test.py", ["--devices", "4000", "--outage", "5"], prints: "every guarantee held")
+        try await expectScript("outage-test.py", ["--devices", "2500", "--outage", "5"], prints: "every guarantee held")
     }
 
     /// scripts/outage-test.py --restart: the database restarted as after a crash (about a
@@ -94,7 +94,7 @@ struct ClusterTests {
     @Test(.timeLimit(.minutes(10)))
     func aDatabaseRestartCostsSeconds() async throws {
         try await expectScript(
-            "outage-test.py", ["--devices", "8000", "--restart", "--max-resume", "5"], prints: "every guarantee held"
+            "outage-test.py", ["--devices", "3000", "--restart", "--max-resume", "5"], prints: "every guarantee held"
         )
     }
 
