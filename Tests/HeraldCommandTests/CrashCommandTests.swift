@@ -11,7 +11,7 @@ struct CrashCommandTests {
     private func expectCrashBroadcast(_ arguments: [String]) async throws {
         let output = try await PythonInterop.run(
             scriptAt: PythonInterop.repositoryScripts.appendingPathComponent("crash-broadcast.py"),
-            arguments: ["--herald", HeraldCommand.binary.path, "--devices", "3000"] + arguments
+            arguments: ["--herald", HeraldCommand.binary.path, "--devices", "2000"] + arguments
         )
         print(output.stdout)
         #expect(output.status == 0, "\(output.transcript)")
