@@ -56,7 +56,7 @@ extension Bench {
             let databaseText = text.string ?? serverText
 
             let hub = try await PostgresDatabase.with(url: url, maximumConnections: 1, logger: logger) { database in
-                let hub = try await HubCatalog(storage: database).create(name: "bench")
+                let hub = try await createBenchHub(in: HubCatalog(storage: database))
                 let started = ContinuousClock.now
                 say("\(count) node\(count == 1 ? "" : "s"): writing \(devices.formatted()) FCM registrations…")
                 try await writeRegistrations(devices, into: database)

@@ -138,7 +138,7 @@ extension Bench {
         defer { emulator.process.stop() }
 
         let storage = DirectoryHubStorage(dataDirectory: directory + "/node")
-        let hub = try await HubCatalog(storage: storage).create(name: "bench")
+        let hub = try await createBenchHub(in: HubCatalog(storage: storage))
         let store = try await storage.openStore(forHub: "bench", logger: logger)
         let seconds = try await seedRegistrations(store, count: count, make: make)
         try await store.close()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldHub
 import HeraldPostgres
 import HeraldStore
 import Logging
@@ -231,6 +232,17 @@ struct Bench: AsyncParsableCommand {
     static func say(_ line: String) {
         print(line)
         fflush(nil)
+    }
+}
+
+extension Bench {
+    /// Creates the hub `bench` in `catalog`, with every platform's send budget at its highest
+    /// (a billion a minute): the bench measures what a node can send, and FCM's default budget
+    /// (600,000 a minute) would cap a node's FCM figures at 10,000 a second.
+    static func createBenchHub(in catalog: HubCatalog) async throws -> HubDefinition {
+        _ = try await catalog.create(name: "bench")
+        let unlimited = try SendRate(perMinute: SendRate.maxPerMinute)
+        return try await catalog.setSendRates(name: "bench", Dictionary(uniqueKeysWithValues: Platform.allCases.map { ($0, unlimited) }))
     }
 }
 
