@@ -229,7 +229,7 @@ extension HubEngine {
                 Self.endPushSpan(span, result: result)
             }
             switch result.disposition {
-            case .retryable(let retryAfter) where result.outcome == .throttled && budget != nil && provider.platform.throttlesTheCredential:
+            case .credentialThrottled(let retryAfter) where budget != nil:
                 // The service throttles the credential, not this device: every send of the
                 // credential waits, and this one tries again without using up an attempt.
                 if Date() >= staleAt {
@@ -259,7 +259,7 @@ extension HubEngine {
                     return result
                 }
                 if isInterrupted { return result }
-            case .retryable(let retryAfter):
+            case .retryable(let retryAfter), .credentialThrottled(let retryAfter):
                 switch configuration.retry.decide(afterAttempt: attempt, retryAfter: retryAfter) {
                 case .giveUp:
                     logger.debug(
@@ -282,14 +282,6 @@ extension HubEngine {
             }
         }
     }
-}
-
-extension Platform {
-    /// Whether the service's throttling answer (`429`, WNS's `406`) is about the credential
-    /// as a whole: FCM's project quota, WNS's and Web Push services' limits per sender.
-    /// APNs's `429 TooManyRequests` is about one device token (the credential-wide refusal,
-    /// `TooManyProviderTokenUpdates`, pauses the provider itself).
-    var throttlesTheCredential: Bool { self != .apns }
 }
 
 /// Sends of one platform that travel together, and (once sent) their results.
@@ -326,7 +318,7 @@ extension PushResult {
     /// Whether this is the device's last word: not a retryable failure, nor a paused provider.
     var isFinal: Bool {
         switch disposition {
-        case .retryable, .providerPaused: false
+        case .retryable, .credentialThrottled, .providerPaused: false
         case .delivered, .channelExpired, .permanentFailure: true
         }
     }

@@ -25,7 +25,7 @@ extension FCMProvider {
         case .senderIDMismatch?:
             return result(.permanentFailure, .wrongToken)
         case .quotaExceeded?, .resourceExhausted?:
-            return result(.retryable(retryAfter: retryAfter), .throttled)
+            return result(.credentialThrottled(retryAfter: retryAfter), .throttled)
         case .unavailable?:
             return result(.retryable(retryAfter: retryAfter), .pnsUnavailable)
         case .internal?:
@@ -39,7 +39,7 @@ extension FCMProvider {
         case 400: return result(.permanentFailure, .invalidNotificationFormat)
         case 401, 403: return result(.permanentFailure, .invalidCredentials)
         case 413: return result(.permanentFailure, .invalidNotificationSize)
-        case 429: return result(.retryable(retryAfter: retryAfter), .throttled)
+        case 429: return result(.credentialThrottled(retryAfter: retryAfter), .throttled)
         case 503: return result(.retryable(retryAfter: retryAfter), .pnsUnavailable)
         case 500...599: return result(.retryable(retryAfter: retryAfter), .pnsServerError)
         default: return result(.permanentFailure, .unknownError)

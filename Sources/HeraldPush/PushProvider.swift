@@ -84,6 +84,13 @@ public struct PushResult: Sendable, Hashable {
         /// Try again later: throttling, 5xx, a dropped connection. `retryAfter` is the
         /// push service's `Retry-After` in seconds, if it sent one.
         case retryable(retryAfter: Double?)
+        /// The push service throttles the credential as a whole, not this device: FCM's
+        /// project quota (`429`), WNS's limit for the cloud service (`406`, `429`), a Web
+        /// Push service's `429` to the sender. Every send of the credential waits
+        /// (`retryAfter` seconds, the `Retry-After`, if sent), and this send is tried again
+        /// without using up an attempt where the credential has a send budget; elsewhere it is
+        /// ``retryable(retryAfter:)``.
+        case credentialThrottled(retryAfter: Double?)
         /// The provider cannot send to any device for now (APNs refused its provider token
         /// as an update that came too soon): not the device's fault and not an attempt. Try
         /// again after `retryAfter` seconds; the outcome counts only if the wait is given up.

@@ -37,7 +37,7 @@ extension WNSProvider {
         case 400: return result(.permanentFailure, .invalidNotificationFormat)
         case 401, 403: return result(.permanentFailure, .invalidCredentials)
         case 404, 410: return result(.channelExpired, .expiredChannel)
-        case 406, 429: return result(.retryable(retryAfter: retryAfter), .throttled)
+        case 406, 429: return result(.credentialThrottled(retryAfter: retryAfter), .throttled)
         case 413: return result(.permanentFailure, .invalidNotificationSize)
         case 503: return result(.retryable(retryAfter: retryAfter), .pnsUnavailable)
         case 500...599: return result(.retryable(retryAfter: retryAfter), .pnsServerError)

@@ -24,7 +24,7 @@ extension WebPushProvider {
         case 413:
             return result(.permanentFailure, .invalidNotificationSize)
         case 429:
-            return result(.retryable(retryAfter: retryAfter), .throttled)
+            return result(.credentialThrottled(retryAfter: retryAfter), .throttled)
         case 503:
             return result(.retryable(retryAfter: retryAfter), .pnsUnavailable)
         case 500...599:

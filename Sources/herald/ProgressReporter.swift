@@ -163,7 +163,7 @@ final class ProgressReporter: Sendable {
 
     /// `copy: 10,000 in 6.2 s (1,613/s)`.
     func closingLine(_ done: Int, elapsed: Duration) -> String {
-        var text = "\(title): \(Self.grouped(done)) in \(Self.formatted(seconds: elapsed.seconds))"
+        var text = "\(title): \(done.grouped) in \(Self.formatted(seconds: elapsed.seconds))"
         if let rate = Self.rate(done, elapsed) { text += " (\(Self.formatted(rate: rate)))" }
         return text
     }
@@ -175,9 +175,9 @@ final class ProgressReporter: Sendable {
         var tail: [String] = []
         if let total {
             tail.append(String(format: "%3d%%", percent(done, of: total)))
-            tail.append("\(Self.grouped(done))/\(Self.grouped(total))")
+            tail.append("\(done.grouped)/\(total.grouped)")
         } else {
-            tail.append(Self.grouped(done))
+            tail.append(done.grouped)
         }
         if let rate { tail.append(Self.formatted(rate: rate)) }
         if finished {
@@ -195,8 +195,8 @@ final class ProgressReporter: Sendable {
     }
 
     private func counted(_ done: Int) -> String {
-        guard let total else { return Self.grouped(done) }
-        return "\(Self.grouped(done)) of \(Self.grouped(total)) (\(percent(done, of: total))%)"
+        guard let total else { return done.grouped }
+        return "\(done.grouped) of \(total.grouped) (\(percent(done, of: total))%)"
     }
 
     private func percent(_ done: Int, of total: Int) -> Int {
@@ -216,7 +216,7 @@ final class ProgressReporter: Sendable {
     }
 
     static func formatted(rate: Double) -> String {
-        rate >= 100 ? "\(grouped(Int(rate.rounded())))/s" : String(format: "%.1f/s", rate)
+        rate >= 100 ? "\(Int(rate.rounded()).grouped)/s" : String(format: "%.1f/s", rate)
     }
 
     /// `4.2 s`, `42 s`, `4:05`, `1:04:05`.
@@ -227,9 +227,6 @@ final class ProgressReporter: Sendable {
         if whole < 3600 { return String(format: "%d:%02d", whole / 60, whole % 60) }
         return String(format: "%d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60)
     }
-
-    /// `12,345,678`, whatever the locale, so that logs read the same everywhere.
-    static func grouped(_ value: Int) -> String { value.grouped }
 
     /// `text`, cut to `width - 1` columns (the last column of a terminal wraps on some).
     static func fitted(_ text: String, width: Int) -> String {

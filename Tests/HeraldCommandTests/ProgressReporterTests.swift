@@ -155,12 +155,4 @@ import Testing
     func durations(seconds: Double, text: String) {
         #expect(ProgressReporter.formatted(seconds: seconds) == text)
     }
-
-    @Test func groupedDigits() {
-        #expect(ProgressReporter.grouped(0) == "0")
-        #expect(ProgressReporter.grouped(999) == "999")
-        #expect(ProgressReporter.grouped(1_000) == "1,000")
-        #expect(ProgressReporter.grouped(12_345_678) == "12,345,678")
-        #expect(ProgressReporter.grouped(-4_500) == "-4,500")
-    }
 }

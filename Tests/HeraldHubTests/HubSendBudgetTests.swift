@@ -6,24 +6,30 @@ import HeraldSQLite
 import Synchronization
 import Testing
 
-/// A provider whose service throttles the credential for its first sends (FCM's `429
-/// QUOTA_EXCEEDED` with `Retry-After`), then accepts everything.
+/// A provider whose service throttles its first sends, then accepts everything: the whole
+/// credential (FCM's `429 QUOTA_EXCEEDED` with `Retry-After`), or, with `perDevice`, only the
+/// device sent to (as WNS's `200` with `X-WNS-Status: channelthrottled`).
 final class ThrottledProvider: PushProvider {
     let platform: Platform = .fcm
     private let refusals: Atomic<Int>
     private let handles = Mutex<[String]>([])
     let retryAfter: Double
+    let perDevice: Bool
 
-    init(refusing count: Int, retryAfter: Double) {
+    init(refusing count: Int, retryAfter: Double, perDevice: Bool = false) {
         self.refusals = Atomic(count)
         self.retryAfter = retryAfter
+        self.perDevice = perDevice
     }
 
     var delivered: [String] { handles.withLock { $0 } }
 
     func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
         if refusals.subtract(1, ordering: .relaxed).newValue >= 0 {
-            return PushResult(disposition: .retryable(retryAfter: retryAfter), outcome: .throttled, status: 429, reason: "QUOTA_EXCEEDED")
+            if perDevice {
+                return PushResult(disposition: .retryable(retryAfter: retryAfter), outcome: .throttled, status: 200, reason: "channelthrottled")
+            }
+            return PushResult(disposition: .credentialThrottled(retryAfter: retryAfter), outcome: .throttled, status: 429, reason: "QUOTA_EXCEEDED")
         }
         handles.withLock { $0.append(target.handle) }
         return .delivered
@@ -74,6 +80,24 @@ struct HubSendBudgetTests {
             #expect(stored.counts.total(.throttled) == 0)
             #expect(Set(provider.delivered).count == 20)
             #expect(budget.snapshot().waited >= .milliseconds(300), "the credential paused for its Retry-After")
+        }
+    }
+
+    /// A throttle of one device (not of the credential) is that device's attempt, budget or not:
+    /// the credential's other sends do not wait for it.
+    @Test func aThrottledDeviceUsesUpItsAttemptsAndTheCredentialDoesNotWait() async throws {
+        try await HubFixture.with(platforms: []) { f in
+            try await f.store.insertRegistrations((0..<20).map(Self.fcm))
+            let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3, perDevice: true)
+            let budget = SendBudgets().budget(platform: .fcm, credential: "project", rate: nil)
+            let hub = HubEngine(
+                store: f.store, providers: [provider], budgets: [.fcm: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
+            #expect(try await hub.deliverNext())
+            let stored = try await f.stored(record.id)
+            #expect(stored.counts.total(.throttled) == 8)
+            #expect(stored.counts.total(.success) == 12)
+            #expect(budget.snapshot().waited == .zero)
         }
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// One row of a classification table.
 struct Expected: Sendable, CustomTestStringConvertible {
-    enum Kind: Sendable { case delivered, channelExpired, retryable, permanent }
+    enum Kind: Sendable { case delivered, channelExpired, retryable, credentialThrottled, permanent }
     var status: Int
     var reason: String?
     var kind: Kind
@@ -24,7 +24,7 @@ struct Expected: Sendable, CustomTestStringConvertible {
         switch (kind, result.disposition) {
         case (.delivered, .delivered), (.channelExpired, .channelExpired), (.permanent, .permanentFailure):
             break
-        case (.retryable, .retryable(let after)):
+        case (.retryable, .retryable(let after)), (.credentialThrottled, .credentialThrottled(let after)):
             #expect(after == retryAfter)
         default:
             Issue.record("\(testDescription): got \(result.disposition)")
@@ -75,8 +75,8 @@ struct Expected: Sendable, CustomTestStringConvertible {
         Expected(400, "UNREGISTERED", .channelExpired, .expiredChannel),
         Expected(400, "INVALID_ARGUMENT", .permanent, .invalidNotificationFormat),
         Expected(403, "SENDER_ID_MISMATCH", .permanent, .wrongToken),
-        Expected(429, "QUOTA_EXCEEDED", .retryable, .throttled),
-        Expected(429, "RESOURCE_EXHAUSTED", .retryable, .throttled),
+        Expected(429, "QUOTA_EXCEEDED", .credentialThrottled, .throttled),
+        Expected(429, "RESOURCE_EXHAUSTED", .credentialThrottled, .throttled),
         Expected(503, "UNAVAILABLE", .retryable, .pnsUnavailable),
         Expected(500, "INTERNAL", .retryable, .pnsServerError),
         Expected(401, "THIRD_PARTY_AUTH_ERROR", .permanent, .invalidCredentials),
@@ -88,7 +88,7 @@ struct Expected: Sendable, CustomTestStringConvertible {
         Expected(400, nil, .permanent, .invalidNotificationFormat),
         Expected(401, nil, .permanent, .invalidCredentials),
         Expected(413, nil, .permanent, .invalidNotificationSize),
-        Expected(429, nil, .retryable, .throttled),
+        Expected(429, nil, .credentialThrottled, .throttled),
         Expected(502, "SOMETHING_NEW", .retryable, .pnsServerError),
         Expected(503, nil, .retryable, .pnsUnavailable),
     ]

@@ -288,7 +288,9 @@ func dataMessage(_ fields: [(String, String)]) -> PushNotification {
             try await harness.withProvider { provider in
                 harness.emulator.injectFaults(fault, count: 1)
                 let result = await provider.send(dataMessage([("id", "1")]), to: PushTarget(handle: device))
-                #expect(result.disposition == .retryable(retryAfter: retryAfter))
+                // Throttling is the credential's (a quota of the sender), not the device's.
+                let expected: PushResult.Disposition = outcome == .throttled ? .credentialThrottled(retryAfter: retryAfter) : .retryable(retryAfter: retryAfter)
+                #expect(result.disposition == expected)
                 #expect(result.outcome == outcome)
                 #expect(result.status == fault.status)
                 #expect(result.reason == code)

@@ -247,7 +247,9 @@ func wnsNotification(_ body: String, type: String? = nil, headers: [(String, Str
             try await harness.withProvider { provider in
                 harness.emulator.injectFaults(fault, count: 1)
                 let result = await provider.send(wnsNotification(toastXML), to: PushTarget(handle: channel))
-                #expect(result.disposition == .retryable(retryAfter: retryAfter))
+                // Throttling is the credential's (a quota of the sender), not the device's.
+                let expected: PushResult.Disposition = outcome == .throttled ? .credentialThrottled(retryAfter: retryAfter) : .retryable(retryAfter: retryAfter)
+                #expect(result.disposition == expected)
                 #expect(result.outcome == outcome)
                 #expect(result.status == status)
                 #expect(result.reason == reason)

@@ -350,7 +350,9 @@ func webPushMessage(_ text: String, headers: [(name: String, value: String)] = [
             harness.emulator.injectFaults(fault, count: 1)
             try await harness.withProvider { provider in
                 let result = await provider.send(webPushMessage("hi"), to: subscription.target)
-                #expect(result.disposition == .retryable(retryAfter: retryAfter))
+                // Throttling is the credential's (a quota of the sender), not the device's.
+                let expected: PushResult.Disposition = outcome == .throttled ? .credentialThrottled(retryAfter: retryAfter) : .retryable(retryAfter: retryAfter)
+                #expect(result.disposition == expected)
                 #expect(result.outcome == outcome)
                 #expect(result.status == fault.status)
                 #expect(result.reason == fault.reason)
@@ -388,7 +390,7 @@ func webPushMessage(_ text: String, headers: [(name: String, value: String)] = [
         Expected(401, "BadAuthorization", .permanent, .invalidCredentials),
         Expected(403, "BadSignature", .permanent, .invalidCredentials),
         Expected(413, "PayloadTooLarge", .permanent, .invalidNotificationSize),
-        Expected(429, nil, .retryable, .throttled),
+        Expected(429, nil, .credentialThrottled, .throttled),
         Expected(500, nil, .retryable, .pnsServerError),
         Expected(502, nil, .retryable, .pnsServerError),
         Expected(503, nil, .retryable, .pnsUnavailable),
