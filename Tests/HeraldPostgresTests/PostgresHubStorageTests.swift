@@ -4,6 +4,7 @@ import HeraldHub
 import HeraldHubWire
 import HeraldPostgres
 import HeraldStore
+import HeraldTestSupport
 import Testing
 
 /// The hub catalog on PostgreSQL: what one node changes, every other node sees at once.
@@ -39,6 +40,36 @@ struct PostgresHubStorageTests {
             #expect(try await first.storage.reportAlive(node: a, window: .seconds(2)) == 2, "a report again is not a new node")
             try await Task.sleep(for: .milliseconds(2500))
             #expect(try await second.storage.reportAlive(node: b, window: .seconds(2)) == 1, "a silent node is not counted")
+        }
+    }
+
+    /// The registry of each node counts the live nodes as it reports itself alive, and each
+    /// credential's send budget on that node is its share: the rate divided by the live nodes,
+    /// the whole rate again once the other node is gone.
+    @Test(.timeLimit(.minutes(1)))
+    func eachNodesSendBudgetIsItsShareOfTheLiveNodes() async throws {
+        try await PostgresTestDatabase.withScratchDatabase { url, _ in
+            try await PostgresTestDatabase.with(url: url) { first in
+                try await PostgresTestDatabase.with(url: url) { second in
+                    let registries = [first, second].map {
+                        HubRegistry(
+                            catalog: HubCatalog(storage: $0), serverProviders: [], factory: PushProviderFactory(logger: testLogger),
+                            catalogRefreshInterval: .milliseconds(200), logger: testLogger)
+                    }
+                    let rate = try SendRate(perMinute: 600)
+                    let budgets = registries.map { $0.sendBudgets.budget(platform: .fcm, credential: "project", rate: rate) }
+                    #expect(budgets.allSatisfy { $0.snapshot().nodeShare == 600 })
+                    let running = registries.map { registry in Task { try await registry.run() } }
+                    try await eventually("both nodes count two", within: .seconds(20)) { registries.allSatisfy { $0.liveNodeCount == 2 } }
+                    #expect(budgets.allSatisfy { $0.snapshot().nodeShare == 300 }, "\(budgets.map { $0.snapshot() })")
+                    running[1].cancel()
+                    _ = await running[1].result
+                    try await eventually("the first node counts itself alone", within: .seconds(20)) { registries[0].liveNodeCount == 1 }
+                    #expect(budgets[0].snapshot().nodeShare == 600)
+                    running[0].cancel()
+                    _ = await running[0].result
+                }
+            }
         }
     }
 
