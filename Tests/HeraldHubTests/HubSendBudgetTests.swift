@@ -43,6 +43,13 @@ struct HubSendBudgetTests {
     static let apnsPayload = PlatformPayload(platform: .apns, body: Data(#"{"aps":{"alert":"paced"}}"#.utf8))
     static let fcmPayload = PlatformPayload(platform: .fcm, body: Data(#"{"message":{"notification":{"title":"paced"}}}"#.utf8))
 
+    /// An engine on the fixture's store and configuration that sends through `provider`,
+    /// drawing from `budget`.
+    static func engine(_ f: HubFixture, _ provider: any PushProvider, budget: SendBudget) -> HubEngine {
+        HubEngine(
+            store: f.store, providers: [provider], budgets: [provider.platform: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+    }
+
     static func fcm(_ n: Int) -> Registration {
         Registration(id: String(format: "fcm-%05d", n), platform: .fcm, handle: "fcm-token-\(n)")
     }
@@ -51,8 +58,7 @@ struct HubSendBudgetTests {
         try await HubFixture.with(platforms: [.apns]) { f in
             try await f.store.insertRegistrations((0..<25).map { Registration.apns($0) })
             let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 600))
-            let hub = HubEngine(
-                store: f.store, providers: [f.apns], budgets: [.apns: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let hub = Self.engine(f, f.apns, budget: budget)
             let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
             let start = ContinuousClock.now
             #expect(try await hub.deliverNext())
@@ -71,8 +77,7 @@ struct HubSendBudgetTests {
             let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3)
             let budget = SendBudgets().budget(platform: .fcm, credential: "project", rate: nil)
             // One attempt per device (the fixture's policy): only the budget's waiting saves them.
-            let hub = HubEngine(
-                store: f.store, providers: [provider], budgets: [.fcm: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let hub = Self.engine(f, provider, budget: budget)
             let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
             #expect(try await hub.deliverNext())
             let stored = try await f.stored(record.id)
@@ -90,8 +95,7 @@ struct HubSendBudgetTests {
             try await f.store.insertRegistrations((0..<20).map(Self.fcm))
             let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3, perDevice: true)
             let budget = SendBudgets().budget(platform: .fcm, credential: "project", rate: nil)
-            let hub = HubEngine(
-                store: f.store, providers: [provider], budgets: [.fcm: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let hub = Self.engine(f, provider, budget: budget)
             let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
             #expect(try await hub.deliverNext())
             let stored = try await f.stored(record.id)
@@ -118,8 +122,7 @@ struct HubSendBudgetTests {
         try await HubFixture.with(platforms: [.apns], configure: { $0.abandonAfter = .seconds(1) }) { f in
             try await f.store.insertRegistrations((0..<5).map { Registration.apns($0) })
             let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 60))
-            let hub = HubEngine(
-                store: f.store, providers: [f.apns], budgets: [.apns: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let hub = Self.engine(f, f.apns, budget: budget)
             let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
             #expect(try await hub.deliverNext())
             let stored = try await f.stored(record.id)
@@ -135,8 +138,7 @@ struct HubSendBudgetTests {
         try await HubFixture.with(platforms: [.apns]) { f in
             try await f.store.insertRegistrations((0..<6).map { Registration.apns($0) })
             let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 60))
-            let hub = HubEngine(
-                store: f.store, providers: [f.apns], budgets: [.apns: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            let hub = Self.engine(f, f.apns, budget: budget)
             let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
             let delivering = Task { try await hub.deliverNext() }
             try await Task.sleep(for: .milliseconds(1500))

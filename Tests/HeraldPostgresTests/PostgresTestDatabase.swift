@@ -54,6 +54,18 @@ enum PostgresTestDatabase {
         }
     }
 
+    /// Runs `body` with a database of its own (one connection) whose `table` (in the schema
+    /// `herald`) autovacuum never analyzes: for tests of plans on statistics that know nothing
+    /// of what a test loads.
+    static func withStaleStatistics(of table: String, _ body: (PostgresDatabase) async throws -> Void) async throws {
+        try await withScratchDatabase { url, _ in
+            try await with(url: url, maximumConnections: 1) { database in
+                try await database.execute(unsafeSQL: "ALTER TABLE herald.\(table) SET (autovacuum_enabled = false)")
+                try await body(database)
+            }
+        }
+    }
+
     /// A hub name no other test uses, so that each test starts with an empty store.
     static func uniqueHubName() -> String {
         "test-" + UUID().uuidString.lowercased()
