@@ -10,7 +10,10 @@ struct Herald: AsyncParsableCommand {
             credentials configured, Herald starts its built-in emulators of APNs, FCM, WNS and a Web Push service, and says so.
             """,
         version: Herald.version,
-        subcommands: [Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, AdminCommand.self, StoreCommand.self, Bench.self]
+        subcommands: [
+            Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, AdminCommand.self, StoreCommand.self, Bench.self,
+            Completion.self,
+        ]
     )
 
     /// What `herald --version` prints.
