@@ -66,6 +66,31 @@ enum PostgresTestDatabase {
         }
     }
 
+    /// Runs `call` (a statement, such as a `save_registrations(…)` call) and then `check` (PL/pgSQL
+    /// that raises when what was written is wrong) in one transaction, which fails, with the
+    /// count, when it read more than `limit` rows of `table` (in the schema `herald`): for tests
+    /// of writes that must read only their own rows, whatever the statistics say.
+    static func expectFewRowsRead(
+        _ database: PostgresDatabase, of table: String, by call: String, check: String = "", what: String, limit: Int = 20
+    ) async throws {
+        try await database.execute(
+            unsafeSQL: """
+                DO $$
+                DECLARE
+                    fetched bigint;
+                BEGIN
+                    PERFORM * FROM \(call);
+                    \(check)
+                    SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) INTO fetched
+                        FROM pg_stat_xact_user_tables WHERE relid = 'herald.\(table)'::regclass;
+                    IF fetched > \(limit) THEN
+                        RAISE EXCEPTION 'writing % read % rows of herald.\(table)', '\(what)', fetched;
+                    END IF;
+                END
+                $$
+                """)
+    }
+
     /// A hub name no other test uses, so that each test starts with an empty store.
     static func uniqueHubName() -> String {
         "test-" + UUID().uuidString.lowercased()

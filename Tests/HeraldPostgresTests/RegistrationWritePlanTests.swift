@@ -24,25 +24,16 @@ struct RegistrationWritePlanTests {
             // (A handle is an SQL expression: the replaced device's is read by primary key.)
             let replaced = "(SELECT handle FROM herald.registrations WHERE hub = 'bench' AND id = 'reg-000000007')"
             for (id, handle) in [("reg-000010000", "'bench:changed'"), ("reg-new-1", replaced), ("reg-new-2", "'bench:new'")] {
-                try await database.execute(
-                    unsafeSQL: """
-                        DO $$
-                        DECLARE
-                            fetched bigint;
-                        BEGIN
-                            PERFORM * FROM herald.save_registrations('bench', ARRAY['\(id)'], ARRAY['\(id)'], ARRAY['fcm'],
-                                ARRAY[\(handle)], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[],
-                                ARRAY[NULL]::bigint[], ARRAY[0::bigint], ARRAY[1::bigint], ARRAY[1], ARRAY['all'],
-                                ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[false],
-                                ARRAY[false], ARRAY[NULL]::text[], ARRAY[true]);
-                            SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) INTO fetched
-                                FROM pg_stat_xact_user_tables WHERE relid = 'herald.registrations'::regclass;
-                            IF fetched > 20 THEN
-                                RAISE EXCEPTION 'writing % read % rows of herald.registrations', '\(id)', fetched;
-                            END IF;
-                        END
-                        $$
-                        """)
+                try await PostgresTestDatabase.expectFewRowsRead(
+                    database, of: "registrations",
+                    by: """
+                        herald.save_registrations('bench', ARRAY['\(id)'], ARRAY['\(id)'], ARRAY['fcm'],
+                            ARRAY[\(handle)], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[],
+                            ARRAY[NULL]::bigint[], ARRAY[0::bigint], ARRAY[1::bigint], ARRAY[1], ARRAY['all'],
+                            ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[false],
+                            ARRAY[false], ARRAY[NULL]::text[], ARRAY[true])
+                        """,
+                    what: id)
             }
             // What the writes did: the replaced device's registration is gone.
             try await database.execute(
