@@ -11,6 +11,9 @@ struct GroupCommitQueue<Request: Sendable, Value: Sendable> {
     private var pending: [(ticket: Ticket, request: Request)] = []
     private var finished: [Ticket: Result<Value, any Error>] = [:]
 
+    /// How many requests wait for a batch.
+    var count: Int { pending.count }
+
     /// Queues `request`; the ticket that claims its result.
     mutating func enqueue(_ request: Request) -> Ticket {
         let ticket = Ticket(number: next)

@@ -303,6 +303,11 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// How many registration upserts wait for the writer's next batch. For tests.
+    package func queuedUpsertsForTesting() async -> Int {
+        await writer.queuedUpsertsForTesting
+    }
+
     /// Runs SQL statements on the file at `path` (created if missing) with a connection of
     /// its own, outside any store: no migration, no pragma. For tests that build a file as an
     /// older Herald left it.

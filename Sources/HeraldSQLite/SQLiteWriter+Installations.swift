@@ -21,7 +21,8 @@ extension SQLiteWriter {
         defer { unlock() }
         if let result = installationUpserts.takeResult(ticket) { return try result.get() }
         let batch = installationUpserts.takeBatch()
-        let results = await applyInstallations(batch.map(\.request))
+        let requests = batch.map(\.request)
+        let results = await applyingBatch { writer in await writer.applyInstallations(requests) }
         return try installationUpserts.finish(batch, with: results, returning: ticket).get()
     }
 

@@ -103,9 +103,24 @@ actor SQLiteWriter {
         if let result = upserts.takeResult(ticket) { return try result.get() }
         // Nobody has applied this request yet: apply it with everything queued behind it.
         let batch = upserts.takeBatch()
-        let results = await applyUpserts(batch.map(\.request))
+        let requests = batch.map(\.request)
+        let results = await applyingBatch { writer in await writer.applyUpserts(requests) }
         return try upserts.finish(batch, with: results, returning: ticket).get()
     }
+
+    /// Runs `apply`, a batch's transaction, in a task of its own and waits for it. The batch
+    /// carries other callers' writes, so the cancellation of the caller that happens to lead it
+    /// (a request whose client went away, a shutdown) must not reach it: SQLite's thread pool
+    /// refuses work for a cancelled task, and every write of the batch would fail. The leader,
+    /// cancelled or not, gets the real result of its own write.
+    func applyingBatch<Value: Sendable>(
+        _ apply: @escaping @Sendable (isolated SQLiteWriter) async -> [Result<Value, any Error>]
+    ) async -> [Result<Value, any Error>] {
+        await Task { await apply(self) }.value
+    }
+
+    /// How many registration upserts wait for a batch. For tests.
+    package var queuedUpsertsForTesting: Int { upserts.count }
 
     /// Applies `batch` in one transaction; one result per request, in order. A condition that
     /// does not hold fails only its request (before it wrote anything); an SQLite error fails

@@ -67,6 +67,44 @@ struct SQLiteStoreLifecycleTests {
         try await store.close()
     }
 
+    /// Upserts that wait while another write holds the writer are applied together, in the
+    /// task of whichever of them leads the batch. Cancelling their callers, the leader included,
+    /// fails none of them: a batch, once begun, runs in a task of its own, and each caller gets
+    /// the real result of its write.
+    @Test func cancellingTheCallersOfAGroupedWriteFailsNoneOfIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
+        let (inside, insideContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await store.executeForTesting("SELECT 1") {
+                insideContinuation.yield()
+                var waiting = release.makeAsyncIterator()
+                await waiting.next()
+            }
+        }
+        var iterator = inside.makeAsyncIterator()
+        await iterator.next()
+        let writes = (1...3).map { index in
+            Task { try await store.upsertRegistration(.sample(id: "r\(index)", tags: ["t"]), ifVersion: nil) }
+        }
+        while await store.queuedUpsertsForTesting() < writes.count { try await Task.sleep(for: .milliseconds(5)) }
+        for write in writes { write.cancel() }
+        releaseContinuation.yield()
+        try await holder.value
+        for (index, write) in writes.enumerated() {
+            do {
+                let stored = try await write.value
+                #expect(stored.id == "r\(index + 1)")
+            } catch {
+                Issue.record(error, "the grouped write r\(index + 1) failed")
+            }
+            #expect(try await store.registration(id: "r\(index + 1)") != nil)
+        }
+        try await store.close()
+    }
+
     @Test func aSecondStoreOnTheSameFileSeesCommittedWrites() async throws {
         // What a crash leaves behind is what another process opening the file sees: every
         // write that returned is committed to the file (the WAL), not held in memory.
