@@ -78,39 +78,54 @@ extension PostgresDatabase: HubStorage {
         return StoredHubDefinition(name: name, document: document, revision: try row.makeRandomAccess().string("revision"))
     }
 
+    /// Reads the definition, applies `change`, and writes the result only if the revision is
+    /// still the one read (a compare-and-swap); when another node wrote in between, it reads
+    /// again and applies `change` to what that node wrote. Each step is one statement, so each
+    /// has a request's deadline, and `change` runs outside any statement.
     public func updateDefinition(
         named name: String,
         _ change: (StoredHubDefinition) throws -> Data?
     ) async throws -> StoredHubDefinition? {
-        try await transaction { connection in
+        for _ in 0..<Self.definitionUpdateAttempts {
             var read = SQLStatement()
             let placeholder = read.bind(name)
             read.sql = """
                 SELECT name, revision::text AS revision, document FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
-                ORDER BY name = \(placeholder) DESC LIMIT 1 FOR UPDATE
+                ORDER BY name = \(placeholder) DESC LIMIT 1
                 """
-            guard let row = try await connection.query(read.query, logger: self.clientLogger).collect().first?.makeRandomAccess() else {
-                return nil
+            let readQuery = read.query
+            let found = try await run { connection in
+                try await connection.query(readQuery, logger: self.clientLogger).collect().first?.makeRandomAccess()
             }
+            guard let found else { return nil }
             let current = StoredHubDefinition(
-                name: try row.string("name"), document: Data(try row.string("document").utf8), revision: try row.string("revision")
+                name: try found.string("name"), document: Data(try found.string("document").utf8), revision: try found.string("revision")
             )
             guard let document = try change(current) else { return current }
             var write = SQLStatement()
             write.sql = """
                 UPDATE herald.hubs SET document = \(write.bind(String(decoding: document, as: UTF8.self))), \
-                revision = nextval('herald.hub_revisions') WHERE name = \(write.bind(current.name)) RETURNING revision::text AS revision
+                revision = nextval('herald.hub_revisions') WHERE name = \(write.bind(current.name)) \
+                AND revision = \(write.bind(current.revision))::bigint RETURNING revision::text AS revision
                 """
-            guard let written = try await connection.query(write.query, logger: self.clientLogger).collect().first?.makeRandomAccess() else {
-                return nil
+            let writeQuery = write.query
+            let written = try await run { connection in
+                try await connection.query(writeQuery, logger: self.clientLogger).collect().first?.makeRandomAccess()
             }
-            return StoredHubDefinition(name: current.name, document: document, revision: try written.string("revision"))
+            if let written {
+                return StoredHubDefinition(name: current.name, document: document, revision: try written.string("revision"))
+            }
+            // Another node changed (or deleted) the hub since the read: read it again.
         }
+        throw StoreError.databaseUnavailable("hub \(name)'s definition kept changing while it was being updated; try again")
     }
+
+    /// How many times ``updateDefinition(named:_:)`` reads again after losing a race.
+    static let definitionUpdateAttempts = 20
 
     /// Deletes the hub's definition and every row of its data, in one transaction.
     public func deleteHub(named name: String) async throws -> String? {
-        try await transaction { connection in
+        try await transaction { [self] connection in
             var delete = SQLStatement()
             let placeholder = delete.bind(name)
             delete.sql = """

@@ -448,11 +448,20 @@ public final class PostgresDatabase: Service, Sendable {
         }
     }
 
-    /// Runs `body` in one transaction (`READ COMMITTED`), rolled back if it throws.
-    func transaction<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
-        try checkReachable()
+    /// Runs `body` in one transaction (`READ COMMITTED`), rolled back if it throws; like a
+    /// statement (see ``run(deadline:_:)``), abandoned after `deadline` or when the database
+    /// turns unreachable, its wait for a connection included.
+    func transaction<T: Sendable>(
+        deadline: Duration = statementDeadline,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         do {
-            return try await client.withTransaction(logger: clientLogger, body)
+            try checkReachable()
+            let client = self.client
+            let logger = clientLogger
+            return try await abandoningAfter(deadline) {
+                try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+            }
         } catch {
             throw mapError(error)
         }

@@ -30,7 +30,7 @@ extension PostgresStore {
             )
             return try await installationWrites.submit(write) { writes in await self.applyInstallationWrites(writes) }
         }
-        return try await transaction { connection in
+        return try await transaction { [self] connection in
             var write = SQLStatement()
             let hub = write.bind(hub), id = write.bind(installation.id), userID = write.bind(installation.userId)
             let tags = write.bind(installation.tags), json = write.bind(document), updated = write.bind(now.storeMilliseconds)
@@ -108,7 +108,7 @@ extension PostgresStore {
     /// no installation (its registrations, if any were left, are deleted all the same).
     @discardableResult
     public func deleteInstallation(id: String) async throws -> Bool {
-        try await transaction { connection in
+        try await transaction { [self] connection in
             var registrations = SQLStatement()
             registrations.sql = "DELETE FROM herald.registrations WHERE hub = \(registrations.bind(hub)) AND installation_id = \(registrations.bind(id))"
             try await query(registrations, on: connection)

@@ -24,7 +24,7 @@ extension PostgresStore {
         }
         // The hub's submissions take turns on an advisory lock, so that two nodes cannot both
         // take the last place.
-        let outcome: (inserted: Bool, refusal: JobQuota.Refusal?) = try await transaction { connection in
+        let outcome: (inserted: Bool, refusal: JobQuota.Refusal?) = try await transaction { [self, statement] connection in
             try await lock(["#jobs"], on: connection)
             let usage = try await jobUsage(on: connection)
             if let refusal = quota.refusal(for: usage) { return (false, refusal) }
@@ -196,7 +196,7 @@ extension PostgresStore {
     }
 
     public func commitJobFile(name: String, upload: String, now: Date) async throws {
-        try await transaction { connection in
+        try await transaction { [self] connection in
             var replaced = SQLStatement()
             // The row lock makes two commits of one name take turns: each deletes what it replaced.
             replaced.sql = """
@@ -264,7 +264,7 @@ extension PostgresStore {
     public func purgeJobs(finishedBefore: Date, filesBefore: Date, uploadsBefore: Date) async throws -> JobPurge {
         // Several nodes may sweep at once: each DELETE takes the rows it deletes, and a row
         // another node deleted first is simply not there.
-        try await transaction { connection in
+        try await transaction { [self] connection in
             var jobs = SQLStatement()
             let jobsHub = jobs.bind(hub)
             jobs.sql = """

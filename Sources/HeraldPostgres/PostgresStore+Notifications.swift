@@ -150,7 +150,7 @@ extension PostgresStore {
     /// Splits the rest of a claimed notification into partitions (see the protocol): one
     /// transaction that locks the claimed row, and announces the partitions when it commits.
     public func splitNotification(id: String, owner: String, at boundaries: [String]) async throws {
-        try await transaction { connection in
+        try await transaction { [self] connection in
             var select = SQLStatement()
             select.sql = """
                 SELECT \(Self.notificationColumns) FROM herald.notifications WHERE hub = \(select.bind(hub)) \

@@ -117,7 +117,7 @@ extension PostgresStore {
     func upsertRegistrationAlone(_ row: StoredRegistration, when condition: RegistrationCondition) async throws -> Registration {
         let id = row.registration.id
         let deviceKey = Self.deviceKey(row.registration)
-        return try await transaction { connection in
+        return try await transaction { [self] connection in
             try await lock(["registration \(id)"] + (condition.replacesOtherRegistrationsOfHandle ? [deviceKey] : []), on: connection)
             var read = SQLStatement()
             read.sql = "SELECT owner FROM herald.registrations WHERE hub = \(read.bind(hub)) AND id = \(read.bind(id))"
@@ -215,7 +215,7 @@ extension PostgresStore {
     /// with or without `ifVersion`; a reservation of `id` is dropped either way.
     @discardableResult
     public func deleteRegistration(id: String, ifVersion: Int?, owner: String?) async throws -> Bool {
-        try await transaction { connection in
+        try await transaction { [self] connection in
             if let owner {
                 var read = SQLStatement()
                 read.sql = "SELECT owner FROM herald.registrations WHERE hub = \(read.bind(hub)) AND id = \(read.bind(id)) FOR UPDATE"
@@ -253,7 +253,7 @@ extension PostgresStore {
     public func deleteRegistrations(ids: [String]) async throws {
         guard !ids.isEmpty else { return }
         let now = now().storeMilliseconds
-        try await transaction { connection in
+        try await transaction { [self] connection in
             var delete = SQLStatement()
             delete.sql = """
                 DELETE FROM herald.registrations WHERE hub = \(delete.bind(hub)) AND id = ANY (\(delete.bind(ids))) \
@@ -422,7 +422,7 @@ extension PostgresStore {
         let rows = try Registration.inInsertOrder(registrations).map {
             try StoredRegistration($0, createdAt: $0.createdAt, updatedAt: $0.updatedAt)
         }
-        try await transaction { connection in
+        try await transaction { [self] connection in
             for chunk in Self.distinctChunks(rows, id: \.registration.id) {
                 try await query(upsertStatement(chunk), on: connection)
             }

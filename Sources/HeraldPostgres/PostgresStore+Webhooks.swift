@@ -20,7 +20,7 @@ extension PostgresStore {
             """
         // The hub's endpoint writes take turns on an advisory lock, so that two nodes cannot
         // both add the last one allowed.
-        let refusal: HeraldError? = try await transaction { connection in
+        let refusal: HeraldError? = try await transaction { [self, statement] connection in
             try await lock(["#webhooks"], on: connection)
             var count = SQLStatement()
             count.sql = "SELECT count(*)::bigint AS n FROM herald.webhook_endpoints WHERE hub = \(count.bind(hub))"
@@ -129,7 +129,7 @@ extension PostgresStore {
     }
 
     public func recordWebhookAttempt(_ attempt: WebhookAttempt, owner: String, retryAt: Date?) async throws {
-        try await transaction { connection in
+        try await transaction { [self] connection in
             var held = SQLStatement()
             held.sql = """
                 SELECT 1 FROM herald.webhook_outbox WHERE hub = \(held.bind(hub)) AND endpoint_id = \(held.bind(attempt.endpointID)) \

@@ -67,7 +67,7 @@ public final class PostgresStore: HeraldStore {
     }
 
     /// Runs `body` in one transaction.
-    func transaction<T>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try checkOpen()
         return try await database.transaction(body)
     }

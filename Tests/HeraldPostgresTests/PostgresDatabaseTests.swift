@@ -100,9 +100,9 @@ struct PostgresDatabaseTests {
         }
     }
 
-    /// A statement waiting for a connection when the database turns unreachable fails then,
-    /// with `unavailable`, instead of at its deadline (20 s): here the server accepts the
-    /// connections and never answers, then goes away.
+    /// A statement or a transaction waiting for a connection when the database turns
+    /// unreachable fails then, with `unavailable`, instead of at its deadline (20 s): here the
+    /// server accepts the connections and never answers, then goes away.
     @Test(.timeLimit(.minutes(1)))
     func aStatementWaitingWhenTheDatabaseGoesAwayFailsThen() async throws {
         let silent = try ListeningSocket()
@@ -112,10 +112,14 @@ struct PostgresDatabaseTests {
         url.connectTimeout = .seconds(60)
         try await PostgresTestDatabase.with(url: url, migrate: false) { database in
             let ping = Task { try await database.ping() }
+            // Deleting a registration is a transaction of several statements.
+            let store = database.store(hub: "h")
+            let transaction = Task { try await store.deleteRegistration(id: "r1", ifVersion: nil, owner: nil) }
             try await Task.sleep(for: .milliseconds(300))
             let gone = ContinuousClock.now
             silent.close()
             await #expect(throws: StoreError.databaseUnavailable("the database is unreachable; try again")) { try await ping.value }
+            await #expect(throws: StoreError.databaseUnavailable("the database is unreachable; try again")) { _ = try await transaction.value }
             #expect(ContinuousClock.now - gone < .seconds(10))
         }
     }

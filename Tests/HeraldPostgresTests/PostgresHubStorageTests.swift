@@ -105,6 +105,26 @@ struct PostgresHubStorageTests {
         }
     }
 
+    /// Each node's change is a compare-and-swap on the definition's revision: changes made on
+    /// two nodes at once are all kept, none written over by a node that read before it.
+    @Test func changesMadeOnTwoNodesAtOnceAreAllKept() async throws {
+        try await withTwoNodes { first, second in
+            let name = uniqueName()
+            _ = try await first.create(name: name)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<8 {
+                    let node = index.isMultiple(of: 2) ? first : second
+                    group.addTask {
+                        _ = try await node.addRule(name: name, rule: "rule\(index)", rights: [.listen])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let rules = try #require(try await first.hub(named: name)).rules.map(\.name)
+            for index in 0..<8 { #expect(rules.contains("rule\(index)"), "rule\(index) was lost") }
+        }
+    }
+
     @Test func nodesCreatingTheSameHubAtOnceMakeOne() async throws {
         try await withTwoNodes { first, second in
             let name = uniqueName()
