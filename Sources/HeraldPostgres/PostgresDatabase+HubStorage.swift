@@ -10,7 +10,7 @@ import PostgresNIO
 extension PostgresDatabase: HubStorage {
     /// The tables that hold a hub's data, deleted with the hub.
     static let hubTables = [
-        "webhook_attempts", "webhook_outbox", "webhook_endpoints", "job_output_chunks", "jobs", "job_file_chunks", "job_files", "rich_recipients", "rich_content", "secure_messages", "notifications", "sessions", "accounts",
+        "receipts", "receipt_counts", "webhook_attempts", "webhook_outbox", "webhook_endpoints", "job_output_chunks", "jobs", "job_file_chunks", "job_files", "rich_recipients", "rich_content", "secure_messages", "notifications", "sessions", "accounts",
         "installation_tags", "installations", "registration_tags", "reservations", "registrations",
     ]
 

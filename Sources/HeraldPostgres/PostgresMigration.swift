@@ -877,6 +877,37 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 16,
+            name: "confirmed receipts",
+            statements: [
+                // One row per device that confirmed a notification, kept for de-duplication
+                // until the sweep forgets it (by `at`); `device` is the digest of the device's
+                // platform and push handle.
+                """
+                CREATE TABLE herald.receipts (
+                    hub text COLLATE "C" NOT NULL,
+                    notification_id text COLLATE "C" NOT NULL,
+                    device text COLLATE "C" NOT NULL,
+                    platform text NOT NULL,
+                    at bigint NOT NULL,
+                    PRIMARY KEY (hub, notification_id, device)
+                )
+                """,
+                "CREATE INDEX receipts_at ON herald.receipts (hub, at)",
+                // How many devices confirmed each notification, per platform: kept when the
+                // receipts themselves are forgotten.
+                """
+                CREATE TABLE herald.receipt_counts (
+                    hub text COLLATE "C" NOT NULL,
+                    notification_id text COLLATE "C" NOT NULL,
+                    platform text NOT NULL,
+                    confirmed bigint NOT NULL,
+                    PRIMARY KEY (hub, notification_id, platform)
+                )
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

@@ -484,6 +484,35 @@ struct SQLiteMigration: Sendable {
                 "CREATE INDEX webhook_attempts_at ON webhook_attempts (at)",
             ]
         ),
+        SQLiteMigration(
+            version: 13,
+            name: "confirmed receipts",
+            statements: [
+                // One row per device that confirmed a notification, kept for de-duplication
+                // until the sweep forgets it (by `at`); `device` is the digest of the device's
+                // platform and push handle.
+                """
+                CREATE TABLE receipts (
+                    notification_id TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    platform TEXT NOT NULL,
+                    at INTEGER NOT NULL,
+                    PRIMARY KEY (notification_id, device)
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX receipts_at ON receipts (at)",
+                // How many devices confirmed each notification, per platform: kept when the
+                // receipts themselves are forgotten.
+                """
+                CREATE TABLE receipt_counts (
+                    notification_id TEXT NOT NULL,
+                    platform TEXT NOT NULL,
+                    confirmed INTEGER NOT NULL,
+                    PRIMARY KEY (notification_id, platform)
+                ) WITHOUT ROWID
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -121,6 +121,17 @@ package enum StoreCopy {
             columns: [("upload", .text), ("sequence", .bigint), ("size", .bigint), ("bytes", .bytea), ("created_at", .bigint)],
             key: ["upload", "sequence"], batchSize: 4
         ),
+        // Confirmed receipts: the counts, and the receipts still remembered for de-duplication.
+        Table(
+            name: "receipt_counts",
+            columns: [("notification_id", .text), ("platform", .text), ("confirmed", .bigint)],
+            key: ["notification_id", "platform"], batchSize: 1000
+        ),
+        Table(
+            name: "receipts",
+            columns: [("notification_id", .text), ("device", .text), ("platform", .text), ("at", .bigint)],
+            key: ["notification_id", "device"], batchSize: 1000
+        ),
         // Webhook endpoints and the events waiting for them; the delivery log (attempts) is
         // not copied.
         Table(

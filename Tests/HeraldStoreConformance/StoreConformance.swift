@@ -19,6 +19,7 @@ public enum StoreConformance {
         + InstallationChecks.all
         + NotificationQueueChecks.all
         + IdempotencyChecks.all
+        + ReceiptChecks.all
         + AccountChecks.all
         + ContentChecks.all
         + JobChecks.all
