@@ -127,6 +127,27 @@ public final class HeraldClient: Sendable {
         _ = try await send("PUT", "api/register/\(id)", json: .object(body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
     }
 
+    // MARK: Receipts
+
+    /// Confirms that this device received the notification `notificationID`: the value its
+    /// payload carries under `herald.id` (``Receipt/payloadKey``). Call it from the app, or from
+    /// a Notification Service Extension that shares the credential store. A repeat is
+    /// harmless: the server counts a device once per notification. Attempted again as
+    /// ``sendRetry`` says.
+    ///
+    /// - Throws: ``HeraldClientError`` 404 when the notification or this device's registration
+    ///   is unknown; `badRequest` when this device has not registered yet.
+    public func acknowledge(_ notificationID: String) async throws {
+        guard let registration = try credentials.load().registrationID else {
+            throw HeraldClientError(status: 400, code: "badRequest", message: "this device has no registration yet: register it first")
+        }
+        let body: JSONValue = .object([("notificationId", .string(notificationID)), ("registrationId", .string(registration))])
+        var request = makeRequest("POST", "api/receipts")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(body)
+        _ = try await perform(request, retry: sendRetry)
+    }
+
     // MARK: Notifications
 
     /// Notifies every device of `user` (on one platform, or all) with "From <me>: <message>".

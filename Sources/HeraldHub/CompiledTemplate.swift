@@ -133,6 +133,8 @@ final class CompiledTemplate: Sendable {
         let body: NotificationTemplate
         let binding: PropertyBinding
         let rules: Rules
+        /// The notification's id, which each rendering carries for receipts (``ReceiptID``).
+        let receiptID: String?
     }
 
     /// Compiles `template` (whose `body` is compiled already) for `platform` and `properties`.
@@ -166,7 +168,10 @@ final class CompiledTemplate: Sendable {
             case .webpush:
                 rules = CompiledTemplate.webPushRules(texts, properties: properties)
             }
-            return Compiled(body: compiledBody, binding: properties.binding(compiledBody.orderedPropertyNames), rules: rules)
+            return Compiled(
+                body: compiledBody, binding: properties.binding(compiledBody.orderedPropertyNames), rules: rules,
+                receiptID: properties.notificationID
+            )
         }
     }
 
@@ -336,10 +341,10 @@ final class CompiledTemplate: Sendable {
                     platform: .apns, body: Data(bytes), headers: headers.map { PlatformPayload.Header(name: $0.name, value: $0.value) }
                 ).checkLiveActivity()
             }
-            return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers)
+            return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers).carryingReceiptID(compiled.receiptID, on: .apns)
         case .fcm(let legacyGCM):
             let message = try PlatformPayload.hubNativeFCMMessage(legacyGCM: legacyGCM, body: Data(bytes))
-            return PushNotification(body: .fcmMessage(message))
+            return PushNotification(body: .fcmMessage(message)).carryingReceiptID(compiled.receiptID, on: .fcm, byteCount: bytes.count)
         case .wns(let rules, let types, let fixedType, let root):
             let type: String
             if let fixedType {
@@ -357,7 +362,7 @@ final class CompiledTemplate: Sendable {
             var headers: [(name: String, value: String)] = []
             for header in rules { headers.append((header.name, try header.value.value(pushVariables))) }
             try PayloadLimits.check(byteCount: bytes.count, for: .webpush)
-            return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers)
+            return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers).carryingReceiptID(compiled.receiptID, on: .webpush)
         }
     }
 }

@@ -44,6 +44,7 @@ struct DeliveryPlan: Sendable {
             platforms = [payload.platform]
             kind = nil
             let notification = try HubEngine.prepare(payload).replacingCopies(of: id, on: payload.platform)
+                .carryingReceiptID(id, on: payload.platform, byteCount: payload.body.count)
             mode = .direct(payload.platform, notification.encodedOnceForEveryDevice(), targets)
         } else if let send = record.template {
             platforms = nil
@@ -51,8 +52,11 @@ struct DeliveryPlan: Sendable {
             mode = .template(TemplateProperties(send, notificationID: id))
         } else {
             var notifications = try HubEngine.prepare(record.payloads)
-            for (platform, notification) in notifications {
-                notifications[platform] = notification.replacingCopies(of: id, on: platform).encodedOnceForEveryDevice()
+            for payload in record.payloads {
+                guard let notification = notifications[payload.platform] else { continue }
+                notifications[payload.platform] = notification.replacingCopies(of: id, on: payload.platform)
+                    .carryingReceiptID(id, on: payload.platform, byteCount: payload.body.count)
+                    .encodedOnceForEveryDevice()
             }
             platforms = Set(notifications.keys)
             kind = .native

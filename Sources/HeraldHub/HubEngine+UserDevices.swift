@@ -39,6 +39,10 @@ extension HubEngine: UserDevices {
         }
     }
 
+    public func confirm(_ notificationIDs: [String], registrationID: String, user: String) async throws {
+        try await confirm(notificationIDs, from: .registration(id: registrationID, owner: user))
+    }
+
     public func send(_ request: SendRequest, wait: Duration) async throws -> SendResult {
         var result = try await send(request)
         result.record = try await waitForCompletion(id: result.record.id, timeout: wait) ?? result.record

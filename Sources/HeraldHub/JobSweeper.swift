@@ -6,7 +6,8 @@ import Logging
 /// Deletes one hub's finished jobs, their outputs and its job files once they have outlived
 /// ``HubEngine/Configuration/jobRetention``, every ``HubEngine/Configuration/jobSweepInterval``
 /// (and once at start), until graceful shutdown or until the hub stops; and with them the
-/// idempotency keys of its sends whose retention ended.
+/// idempotency keys of its sends whose retention ended and the receipts past their
+/// de-duplication window.
 ///
 /// Every node runs one for every open hub: the store's purge deletes each row once, whichever
 /// node gets there first (``JobStore/purgeJobs(finishedBefore:filesBefore:uploadsBefore:)``).
@@ -24,6 +25,7 @@ public struct JobSweeper: Service {
                 do {
                     try await hub.sweepJobs()
                     try await hub.forgetIdempotencyKeys()
+                    try await hub.forgetReceipts()
                 } catch is CancellationError {
                     return
                 } catch {

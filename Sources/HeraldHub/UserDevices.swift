@@ -29,6 +29,13 @@ public protocol UserDevices: Sendable {
     ///   another user.
     func deleteRegistration(id: String, user: String) async throws
 
+    /// Records that `user`'s registration `registrationID` received the notifications
+    /// `notificationIDs` (see ``Receipt``); a repeat changes nothing.
+    ///
+    /// - Throws: ``HeraldError`` `notFound` if the registration is not the user's, or a
+    ///   notification is unknown.
+    func confirm(_ notificationIDs: [String], registrationID: String, user: String) async throws
+
     /// Sends (the app backend's sends are to a user, ``SendRequest/Target/user(_:)``, with
     /// native payloads) and waits up to `wait` for delivery to end; returns the notification as
     /// it is then, with its outcome counts (and for a send repeated under its idempotency key,

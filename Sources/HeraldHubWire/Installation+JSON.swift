@@ -63,7 +63,7 @@ extension Installation: Codable {
 
 extension Installation {
     /// Parses a wire platform name (see the extension's documentation).
-    static func wirePlatform(_ name: String) throws(HeraldError) -> (platform: Platform, legacyGCM: Bool) {
+    public static func wirePlatform(_ name: String) throws(HeraldError) -> (platform: Platform, legacyGCM: Bool) {
         switch name.lowercased() {
         case "apns": return (.apns, false)
         case "fcmv1", "fcm": return (.fcm, false)
@@ -88,7 +88,7 @@ extension Installation {
     }
 
     /// The platform name the SDKs write.
-    var wirePlatformName: String {
+    public var wirePlatformName: String {
         switch platform {
         case .apns: "apns"
         case .fcm: legacyGCM ? "gcm" : "fcmv1"

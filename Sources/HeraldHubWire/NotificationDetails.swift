@@ -34,6 +34,10 @@ public struct NotificationDetails: Sendable, Hashable {
     /// The platforms it was sent to.
     public var targetPlatforms: [Platform]
     public var counts: OutcomeCounts
+    /// How many devices confirmed the notification, per platform (Herald's receipts): written
+    /// as the outcome `Confirmed` among the platform's counts. A device that confirmed is
+    /// counted in `Success` as well.
+    public var confirmed: [Platform: Int] = [:]
     /// Where per-device push-service errors can be read; Herald sets none.
     public var pnsErrorDetailsUri: String?
 
@@ -149,6 +153,7 @@ public struct NotificationDetails: Sendable, Hashable {
             return date
         }
         var counts = OutcomeCounts()
+        var confirmed: [Platform: Int] = [:]
         let countElements: [(String, Platform)] = [
             ("ApnsOutcomeCounts", .apns), ("WnsOutcomeCounts", .wns), ("GcmOutcomeCounts", .fcm),
             ("FcmOutcomeCounts", .fcm), ("FcmV1OutcomeCounts", .fcm), ("BrowserOutcomeCounts", .webpush),
@@ -162,7 +167,11 @@ public struct NotificationDetails: Sendable, Hashable {
                 guard let text = outcome.value("Count"), let count = Int(text), count >= 0 else {
                     throw .badRequest("the Count of outcome '\(outcomeName.prefix(40))' in \(name) is not a whole number")
                 }
-                counts.add(DeliveryOutcome(rawValue: outcomeName), platform: platform, count: count)
+                if outcomeName == Receipt.outcomeName {
+                    confirmed[platform, default: 0] += count
+                } else {
+                    counts.add(DeliveryOutcome(rawValue: outcomeName), platform: platform, count: count)
+                }
             }
         }
         let platforms = Set(
@@ -183,10 +192,13 @@ public struct NotificationDetails: Sendable, Hashable {
             counts: counts,
             pnsErrorDetailsUri: root.nonEmptyValue("PnsErrorDetailsUri")
         )
+        self.confirmed = confirmed
     }
 
     private func writeCounts(_ platform: Platform, as name: String, into xml: inout WireXMLWriter) {
-        guard let outcomes = counts.counts[platform], !outcomes.isEmpty else { return }
+        var outcomes = counts.counts[platform] ?? [:]
+        if let confirmed = confirmed[platform], confirmed > 0 { outcomes[DeliveryOutcome(rawValue: Receipt.outcomeName)] = confirmed }
+        guard !outcomes.isEmpty else { return }
         xml.start(name)
         for (outcome, count) in outcomes.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             xml.start("Outcome")

@@ -85,6 +85,10 @@ public final class HeraldMetrics: Sendable {
         name: "herald_channels_expired_total", kind: .counter, labels: ["hub", "platform"],
         help: "Registrations removed because the push service reported their channel dead."
     )
+    public static let receipts = Family(
+        name: "herald_receipts_total", kind: .counter, labels: ["hub", "platform"],
+        help: "Devices that confirmed a notification, per hub and platform: each device counted once per notification, however often it confirms."
+    )
     public static let pushRetries = Family(
         name: "herald_push_retries_total", kind: .counter, labels: ["hub", "platform", "cause"],
         help: "Sends to one device made again, by the outcome of the attempt that failed (Throttled, PnsServerError, PnsUnavailable, PnsUnreachable)."
@@ -152,7 +156,7 @@ public final class HeraldMetrics: Sendable {
 
     /// Every family, in the order the README lists them.
     public static let families: [Family] = [
-        httpRequests, httpRequestDuration, notificationsAccepted, notificationsFinished, deliveries, channelsExpired, pushRetries,
+        httpRequests, httpRequestDuration, notificationsAccepted, notificationsFinished, deliveries, channelsExpired, receipts, pushRetries,
         pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,
         registrations, pushConnections, credentialExpiry, credentialFailing, sendBudgetRate, sendBudgetAvailable, sendBudgetPaused,
         sendBudgetWaited, scrapeErrors,
@@ -243,6 +247,12 @@ public final class HeraldMetrics: Sendable {
         public func channelsExpired(platform: Platform, count: Int) {
             guard count > 0 else { return }
             metrics.counter(HeraldMetrics.channelsExpired, [hub, platform.rawValue]).increment(by: Int64(count))
+        }
+
+        /// `count` devices confirmed a notification for the first time on `platform`.
+        public func receipts(platform: Platform, count: Int) {
+            guard count > 0 else { return }
+            metrics.counter(HeraldMetrics.receipts, [hub, platform.rawValue]).increment(by: Int64(count))
         }
 
         /// A send is made again after an attempt whose outcome was `cause`.

@@ -84,6 +84,15 @@ public struct RemoteDeviceHub: UserDevices {
         try await deleteRegistrations(ids: [id])
     }
 
+    /// Checks that the registration is the user's, then confirms for its device on the hub
+    /// (`POST receipts` with its platform and push channel).
+    public func confirm(_ notificationIDs: [String], registrationID: String, user: String) async throws {
+        guard let existing = try await reaching({ try await client.registration(id: registrationID) }), Self.user(of: existing) == user else {
+            throw HeraldError.notFound("no registration with id \(registrationID)")
+        }
+        try await reaching { try await client.acknowledge(notificationIDs, platform: existing.platform, pushChannel: existing.handle) }
+    }
+
     /// The registrations of a handle on the hub, as stored (APNs tokens in lowercase too).
     func registrations(handle: String) async throws -> [Registration] {
         var found = try await reaching { try await client.registrations(channel: handle, top: 100) }
@@ -149,7 +158,7 @@ public struct RemoteDeviceHub: UserDevices {
     /// into one (`herald-` and 64 hex digits), which no other user's send can take.
     package static func hubKey(for key: IdempotencyKey, platform: Platform) -> String {
         let digest = SHA256.hash(data: Data("\(key.scope)\u{1F}\(key.key)\u{1F}\(platform.rawValue)".utf8))
-        return "herald-" + digest.map { String(format: "%02x", $0) }.joined()
+        return "herald-" + digest.lowercaseHex
     }
 
     /// The hub API form of a payload the app backend rendered.

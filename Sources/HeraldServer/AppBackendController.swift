@@ -12,6 +12,8 @@ import Logging
 ///   tag `username:<caller>`; 410 when the id is not (or no longer) valid.
 /// - `DELETE /api/register/{id}`.
 /// - `POST /api/notifications?pns=&to_tag=` with a JSON string → notifies that user's devices.
+/// - `POST /api/receipts` `{"notificationId", "registrationId"}` → `204`: the caller's device
+///   received the notification (``Receipt``).
 /// - `POST /api/notifications/liveactivity?to_tag=&activity=` with an `aps` object → updates
 ///   or ends that user's Live Activity, whose update token the app registered with
 ///   `{"Platform": "apns", "Handle": "<update token>", "LiveActivity": "<activity id>"}`.
@@ -33,6 +35,22 @@ public struct AppBackendController: Sendable {
         group.delete("register/{id}", use: deleteRegistration)
         group.post("notifications", use: notifyUser)
         group.post("notifications/liveactivity", use: updateLiveActivity)
+        group.post("receipts", use: confirmReceipt)
+    }
+
+    // MARK: Receipts
+
+    /// `POST /api/receipts` `{"notificationId": "<herald.id>", "registrationId": "<id>"}` →
+    /// `204`: the caller's device received the notification (or `"notificationIds": […]`).
+    @Sendable func confirmReceipt(request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let body = try await request.decodeJSONBody(context: context)
+        let ids = try ReceiptBody.notificationIDs(in: body)
+        guard let registration = try ReceiptBody.string("registrationId", in: body) else {
+            throw HeraldError.badRequest("registrationId is required: the registration of the device that received it")
+        }
+        try await devices.confirm(ids, registrationID: registration, user: user)
+        return Response(status: .noContent)
     }
 
     // MARK: Registrations

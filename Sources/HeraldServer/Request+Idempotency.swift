@@ -41,7 +41,7 @@ extension Request {
             .sorted()
         for header in sendHeaders { add(header.utf8) }
         add(body)
-        let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()
+        let digest = hash.finalize().lowercaseHex
         return try IdempotencyKey(key, scope: scope, digest: digest, answer: answer, retention: retention)
     }
 

@@ -124,7 +124,7 @@ struct Send: AsyncParsableCommand {
             withUnsafeBytes(of: Int64(part == nil ? -1 : bytes.count).bigEndian) { hash.update(bufferPointer: $0) }
             hash.update(data: bytes)
         }
-        let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()
+        let digest = hash.finalize().lowercaseHex
         return try IdempotencyKey(
             idempotencyKey, scope: IdempotencyKey.hubScope, digest: digest, retention: retention ?? IdempotencyKey.defaultRetention
         )

@@ -33,12 +33,12 @@ struct HubTemplateSendTests {
             let sent = Dictionary(uniqueKeysWithValues: f.apns.sent.map { ($0.handle, $0) })
             #expect(sent.count == 2, "the native registration gets nothing")
             let ann = try #require(sent[apnsToken(1)])
-            #expect(ann.body == #"{"aps":{"alert":"Hi, Ann!"}}"#, "the send's GREETING overrides the device's")
+            #expect(ReceiptIDs.removed(from: ann.body) == #"{"aps":{"alert":"Hi, Ann!"}}"#, "the send's GREETING overrides the device's")
             #expect(ann.headers["apns-collapse-id"] == "Ann")
             #expect(ann.headers["apns-expiration"] == "1893456000")
             #expect(ann.headers["apns-priority"] == "5")
             let bob = try #require(sent[apnsToken(2)])
-            #expect(bob.body == #"{"aps":{"alert":"Hi, Bob!"}}"#, "the send's GREETING overrides the device's greeting, whatever its case")
+            #expect(ReceiptIDs.removed(from: bob.body) == #"{"aps":{"alert":"Hi, Bob!"}}"#, "the send's GREETING overrides the device's greeting, whatever its case")
             #expect(bob.headers["apns-collapse-id"] == "Bob")
             #expect(bob.headers["apns-expiration"] == nil, "an expiry that renders empty is left out")
 
@@ -62,14 +62,14 @@ struct HubTemplateSendTests {
                 tagExpression: nil, send: TemplateSend(properties: ["m": "hello"], templateName: "long")
             )
             try await f.deliverAll()
-            #expect(f.apns.sent.map(\.body) == [#"{"aps":{"alert":"hello"}}"#])
+            #expect(f.apns.sent.map { ReceiptIDs.removed(from: $0.body) } == [#"{"aps":{"alert":"hello"}}"#])
             let namedRecord = try await f.stored(named.id)
             #expect(namedRecord.counts.count(.success, .apns) == 1)
             #expect(namedRecord.counts.count(.skipped, .apns) == 1)
 
             let all = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "hello"]))
             try await f.deliverAll()
-            #expect(f.apns.sent.dropFirst().map(\.body).sorted() == [#"{"aps":{"alert":"hel"}}"#, #"{"aps":{"alert":"hello"}}"#])
+            #expect(f.apns.sent.dropFirst().map { ReceiptIDs.removed(from: $0.body) }.sorted() == [#"{"aps":{"alert":"hel"}}"#, #"{"aps":{"alert":"hello"}}"#])
             #expect(try await f.stored(all.id).counts.count(.success, .apns) == 2)
 
             let none = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: [:], templateName: "other"))
@@ -96,7 +96,7 @@ struct HubTemplateSendTests {
             let templated = try await f.hub.enqueueTemplate(tagExpression: "t", send: TemplateSend(properties: ["m": "tpl"]))
             try await f.deliverAll()
             #expect(f.apns.sent.map(\.handle) == [apnsToken(1), apnsToken(2)])
-            #expect(f.apns.sent.last?.body == #"{"aps":{"alert":"tpl"}}"#)
+            #expect(f.apns.sent.last.map { ReceiptIDs.removed(from: $0.body) } == #"{"aps":{"alert":"tpl"}}"#)
             #expect(try await f.stored(templated.id).counts.total == 1)
         }
     }
@@ -120,7 +120,7 @@ struct HubTemplateSendTests {
             let record = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "a<b"]))
             try await f.deliverAll()
 
-            #expect(Set(f.fcm.sent.map(\.body)) == [
+            #expect(Set(f.fcm.sent.map { ReceiptIDs.removed(from: $0.body) }) == [
                 #"{"data":{"m":"a<b"}}"#,
                 #"{"android":{"ttl":"60s"},"data":{"m":"a<b"}}"#,
             ])
@@ -128,7 +128,7 @@ struct HubTemplateSendTests {
                 #"<toast><visual><binding template="ToastGeneric"><text>a&lt;b</text></binding></visual></toast>"#,
             ])
             #expect(f.wns.sent.first?.headers["x-wns-type"] == "wns/toast")
-            #expect(f.webPush.sent.map(\.body) == [#"{"title":"a<b"}"#])
+            #expect(f.webPush.sent.map { ReceiptIDs.removed(from: $0.body) } == [#"{"title":"a<b"}"#])
             #expect(f.webPush.sent.first?.headers["ttl"] == "60")
             #expect(f.webPush.sent.first?.webPushKeys == keys)
             #expect(try await f.stored(record.id).counts.total(.success) == 4)

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldHub
 import HeraldEmulator
 import HeraldServer
+import HeraldTestSupport
 import Testing
 
 /// Sends on the wire: `POST /{hub}/messages` in every format, direct and batch sends, test
@@ -57,7 +58,7 @@ import Testing
                 list = ["ApnsOutcomeCounts"]
                 check = {
                     let received = try #require(herald.apns.notifications(for: token).last)
-                    #expect(received.payload == body)
+                    #expect(ReceiptIDs.removed(from: received.payload) == body)
                     #expect(received.headers["apns-push-type"] == "alert" && received.headers["apns-priority"] == "10")
                 }
             case .fcmv1, .gcm:
@@ -73,7 +74,7 @@ import Testing
                 check = {
                     let message = try Self.fcmMessage(herald.fcm.notifications(for: token).last)
                     #expect(message["token"] as? String == token)
-                    #expect(message["data"] as? [String: String] == ["score": format == .gcm ? "2-0" : "1-0"])
+                    #expect(ReceiptIDs.removed(from: message["data"] as? [String: String]) == ["score": format == .gcm ? "2-0" : "1-0"])
                 }
             case .windows, .windowsRaw:
                 let channel = herald.wns.registerChannel()
@@ -111,7 +112,7 @@ import Testing
                 let body = #"{"title":"Goal!","body":"1-0"}"#
                 response = try await server.send(format: "browser", body, tags: "everyone")
                 list = ["BrowserOutcomeCounts"]
-                check = { #expect(herald.webPush.notifications(for: subscription).last?.payload == body) }
+                check = { #expect(herald.webPush.notifications(for: subscription).last.map { ReceiptIDs.removed(from: $0.payload) } == body) }
             case .template:
                 let token = herald.apns.registerDevice(topic: TestHerald.topic)
                 let fcmToken = herald.fcm.registerDevice()
@@ -126,9 +127,9 @@ import Testing
                 response = try await server.send(format: "template", #"{"message":"Hello"}"#, tags: "everyone")
                 list = ["ApnsOutcomeCounts"]
                 check = {
-                    #expect(herald.apns.notifications(for: token).last?.payload == #"{"aps":{"alert":"Hello"}}"#)
+                    #expect(herald.apns.notifications(for: token).last.map { ReceiptIDs.removed(from: $0.payload) } == #"{"aps":{"alert":"Hello"}}"#)
                     let message = try Self.fcmMessage(herald.fcm.notifications(for: fcmToken).last)
-                    #expect(message["data"] as? [String: String] == ["text": "Hello"])
+                    #expect(ReceiptIDs.removed(from: message["data"] as? [String: String]) == ["text": "Hello"])
                 }
             }
 
@@ -216,7 +217,7 @@ import Testing
             let expression = try server.acceptedID(try await server.send(format: "apple", #"{"aps":{"alert":"not a"}}"#, tags: "!a && (b || c)"))
             #expect(Self.count(try await server.finishedDetails(expression), "ApnsOutcomeCounts") == 2)
             #expect(server.herald.apns.notifications(for: tokens["a"]!).count == 1)
-            #expect(server.herald.apns.notifications(for: tokens["c"]!).last?.payload == #"{"aps":{"alert":"not a"}}"#)
+            #expect(server.herald.apns.notifications(for: tokens["c"]!).last.map { ReceiptIDs.removed(from: $0.payload) } == #"{"aps":{"alert":"not a"}}"#)
 
             // No tags at all: a broadcast.
             let broadcast = try server.acceptedID(try await server.send(format: "apple", #"{"aps":{"alert":"all"}}"#))
@@ -235,7 +236,7 @@ import Testing
             )
             let appleID = try server.acceptedID(apple)
             #expect(Self.count(try await server.finishedDetails(appleID), "ApnsOutcomeCounts") == 1)
-            #expect(herald.apns.notifications(for: token).last?.payload == #"{"aps":{"alert":"direct"}}"#)
+            #expect(herald.apns.notifications(for: token).last.map { ReceiptIDs.removed(from: $0.payload) } == #"{"aps":{"alert":"direct"}}"#)
             // The legacy APNs headers become apns-expiration (unix seconds) and apns-priority.
             let legacy = try await server.send(
                 format: "apple", #"{"aps":{"alert":"legacy"}}"#, query: "&direct",
@@ -246,7 +247,7 @@ import Testing
             )
             _ = try await server.finishedDetails(try server.acceptedID(legacy))
             let received = try #require(herald.apns.notifications(for: token).last)
-            #expect(received.payload == #"{"aps":{"alert":"legacy"}}"#)
+            #expect(ReceiptIDs.removed(from: received.payload) == #"{"aps":{"alert":"legacy"}}"#)
             #expect(received.headers["apns-expiration"] == "1893456000")
             #expect(received.headers["apns-priority"] == "5")
             // Herald's delivery options: -Priority and -CollapseId become the platform's own.
@@ -276,7 +277,7 @@ import Testing
             )
             let browserID = try server.acceptedID(browser)
             #expect(Self.count(try await server.finishedDetails(browserID), "BrowserOutcomeCounts") == 1)
-            #expect(herald.webPush.notifications(for: subscription).last?.payload == #"{"title":"direct"}"#)
+            #expect(herald.webPush.notifications(for: subscription).last.map { ReceiptIDs.removed(from: $0.payload) } == #"{"title":"direct"}"#)
 
             // Without the handle, or a template: 400.
             expectHubError(try await server.send(format: "apple", #"{"aps":{}}"#, query: "&direct"), 400)
@@ -321,7 +322,7 @@ import Testing
             let id = try server.acceptedID(response)
             #expect(Self.count(try await server.finishedDetails(id), "FcmV1OutcomeCounts") == 3)
             for token in tokens {
-                #expect(try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String] == ["batch": "yes"])
+                #expect(ReceiptIDs.removed(from: try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String]) == ["batch": "yes"])
             }
 
             // Not multipart, or without the devices part: 400.
@@ -371,7 +372,7 @@ import Testing
             // Either way it is text the SDKs pass through.
             let succeeded = try #require(result.value("Outcome"))
             #expect(!succeeded.isEmpty)
-            #expect(server.herald.apns.notifications(for: token).last?.payload == #"{"aps":{"alert":"test"}}"#)
+            #expect(server.herald.apns.notifications(for: token).last.map { ReceiptIDs.removed(from: $0.payload) } == #"{"aps":{"alert":"test"}}"#)
 
             // A test send reaches at most 10 devices.
             for _ in 0..<12 {
@@ -436,7 +437,7 @@ import Testing
                 state = try await server.wire(.GET, "/\(Self.hub)/messages/\(soon)?\(Self.version)").xml().value("State") ?? ""
             }
             #expect(state == "Completed")
-            #expect(server.herald.apns.notifications(for: token).map(\.payload) == [#"{"aps":{"alert":"now"}}"#])
+            #expect(server.herald.apns.notifications(for: token).map { ReceiptIDs.removed(from: $0.payload) } == [#"{"aps":{"alert":"now"}}"#])
 
             // Without a time, or with one that is not a time: 400.
             let noTime = try await server.wire(
@@ -500,7 +501,7 @@ import Testing
             let batchID = try server.acceptedID(batch)
             #expect(Self.count(try await server.finishedDetails(batchID), "FcmV1OutcomeCounts") == 3)
             for token in tokens {
-                #expect(try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String] == ["js": "batch"])
+                #expect(ReceiptIDs.removed(from: try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String]) == ["js": "batch"])
             }
         }
     }

@@ -84,10 +84,10 @@ struct HubInteropTests {
             // template send the APNs device, in that order.
             let results = try HubInterop.results(UnofficialResults.self, in: directory)
             #expect(results.webpush.count == 2 && results.apns.count == 2)
-            let browser = herald.webPush.notifications(for: subscription).map { HubInterop.canonicalJSON($0.payload) }
+            let browser = herald.webPush.notifications(for: subscription).map { HubInterop.canonicalJSON(ReceiptIDs.removed(from: $0.payload)) }
             #expect(browser == results.webpush.map(HubInterop.canonicalJSON))
             let apple = herald.apns.notifications(for: token)
-            #expect(apple.map { HubInterop.canonicalJSON($0.payload) } == results.apns.map(HubInterop.canonicalJSON))
+            #expect(apple.map { HubInterop.canonicalJSON(ReceiptIDs.removed(from: $0.payload)) } == results.apns.map(HubInterop.canonicalJSON))
             #expect(apple.first?.headers["apns-push-type"] == "alert" && apple.first?.headers["apns-priority"] == "10")
 
             // The hub recorded what the script saw, and the script cleaned up after itself.
@@ -148,7 +148,7 @@ struct HubInteropTests {
             let sent = try HubInterop.results(RESTSampleResults.self, in: directory)
 
             func alerts(_ token: String) -> [String?] {
-                herald.apns.notifications(for: token).map { HubInterop.canonicalJSON($0.payload) }
+                herald.apns.notifications(for: token).map { HubInterop.canonicalJSON(ReceiptIDs.removed(from: $0.payload)) }
             }
             func alert(_ text: String) -> String? {
                 HubInterop.canonicalJSON(#"{"aps":{"alert":"\#(text)"}}"#)

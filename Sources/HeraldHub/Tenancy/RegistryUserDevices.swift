@@ -37,6 +37,10 @@ public struct RegistryUserDevices: UserDevices {
         try await engine().deleteRegistration(id: id, user: user)
     }
 
+    public func confirm(_ notificationIDs: [String], registrationID: String, user: String) async throws {
+        try await engine().confirm(notificationIDs, registrationID: registrationID, user: user)
+    }
+
     public func send(_ request: SendRequest, wait: Duration) async throws -> SendResult {
         try await engine().send(request, wait: wait)
     }

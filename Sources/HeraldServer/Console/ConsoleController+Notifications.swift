@@ -84,14 +84,21 @@ extension ConsoleController {
                 throw HeraldError.notFound("there is no notification \(id) in \(name)")
             }
             let running = !record.state.isFinal && record.state != .scheduled
+            // The devices' receipts, beside the push service's outcomes of each platform.
+            let confirmed = try await engine.confirmedCounts(notificationID: record.id)
+            let platforms = Set(record.counts.counts.keys).union(confirmed.keys).sorted { $0.rawValue < $1.rawValue }
             var values: [String: Any] = [
                 "id": record.id, "state": record.state.rawValue, "target": Self.target(record),
                 "platforms": Self.platforms(record), "accepted": ConsolePages.date(record.enqueuedAt),
                 "total": record.counts.total, "running": running, "cancellable": record.state == .scheduled,
-                "outcomes": record.counts.counts.keys.sorted { $0.rawValue < $1.rawValue }.flatMap { platform in
-                    (record.counts.counts[platform] ?? [:]).sorted { $0.value > $1.value }.map { outcome, count -> [String: Any] in
+                "outcomes": platforms.flatMap { platform in
+                    var rows = (record.counts.counts[platform] ?? [:]).sorted { $0.value > $1.value }.map { outcome, count -> [String: Any] in
                         ["platform": platform.rawValue, "outcome": outcome.rawValue, "tone": ConsolePages.tone(outcome), "count": count]
                     }
+                    if let count = confirmed[platform] {
+                        rows.append(["platform": platform.rawValue, "outcome": Receipt.outcomeName, "tone": ConsolePages.tone(.success), "count": count])
+                    }
+                    return rows
                 },
             ]
             if let due = record.scheduledAt { values["due"] = ConsolePages.date(due) }

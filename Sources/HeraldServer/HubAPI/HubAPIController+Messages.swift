@@ -149,7 +149,8 @@ extension HubAPIController {
         guard let record = try await hub.notification(id: id) else {
             throw HeraldError.notFound("no notification with id \(id)")
         }
-        let details = NotificationDetails(record, location: location(id, request: request, hub: name))
+        var details = NotificationDetails(record, location: location(id, request: request, hub: name))
+        details.confirmed = try await hub.confirmedCounts(notificationID: id)
         return .xml(details.xml())
     }
 

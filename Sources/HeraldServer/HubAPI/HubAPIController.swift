@@ -61,6 +61,7 @@ public struct HubAPIController: Sendable {
         hub.post("messages", use: send)
         hub.post("messages/$batch", use: sendBatch)
         hub.get("messages/{id}", use: notificationDetails)
+        hub.post("receipts", use: confirmReceipt)
         hub.post("schedulednotifications", use: schedule)
         hub.delete("schedulednotifications/{id}", use: cancelScheduled)
 
