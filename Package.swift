@@ -185,6 +185,7 @@ let package = Package(
             name: "HeraldEmulator",
             dependencies: [
                 "HeraldCore",
+                "HeraldClient",
                 "HeraldTLS",
                 "HeraldWebPushCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),

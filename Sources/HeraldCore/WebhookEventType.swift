@@ -14,6 +14,10 @@ public struct WebhookEventType: Sendable, Hashable, Codable, Comparable, CustomS
     /// A notification's delivery run stopped before every target was tried (the outcome
     /// counts so far, and why).
     public static let notificationAbandoned = WebhookEventType(rawValue: "notification.abandoned")
+    /// Devices confirmed a notification (receipts): its `Confirmed` counts so far, per platform.
+    /// At most one per notification, node and ``HubEngine``'s report interval (10 s), never one
+    /// per device.
+    public static let notificationConfirmed = WebhookEventType(rawValue: "notification.confirmed")
     /// A push service reported a channel gone: the registration (or installation) and its
     /// platform.
     public static let registrationExpired = WebhookEventType(rawValue: "registration.expired")
@@ -26,7 +30,8 @@ public struct WebhookEventType: Sendable, Hashable, Codable, Comparable, CustomS
 
     /// The types an endpoint may subscribe to, in the order documented.
     public static let subscribable: [WebhookEventType] = [
-        .notificationCompleted, .notificationAbandoned, .registrationExpired, .credentialFailing, .credentialRecovered,
+        .notificationCompleted, .notificationAbandoned, .notificationConfirmed, .registrationExpired, .credentialFailing,
+        .credentialRecovered,
     ]
 
     /// The types named in `list` (comma-separated, `*` for all), each one Herald sends.

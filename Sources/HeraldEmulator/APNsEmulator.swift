@@ -184,6 +184,9 @@ public final class APNsEmulator: Service, Sendable {
     }
 
     /// Total notifications accepted (200s; a broadcast counts once).
+    /// Its devices' receipts: ``DeviceReceipts/configure(_:)`` makes them confirm what they receive.
+    public var receipts: DeviceReceipts { responder.receipts }
+
     public var acceptedCount: Int { responder.acceptedCount }
 
     // MARK: - Live Activities

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldTLS
 import Logging
 import NIOCore
@@ -29,6 +30,8 @@ final class APNsResponder: EmulatorResponder {
     let registry: DeviceRegistry
     let faults = FaultQueue()
     let accepted = AcceptLog()
+    /// Its devices' receipts, once told where to post them.
+    let receipts = DeviceReceipts()
     let authenticator: APNsAuthenticator
     let liveActivities: LiveActivityRegistry
     private let errorBodies: [APNsReason: ByteBuffer]
@@ -192,6 +195,7 @@ final class APNsResponder: EmulatorResponder {
             )
         }
         accepted.record()
+        if !isLiveActivity { receipts.received(body.readableBytesView, platform: .apns, token: deviceToken) }
         return EmulatorResponse(status: 200, headers: [("apns-id", id), ("apns-unique-id", RandomIdentifier.uuid())])
     }
 

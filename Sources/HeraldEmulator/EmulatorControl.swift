@@ -1,4 +1,5 @@
 import Foundation
+import HeraldClient
 import NIOCore
 
 /// What `/_emulator/…` on an emulator's port can do: the same operations as its in-process API.
@@ -15,6 +16,8 @@ protocol EmulatorControl: Sendable {
     func acceptPauses(since moment: Date) -> AcceptLog.Pauses
     /// How many devices received a notification, and how many more than one (with payloads recorded).
     var reach: DeviceRegistry.Reach { get }
+    /// Its devices' receipts.
+    var receipts: DeviceReceipts { get }
 }
 
 struct ControlError: Error {
@@ -29,12 +32,16 @@ struct ControlError: Error {
 /// - `POST /_emulator/devices/{token}/unregister` → `{"token": …, "timestamp": ms}`
 /// - `POST /_emulator/faults` `{"status", "reason", "retryAfter"?, "count"}` → `{"queued": count}`
 /// - `DELETE /_emulator/faults` → `{}`
+/// - `PUT /_emulator/receipts` `{"connectionString": …, "hub": …, "fraction": 0.99}` → `{}`: a
+///   `fraction` of the devices (chosen by their token) confirm what they receive to that hub
+///   (``DeviceReceipts``); `DELETE /_emulator/receipts` → `{}` stops them
 /// - `GET /_emulator/stats` → `{"accepted": n, "devices": reached, "devicesReachedMoreThanOnce": m,
 ///   "devicesShowingMoreThanOne": k}` (an APNs device shows one notification of a collapse id)
 ///   (devices are counted while payloads are recorded); with `?since=ms` (since 1970), also
 ///   `"firstAcceptedSince": ms` (or `null`) and `"longestPauseSince": seconds`: when the first
 ///   send at or after that moment was accepted, and the longest time without a send from that
-///   moment to the last send (see ``AcceptLog``)
+///   moment to the last send (see ``AcceptLog``); and `"receiptsConfirmed"`, `"receiptsFailed"`:
+///   receipts the devices posted, and posts that failed
 enum EmulatorControlAPI {
     static let prefix = "/_emulator/"
 
@@ -51,6 +58,11 @@ enum EmulatorControlAPI {
         var count: Int?
     }
     private struct FaultResponse: Encodable { var queued: Int }
+    private struct ReceiptsRequest: Decodable {
+        var connectionString: String
+        var hub: String
+        var fraction: Double?
+    }
     private struct StatsResponse: Encodable {
         var accepted: Int
         var devices: Int
@@ -58,9 +70,11 @@ enum EmulatorControlAPI {
         var devicesShowingMoreThanOne: Int
         var firstAcceptedSince: Int64?
         var longestPauseSince: Double?
+        var receipts: DeviceReceipts.Counts
 
         private enum CodingKeys: String, CodingKey {
             case accepted, devices, devicesReachedMoreThanOnce, devicesShowingMoreThanOne, firstAcceptedSince, longestPauseSince
+            case receiptsConfirmed, receiptsFailed
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -69,6 +83,8 @@ enum EmulatorControlAPI {
             try container.encode(devices, forKey: .devices)
             try container.encode(devicesReachedMoreThanOnce, forKey: .devicesReachedMoreThanOnce)
             try container.encode(devicesShowingMoreThanOne, forKey: .devicesShowingMoreThanOne)
+            try container.encode(receipts.confirmed, forKey: .receiptsConfirmed)
+            try container.encode(receipts.failed, forKey: .receiptsFailed)
             // Asked with `since`: the first send is `null` when there was none.
             if let longestPauseSince {
                 try container.encode(firstAcceptedSince, forKey: .firstAcceptedSince)
@@ -129,6 +145,25 @@ enum EmulatorControlAPI {
                 count: count
             )
             return json(200, FaultResponse(queued: max(0, count)), allocator: allocator)
+        case ("PUT", 1) where segments[0] == "receipts":
+            guard let body = request.body,
+                let decoded = try? JSONDecoder().decode(ReceiptsRequest.self, from: Data(body.readableBytesView))
+            else {
+                return error(400, #"body must be {"connectionString": "Endpoint=…", "hub": "…", "fraction": 0.99}"#, allocator: allocator)
+            }
+            guard (decoded.fraction ?? 1) >= 0, (decoded.fraction ?? 1) <= 1 else {
+                return error(400, "fraction must be 0…1", allocator: allocator)
+            }
+            do {
+                let hub = try NotificationHubClient(connectionString: decoded.connectionString, hubName: decoded.hub)
+                control.receipts.configure(DeviceReceipts.Configuration(hub: hub, fraction: decoded.fraction ?? 1))
+            } catch {
+                return self.error(400, "connectionString: \(error)", allocator: allocator)
+            }
+            return json(200, Empty(), allocator: allocator)
+        case ("DELETE", 1) where segments[0] == "receipts":
+            control.receipts.configure(nil)
+            return json(200, Empty(), allocator: allocator)
         case ("DELETE", 1) where segments[0] == "faults":
             control.clearFaults()
             return json(200, Empty(), allocator: allocator)
@@ -137,7 +172,8 @@ enum EmulatorControlAPI {
             var stats = StatsResponse(
                 accepted: control.acceptedCount, devices: reach.devices,
                 devicesReachedMoreThanOnce: reach.devicesReachedMoreThanOnce,
-                devicesShowingMoreThanOne: reach.devicesShowingMoreThanOne
+                devicesShowingMoreThanOne: reach.devicesShowingMoreThanOne,
+                receipts: control.receipts.counts
             )
             if let since = queryItem("since", of: request.target) {
                 guard let milliseconds = Int64(since), milliseconds >= 0 else {

@@ -118,6 +118,9 @@ public final class FCMEmulator: Service, Sendable {
     }
 
     /// Total messages accepted (200s).
+    /// Its devices' receipts: ``DeviceReceipts/configure(_:)`` makes them confirm what they receive.
+    public var receipts: DeviceReceipts { responder.receipts }
+
     public var acceptedCount: Int { responder.acceptedCount }
 
     /// Messages accepted (200s) that came over HTTP/2; the others came over HTTP/1.1.

@@ -69,6 +69,8 @@ final class FCMResponder: EmulatorResponder {
     let registry: DeviceRegistry
     let faults = FaultQueue()
     let accepted = AcceptLog()
+    /// Its devices' receipts, once told where to post them.
+    let receipts = DeviceReceipts()
     /// Messages accepted that came over HTTP/2.
     let acceptedOverHTTP2 = Atomic<Int>(0)
     private let messageCounter = Atomic<Int>(0)
@@ -318,6 +320,7 @@ final class FCMResponder: EmulatorResponder {
             )
         }
         accepted.record()
+        if target.kind == "token" { receipts.received(messageData, platform: .fcm, token: recipient) }
         if case .http2 = request.headers { acceptedOverHTTP2.add(1, ordering: .relaxed) }
         return json(200, SendResponse(name: name), allocator: allocator)
     }

@@ -142,6 +142,9 @@ public final class WNSEmulator: Service, Sendable {
     }
 
     /// Total notifications accepted (200 `received`).
+    /// Its devices' receipts: ``DeviceReceipts/configure(_:)`` makes them confirm what they receive.
+    public var receipts: DeviceReceipts { responder.receipts }
+
     public var acceptedCount: Int { responder.acceptedCount }
 
     /// Total requests to the token endpoint, granted or not.

@@ -45,6 +45,8 @@ final class WNSResponder: EmulatorResponder {
     let registry: DeviceRegistry
     let faults = FaultQueue()
     let accepted = AcceptLog()
+    /// Its devices' receipts, once told where to post them.
+    let receipts = DeviceReceipts()
     let tokenRequests = Atomic<Int>(0)
     private let apps: [String: WNSEmulator.App]
     private let accessTokens = Mutex<[String: AccessToken]>([:])

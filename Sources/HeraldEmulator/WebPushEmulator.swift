@@ -128,6 +128,9 @@ public final class WebPushEmulator: Service, Sendable {
     }
 
     /// Total messages accepted (201s).
+    /// Its devices' receipts: ``DeviceReceipts/configure(_:)`` makes them confirm what they receive.
+    public var receipts: DeviceReceipts { responder.receipts }
+
     public var acceptedCount: Int { responder.acceptedCount }
 }
 

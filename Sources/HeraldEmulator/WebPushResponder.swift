@@ -71,6 +71,8 @@ final class WebPushResponder: EmulatorResponder {
     let registry: DeviceRegistry
     let faults = FaultQueue()
     let accepted = AcceptLog()
+    /// Its devices' receipts, once told where to post them.
+    let receipts = DeviceReceipts()
     private let subscriptions = Mutex<[String: Subscription]>([:])
     private let publicBase = Mutex<(url: String, origin: String)>(("", ""))
     private let logger: Logger
@@ -228,6 +230,7 @@ final class WebPushResponder: EmulatorResponder {
         }
         accepted.record()
         let base = publicBase.withLock { $0.url }
+        receipts.received(plaintext, platform: .webpush, token: base + "/push/" + id)
         return .success(EmulatorResponse(status: 201, headers: [("location", base + "/m/" + messageID), ("ttl", ttl)]))
     }
 

@@ -3,6 +3,7 @@ public import Foundation
 public import HeraldCore
 import HeraldMetrics
 import HeraldStore
+import Synchronization
 
 /// Confirmed receipts: devices saying that notifications reached them (see ``Receipt``).
 extension HubEngine {
@@ -37,7 +38,59 @@ extension HubEngine {
         }
         let new = try await store.recordReceipts(ids.map { Receipt(notificationID: $0, platform: platform, device: device, at: now) })
         metrics?.receipts(platform: platform, count: new)
+        if new > 0 { await reportConfirmedLater(Set(ids)) }
         return new
+    }
+
+    /// Schedules `notification.confirmed` events for `ids` (if an endpoint wants them): the
+    /// receipts of one ``Configuration/confirmedEventInterval`` are reported together.
+    private func reportConfirmedLater(_ ids: Set<String>) async {
+        guard await wantsWebhookEvent(.notificationConfirmed) else { return }
+        let schedule = confirmedSinceReport.withLock { pending in
+            pending.notifications.formUnion(ids)
+            defer { pending.scheduled = true }
+            return !pending.scheduled
+        }
+        guard schedule else { return }
+        let interval = configuration.confirmedEventInterval
+        Task {
+            try? await Task.sleep(for: interval)
+            await self.reportConfirmed()
+        }
+    }
+
+    /// Records a `notification.confirmed` event for each notification that got receipts on this
+    /// node since the last report, with its counts as stored now (so an event lost, or one of
+    /// another node, is made good by the next). Receipts recorded just before a crash may go
+    /// unreported until the next receipt of their notification; their counts are stored.
+    func reportConfirmed(now: Date = Date()) async {
+        let ids = confirmedSinceReport.withLock { pending in
+            defer {
+                pending.notifications = []
+                pending.scheduled = false
+            }
+            return pending.notifications
+        }
+        var events: [WebhookEvent] = []
+        for id in ids.sorted() {
+            guard let counts = try? await store.confirmedCounts(notificationID: id), !counts.isEmpty else { continue }
+            let perPlatform: [(key: String, value: JSONValue)] = counts.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                (key: $0.key.rawValue, value: .number(Double($0.value)))
+            }
+            events.append(
+                WebhookEvent(
+                    // Each report its own event: two nodes' reports are both kept.
+                    id: "evt_notification.confirmed_\(id)_\(UUID.random().uuidString.prefix(8).lowercased())",
+                    type: .notificationConfirmed, timestamp: now,
+                    data: .object([
+                        ("notificationId", .string(id)),
+                        ("confirmed", .object(perPlatform)),
+                        ("devices", .number(Double(counts.values.reduce(0, +)))),
+                    ])
+                )
+            )
+        }
+        await recordWebhookEvents(events)
     }
 
     /// How many devices confirmed notification `id`, per platform.

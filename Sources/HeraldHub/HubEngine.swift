@@ -76,6 +76,9 @@ public final class HubEngine: Sendable {
         public var webhookEndpointsRefresh: Duration = .seconds(5)
         /// How long each endpoint's delivery log keeps an attempt.
         public var webhookLogRetention: Duration = .seconds(7 * 24 * 3600)
+        /// How often a node reports the receipts it recorded as `notification.confirmed` events:
+        /// one event per notification and interval, with its counts so far, not one per device.
+        public var confirmedEventInterval: Duration = .seconds(10)
 
         public init() {}
     }
@@ -100,6 +103,9 @@ public final class HubEngine: Sendable {
     /// What the hub's endpoints want, as last read (see ``wantedWebhookEvents()``), and how
     /// many changes this node made to them: a read that began before a change is not kept.
     let webhookSubscriptions = Mutex<(known: WebhookSubscriptions?, changes: Int)>((nil, 0))
+    /// The notifications this node recorded receipts for since its last `notification.confirmed`
+    /// events, and whether a report is scheduled.
+    let confirmedSinceReport = Mutex<(notifications: Set<String>, scheduled: Bool)>(([], false))
     /// The recent outcomes of devices and progress of notifications, for operators' pages.
     public let deliveryLog = DeliveryLog()
     static let workerKey = "\u{0}worker"

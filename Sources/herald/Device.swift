@@ -47,6 +47,9 @@ struct Device: AsyncParsableCommand {
     @Option(help: "With --live-activity: the activity listens on this broadcast channel instead of an update token.")
     var channel: String?
 
+    @Flag(name: .customLong("no-confirm"), help: "Do not confirm what arrives (by default the device posts a receipt for each notification that carries herald.id).")
+    var noConfirm = false
+
     @Option(help: "Exit after this many notifications (default: run until Ctrl-C).")
     var count: Int?
 
@@ -146,6 +149,14 @@ struct Device: AsyncParsableCommand {
             for notification in received.dropFirst(seen) {
                 print("[\(formatter.string(from: notification.receivedAt))] \(Self.render(notification, platform: platform))")
                 print("         payload \(notification.payload)")
+                if !noConfirm, let id = DeviceReceipts.notificationID(in: Array(notification.payload.utf8)) {
+                    do {
+                        try await client.acknowledge(id)
+                        print("         confirmed \(id) (POST /api/receipts)")
+                    } catch {
+                        print("         could not confirm \(id): \(error)")
+                    }
+                }
                 try await Self.fetchContent(of: notification, platform: platform, client: client)
             }
             seen = received.count

@@ -30,7 +30,7 @@ struct DeviceCommandTests {
             HeraldCommand.stop(serve)
             try? FileManager.default.removeItem(at: serve.directory)
         }
-        try await Self.wait(for: "Herald is listening", in: serve)
+        try await HeraldCommand.waitUntil(printed: "Herald is listening", by: serve)
 
         let device = try HeraldCommand.launch(
             [
@@ -42,7 +42,7 @@ struct DeviceCommandTests {
             HeraldCommand.stop(device)
             try? FileManager.default.removeItem(at: device.directory)
         }
-        try await Self.wait(for: "waiting for notifications", in: device)
+        try await HeraldCommand.waitUntil(printed: "waiting for notifications", by: device)
         let lines = device.printed.split(separator: "\n")
         let startToken = try #require(Self.word(after: "push-to-start token ", in: lines))
         let updateToken = try #require(Self.word(after: "started in the app, update token ", in: lines))
@@ -78,16 +78,6 @@ struct DeviceCommandTests {
         #expect(output.contains(#"content-state {"away":0,"home":0}"#), "\(output)")
         #expect(output.contains("update (push)"), "\(output)")
         #expect(output.contains(#"content-state {"away":0,"home":1}"#), "\(output)")
-    }
-
-    private static func wait(for text: String, in launched: HeraldCommand.Launched) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline {
-            if launched.printed.contains(text) { return }
-            guard launched.process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw HeraldCommand.Failure(description: "never printed '\(text)': \(launched.printed)\n\(launched.printedErrors)")
     }
 
     private static func word(after prefix: String, in lines: [Substring]) -> String? {

@@ -116,3 +116,16 @@ enum HeraldCommand {
         var description: String
     }
 }
+
+extension HeraldCommand {
+    /// Returns once `launched` printed `text`; throws when it exits first or two minutes pass.
+    static func waitUntil(printed text: String, by launched: Launched) async throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            if launched.printed.contains(text) { return }
+            guard launched.process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Failure(description: "never printed '\(text)': \(launched.printed)\n\(launched.printedErrors)")
+    }
+}

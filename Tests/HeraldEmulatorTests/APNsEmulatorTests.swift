@@ -485,6 +485,32 @@ struct APNsEmulatorTests {
         }
     }
 
+    @Test("the control API tells the devices where to confirm, refuses what it cannot use, and stops them")
+    func receiptsAreConfiguredOverTheControlAPI() async throws {
+        try await APNsHarness.with { apns in
+            let url = apns.emulator.baseURL + "/_emulator/receipts"
+            let json = [("Content-Type", "application/json")]
+            for (body, says) in [
+                ("{}", "connectionString"),
+                (#"{"connectionString":"Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=a2V5","hub":"h","fraction":2}"#, "fraction must be 0…1"),
+                (#"{"connectionString":"not a connection string","hub":"h"}"#, "connectionString:"),
+            ] {
+                let refused = try await apns.client.send(.PUT, url, headers: json, body: body)
+                #expect(refused.status == 400, "\(body)")
+                #expect(String(buffer: refused.body).contains(says), "\(String(buffer: refused.body))")
+            }
+            let accepted = try await apns.client.send(
+                .PUT, url, headers: json,
+                body: #"{"connectionString":"Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=a2V5","hub":"h","fraction":0.5}"#)
+            #expect(accepted.status == 200)
+            #expect(try await apns.client.send(.DELETE, url).status == 200)
+            // Which devices confirm depends on the token only.
+            #expect(DeviceReceipts.confirms(token: "abc", fraction: 1) && !DeviceReceipts.confirms(token: "abc", fraction: 0))
+            #expect(DeviceReceipts.notificationID(in: Array(#"{"herald.id":"n-1","aps":{}}"#.utf8)) == "n-1")
+            #expect(DeviceReceipts.notificationID(in: Array(#"{"aps":{}}"#.utf8)) == nil)
+        }
+    }
+
     @Test("the inbox keeps the last few payloads; the stats count every device reached, and those reached twice")
     func reachIsCountedPastTheInbox() async throws {
         try await APNsHarness.with(configure: { $0.inboxLimit = 2 }) { apns in
@@ -499,7 +525,10 @@ struct APNsEmulatorTests {
             let response = try await apns.client.send(.GET, apns.emulator.baseURL + "/_emulator/stats")
             #expect(
                 try response.decode([String: Int].self)
-                    == ["accepted": 6, "devices": 2, "devicesReachedMoreThanOnce": 1, "devicesShowingMoreThanOne": 1]
+                    == [
+                        "accepted": 6, "devices": 2, "devicesReachedMoreThanOnce": 1, "devicesShowingMoreThanOne": 1,
+                        "receiptsConfirmed": 0, "receiptsFailed": 0,
+                    ]
             )
         }
     }

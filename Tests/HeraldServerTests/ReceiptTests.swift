@@ -88,6 +88,42 @@ import Testing
         }
     }
 
+    /// The emulators' devices confirm what they receive, a share of them chosen by token: the
+    /// hub's `Confirmed` count is exactly the number of confirming devices the send reached.
+    @Test func emulatedDevicesThatConfirmAreCountedExactly() async throws {
+        try await HubTestServer.withServer { server in
+            let herald = server.herald
+            let listen = try server.client(.urlSession, rule: SharedAccessRule.defaultListenRuleName)
+            herald.apns.receipts.configure(DeviceReceipts.Configuration(hub: listen, fraction: 0.5))
+            herald.fcm.receipts.configure(DeviceReceipts.Configuration(hub: listen, fraction: 0.5))
+            let apns = (0..<40).map { _ in herald.apns.registerDevice(topic: TestHerald.topic) }
+            let fcm = (0..<20).map { _ in herald.fcm.registerDevice() }
+            for (n, token) in apns.enumerated() {
+                try await Self.putInstallation(server, id: "ios-\(n)", #"{"installationId":"ios-\#(n)","platform":"apns","pushChannel":"\#(token)","tags":["fans"]}"#)
+            }
+            for (n, token) in fcm.enumerated() {
+                try await Self.putInstallation(server, id: "android-\(n)", #"{"installationId":"android-\#(n)","platform":"fcmv1","pushChannel":"\#(token)","tags":["fans"]}"#)
+            }
+            let expectedAPNs = apns.filter { DeviceReceipts.confirms(token: $0, fraction: 0.5) }.count
+            let expectedFCM = fcm.filter { DeviceReceipts.confirms(token: $0, fraction: 0.5) }.count
+            #expect(expectedAPNs > 0 && expectedAPNs < apns.count, "the fraction picks some devices, not all")
+
+            let apple = try server.acceptedID(
+                try await server.send(format: "apple", #"{"aps":{"alert":"Goal!"}}"#, tags: "fans", headers: [("apns-push-type", "alert")]))
+            let android = try server.acceptedID(try await server.send(format: "fcmv1", #"{"message":{"data":{"goal":"1-0"}}}"#, tags: "fans"))
+            _ = try await server.finishedDetails(apple)
+            _ = try await server.finishedDetails(android)
+            try await eventually("every confirming device's receipt is posted") {
+                herald.apns.receipts.counts.confirmed == expectedAPNs && herald.fcm.receipts.counts.confirmed == expectedFCM
+            }
+            #expect(herald.apns.receipts.counts.failed == 0 && herald.fcm.receipts.counts.failed == 0)
+            let details = try await server.finishedDetails(apple)
+            #expect(HubAPISendTests.count(details, "ApnsOutcomeCounts") == apns.count)
+            #expect(HubAPISendTests.count(details, "ApnsOutcomeCounts", "Confirmed") == expectedAPNs)
+            #expect(HubAPISendTests.count(try await server.finishedDetails(android), "FcmV1OutcomeCounts", "Confirmed") == expectedFCM)
+        }
+    }
+
     @Test func badReceiptsArePreciseAndCountNothing() async throws {
         try await HubTestServer.withServer { server in
             let token = server.herald.apns.registerDevice(topic: TestHerald.topic)

@@ -59,6 +59,16 @@ import HeraldSQLite
                     #expect(fcmJSON["data"]?["message"] == .string("From bob: Dinner at 8?"))
                     #expect(hubServer.herald.apns.notifications(for: bobIPhone).isEmpty)
 
+                    // Alice's iPhone confirms through A: B counts it, once; bob cannot confirm
+                    // with her registration.
+                    let id = try #require(ReceiptIDs.id(in: apns.payload))
+                    try await a1.acknowledge(id)
+                    try await a1.acknowledge(id)
+                    #expect(try await hubServer.hub().confirmedCounts(notificationID: id) == [.apns: 1])
+                    await #expect(throws: HeraldError.notFound("no registration with id \(aliceIPhoneID)")) {
+                        try await devices.confirm([id], registrationID: aliceIPhoneID, user: "bob")
+                    }
+
                     // A registration B no longer has: B's 410 reaches the device through A,
                     // which gets a new id and registers again.
                     try await hubServer.client(.tls).deleteRegistration(id: aliceIPhoneID)

@@ -27,6 +27,7 @@ struct WebhookTests {
     /// trusting the receiver, retrying after `retry`.
     static func withReceiverAndServer(
         retry: WebhookRetrySchedule = WebhookRetrySchedule(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400), window: .seconds(3600)),
+        configure: @escaping @Sendable (inout HubEngine.Configuration) -> Void = { _ in },
         _ body: @escaping @Sendable (WebhookReceiver, HubTestServer) async throws -> Void
     ) async throws {
         let authority = try CertificateAuthority.makeEphemeral()
@@ -38,6 +39,7 @@ struct WebhookTests {
                         hubs.webhookPoster = poster
                         hubs.webhookPollInterval = .milliseconds(50)
                         hubs.webhookRetry = retry
+                        configure(&hubs)
                     }) { server in
                         try await body(receiver, server)
                     }
@@ -142,6 +144,44 @@ struct WebhookTests {
             #expect(attempts.count == received.count)
             #expect(attempts.allSatisfy { $0["outcome"] as? String == "delivered" && $0["statusCode"] as? Int == 204 })
             #expect(document["pending"] as? Int == 0)
+        }
+    }
+
+    /// Receipts reach the receiver as counts: the receipts of one report interval in one
+    /// `notification.confirmed` event with the notification's totals, not an event per device.
+    @Test func receiptsReachTheReceiverAsCountsNotOneEventPerDevice() async throws {
+        try await Self.withReceiverAndServer(configure: { $0.confirmedEventInterval = .milliseconds(500) }) { receiver, server in
+            let endpoint = try await Self.addEndpoint(server, url: receiver.url(), events: ["notification.confirmed"])
+            let apns = server.herald.apns
+            let tokens = (0..<5).map { _ in apns.registerDevice(topic: TestHerald.topic) }
+            let hub = try #require(try await server.registry.hub(named: HubTestServer.hubName))
+            try await hub.store.insertRegistrations(
+                tokens.enumerated().map { Registration(id: "r\($0.offset)", platform: .apns, handle: $0.element, tags: ["team"]) })
+            let notification = try server.acceptedID(try await server.send(format: "apple", #"{"aps":{"alert":"hello"}}"#, tags: "team"))
+            _ = try await server.finishedDetails(notification)
+
+            func confirm(_ token: String) async throws {
+                let answer = try await ReceiptTests.confirm(server, #"{"notificationId":"\#(notification)","platform":"apns","pushChannel":"\#(token)"}"#)
+                #expect(answer.status == 204, "\(answer.text)")
+            }
+            // Four devices confirm, one of them twice: one event, with their count.
+            for token in tokens.prefix(4) + [tokens[0]] { try await confirm(token) }
+            try await eventually("a notification.confirmed event") { receiver.received.contains { $0.type == "notification.confirmed" } }
+            try await Task.sleep(for: .milliseconds(800))
+            var events = receiver.received.filter { $0.type == "notification.confirmed" }
+            #expect(events.count == 1, "\(events.map(\.body))")
+            let first = try #require(events.first)
+            #expect(first.isSigned(with: endpoint.secret))
+            #expect(first.data["notificationId"] as? String == notification)
+            #expect(first.data["confirmed"] as? [String: Int] == ["apns": 4])
+            #expect(first.data["devices"] as? Int == 4)
+
+            // The last device later: another event with the new total.
+            try await confirm(tokens[4])
+            try await eventually("a second notification.confirmed event") { receiver.received.filter { $0.type == "notification.confirmed" }.count == 2 }
+            events = receiver.received.filter { $0.type == "notification.confirmed" }
+            #expect(events.last?.data["confirmed"] as? [String: Int] == ["apns": 5])
+            #expect(events.last?.id != first.id)
         }
     }
 
