@@ -233,6 +233,18 @@ extension Bench {
         return try JSONDecoder().decode(Stats.self, from: Data(body.readableBytesView)).devices
     }
 
+    /// The receipts the devices of the emulator at `endpoint` posted, and the posts that failed.
+    static func postedReceipts(_ http: HTTPClient, endpoint: String) async throws -> (confirmed: Int, failed: Int) {
+        let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/stats"), timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 16)
+        struct Stats: Decodable {
+            var receiptsConfirmed: Int
+            var receiptsFailed: Int
+        }
+        let stats = try JSONDecoder().decode(Stats.self, from: Data(body.readableBytesView))
+        return (stats.receiptsConfirmed, stats.receiptsFailed)
+    }
+
     /// The peak resident memory of processes, read from `/proc` (`VmHWM`) while they run.
     final class PeakSampler {
         let pids: [Int32]

@@ -9,6 +9,7 @@ import HeraldPush
 import HeraldStore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 
 #if canImport(Glibc)
@@ -100,6 +101,44 @@ extension Bench {
         }
     }
 
+    /// A native send to `devices` APNs devices, then the same send with every device confirming
+    /// it (the emulator's devices post their receipts to the node's hub API, `POST
+    /// /{hub}/receipts` with the Listen key), measured until the last receipt is counted.
+    static func receiptRuns(devices: Int, binary: URL, logger: Logger) async throws -> (plain: NodeRun, confirmed: NodeRun) {
+        say("apns sends with and without receipts in a node process: seeding \(devices.formatted()) registrations…")
+        return try await withNode(platform: .apns, count: devices, binary: binary, logger: logger) { i in
+            Registration(id: String(format: "bench-%09d", i), platform: .apns, handle: benchHandle(.apns, i), tags: ["bench"])
+        } _: { node in
+            let plain = try await node.measure("send, no receipts", devices: devices) { http, base, signature in
+                try await sendNotification(http, base: base, signature: signature, platform: .apns, tag: "bench")
+            }
+            let endpoint = try node.emulator.endpoint(.apns)
+            var request = HTTPClientRequest(url: endpoint + "/_emulator/receipts")
+            request.method = .PUT
+            request.headers.add(name: "Content-Type", value: "application/json")
+            let configuration: [String: Any] = ["connectionString": node.listenConnectionString, "hub": "bench", "fraction": 1]
+            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: configuration)))
+            let answer = try await node.http.execute(request, timeout: .seconds(30))
+            guard answer.status == .ok else { throw ValidationError("the emulator refused its receipts' settings: \(answer.status)") }
+            let before = try await postedReceipts(node.http, endpoint: endpoint)
+            let confirmed = try await node.measure("send, every device confirms", devices: devices, until: {
+                let deadline = ContinuousClock.now + .seconds(600)
+                while ContinuousClock.now < deadline {
+                    let now = try await postedReceipts(node.http, endpoint: endpoint)
+                    if now.confirmed + now.failed - before.confirmed - before.failed >= devices {
+                        if now.failed > before.failed { say("  \((now.failed - before.failed).formatted()) receipts failed") }
+                        return
+                    }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                throw ValidationError("the devices' receipts were not all posted within 10 minutes")
+            }) { http, base, signature in
+                try await sendNotification(http, base: base, signature: signature, platform: .apns, tag: "bench")
+            }
+            return (plain, confirmed)
+        }
+    }
+
     /// A template send and a native send to `devices` APNs devices each, by one node: the first
     /// half of the hub are template registrations (as installations with a template expand to),
     /// tagged `template`, the second half native ones tagged `native`.
@@ -147,6 +186,10 @@ extension Bench {
             throw ValidationError("the new hub has no \(SharedAccessRule.defaultFullRuleName) rule")
         }
 
+        guard let listen = hub.rule(named: SharedAccessRule.defaultListenRuleName) else {
+            throw ValidationError("the new hub has no \(SharedAccessRule.defaultListenRuleName) rule")
+        }
+
         let process = try NodeProcess.node(
             name: "node", directory: directory, settings: emulator.settings, databaseURL: nil, secureKeyFrom: nil, binary: binary)
         defer { process.stop() }
@@ -154,6 +197,7 @@ extension Bench {
         let base = "http://127.0.0.1:\(process.port)"
         let node = MeasuredNode(
             platform: platform, process: process, emulator: emulator, http: emulator.client(), base: base,
+            listenConnectionString: "Endpoint=\(base)/;SharedAccessKeyName=\(listen.name);SharedAccessKey=\(listen.primaryKey)",
             signature: SharedAccessSignature.make(
                 resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(7200)))
         do {
@@ -173,12 +217,14 @@ extension Bench {
         var emulator: EmulatorProcess
         var http: HTTPClient
         var base: String
+        /// The hub's Listen key, as devices confirm with it.
+        var listenConnectionString: String
         var signature: String
 
         /// Sends one notification with `send` (its id) and measures until it is finished: the
         /// node's and the emulator's CPU time, the devices the emulator reached meanwhile.
         func measure(
-            _ kind: String, devices: Int, _ send: (HTTPClient, String, String) async throws -> String
+            _ kind: String, devices: Int, until settled: (() async throws -> Void)? = nil, _ send: (HTTPClient, String, String) async throws -> String
         ) async throws -> NodeRun {
             let endpoint = try emulator.endpoint(platform)
             let before = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
@@ -187,6 +233,7 @@ extension Bench {
             let id = try await send(http, base, signature)
             let finished = try await waitUntilFinished(
                 http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: [process.pid])
+            try await settled?()
             let seconds = (ContinuousClock.now - started).seconds
             let after = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
             let run = NodeRun(

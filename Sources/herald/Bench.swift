@@ -50,6 +50,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "APNs devices of a template send and of a native send, compared in a node process (0 skips it).")
     var templateDevices = 50_000
 
+    @Option(help: "APNs devices that receive a send twice in a node process, the second time each confirming it (receipts), to show what receipts cost (0 skips it).")
+    var receiptDevices = 20_000
+
     @Option(help: "The herald binary whose `serve` is the measured node process (default: this one), to compare two builds in one run; the emulator and the rest stay this binary's.")
     var nodeBinary: String?
 
@@ -224,6 +227,11 @@ struct Bench: AsyncParsableCommand {
                 try await Self.templateRuns(devices: templateDevices, binary: node, logger: logger)
             }) {
                 summary.nodeRuns += [runs.native, runs.template]
+            }
+            if platform == .apns, receiptDevices > 0, let runs = await summary.attempt("apns sends with and without receipts", {
+                try await Self.receiptRuns(devices: receiptDevices, binary: node, logger: logger)
+            }) {
+                summary.nodeRuns += [runs.plain, runs.confirmed]
             }
         }
     }
@@ -428,6 +436,15 @@ struct BenchSummary {
         lines.append("  targets: node CPU ≤ 35 µs per APNs notification; APNs fan-out ≥ 70% of the ceiling; FCM ≤ 1.5× APNs per device; broadcast peak RSS < 300 MB")
         if let native = nodeRuns.first(where: { $0.kind == "native send" }), let template = nodeRuns.first(where: { $0.kind == "template send" }) {
             lines.append(String(format: "  template / native node CPU per device, APNs: %.2f× (target ≤ 1.2×)", template.nodeMicroseconds / native.nodeMicroseconds))
+        }
+        if let plain = nodeRuns.first(where: { $0.kind == "send, no receipts" }),
+            let confirmed = nodeRuns.first(where: { $0.kind == "send, every device confirms" })
+        {
+            lines.append(
+                String(
+                    format: "  receipts, APNs: node CPU %.1f µs per device when every device confirms, %.1f µs when none does (%.2f×): %.1f µs per receipt",
+                    confirmed.nodeMicroseconds, plain.nodeMicroseconds, confirmed.nodeMicroseconds / plain.nodeMicroseconds,
+                    confirmed.nodeMicroseconds - plain.nodeMicroseconds))
         }
         for kind in ["fan-out", "broadcast"] {
             if let apns = nodeRuns.first(where: { $0.platform == .apns && $0.kind == kind }),

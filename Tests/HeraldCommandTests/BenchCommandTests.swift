@@ -11,7 +11,7 @@ struct BenchCommandTests {
         let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         var arguments = [
             "bench", "--devices", "300", "--upserts", "200", "--installations", "200", "--sends", "200", "--connections", "4",
-            "--broadcast", "500", "--template-devices", "100", "--console-devices", "2000", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
+            "--broadcast", "500", "--template-devices", "100", "--receipt-devices", "100", "--console-devices", "2000", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
         ]
         if let database { arguments += ["--database-url", database] }
         let result = try await HeraldCommand.run(arguments)
@@ -21,13 +21,13 @@ struct BenchCommandTests {
             "fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "Console pages over 2,000 registrations on SQLite",
             "sends accepted, POST /{hub}/messages", "… each under an Idempotency-Key",
             "devices, one user", "node CPU/notification", "FCM / APNs node CPU per device, broadcast",
-            "template / native node CPU per device",
+            "template / native node CPU per device", "receipts, APNs: node CPU",
         ] {
             #expect(summary.contains(figure), "\(figure) is missing from:\n\(summary)")
         }
         // The runs of a node process, each finished.
         let lines = summary.split(separator: "\n")
-        for run in ["apns fan-out", "apns broadcast", "fcm fan-out", "fcm broadcast", "apns native send", "apns template send"] {
+        for run in ["apns fan-out", "apns broadcast", "fcm fan-out", "fcm broadcast", "apns native send", "apns template send", "apns send, no receipts", "apns send, every device confirms"] {
             #expect(lines.contains { $0.contains(run) && $0.contains("Completed") }, "\(run) did not complete in:\n\(summary)")
         }
         if database != nil {
@@ -51,7 +51,7 @@ struct BenchCommandTests {
         let result = try await HeraldCommand.run([
             "bench", "--database-url", "postgres://herald:not-the-password@127.0.0.1:\(port)/herald?sslmode=disable&connect_timeout=2",
             "--devices", "200", "--upserts", "100", "--installations", "100", "--sends", "100", "--connections", "4", "--broadcast", "0",
-            "--template-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--platforms", "apns",
+            "--template-devices", "0", "--receipt-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--platforms", "apns",
             "--cluster-devices", "300", "--nodes", "1",
         ])
         #expect(result.status != 0)
@@ -90,7 +90,7 @@ struct BenchCommandTests {
         }
         let result = try await HeraldCommand.run([
             "bench", "--database-url", database, "--devices", "0", "--upserts", "0", "--installations", "0", "--sends", "0", "--broadcast", "0",
-            "--template-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--cluster-devices", "300",
+            "--template-devices", "0", "--receipt-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--cluster-devices", "300",
             "--nodes", "1,2", "--node-cpu", "0.5",
         ])
         #expect(result.status == 0, "\(result.error)")
