@@ -33,8 +33,14 @@ extension HubEngine {
         if ids.contains(where: \.isEmpty) { throw HeraldError.badRequest("a notification id cannot be empty") }
         let (platform, handle) = try await receiptDevice(sender)
         let device = Self.receiptDevice(platform: platform, handle: handle)
-        for id in Set(ids) {
+        for id in Set(ids) where !knownNotifications.withLock({ $0.contains(id) }) {
             guard try await store.notification(id: id) != nil else { throw HeraldError.notFound("no notification with id \(id)") }
+            // A notification, once stored, stays (until its hub is deleted): the devices that
+            // confirm it after this one are not looked up again.
+            knownNotifications.withLock { known in
+                if known.count >= Self.knownNotificationsLimit { known.removeAll(keepingCapacity: true) }
+                known.insert(id)
+            }
         }
         let new = try await store.recordReceipts(ids.map { Receipt(notificationID: $0, platform: platform, device: device, at: now) })
         metrics?.receipts(platform: platform, count: new)
@@ -92,6 +98,9 @@ extension HubEngine {
         }
         await recordWebhookEvents(events)
     }
+
+    /// How many notification ids ``confirm(_:from:now:)`` remembers as stored.
+    static let knownNotificationsLimit = 4096
 
     /// How many devices confirmed notification `id`, per platform.
     public func confirmedCounts(notificationID id: String) async throws -> [Platform: Int] {

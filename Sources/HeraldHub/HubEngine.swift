@@ -106,6 +106,8 @@ public final class HubEngine: Sendable {
     /// The notifications this node recorded receipts for since its last `notification.confirmed`
     /// events, and whether a report is scheduled.
     let confirmedSinceReport = Mutex<(notifications: Set<String>, scheduled: Bool)>(([], false))
+    /// Notifications that receipts named and that were found stored (see ``confirm(_:from:now:)``).
+    let knownNotifications = Mutex<Set<String>>([])
     /// The recent outcomes of devices and progress of notifications, for operators' pages.
     public let deliveryLog = DeliveryLog()
     static let workerKey = "\u{0}worker"
