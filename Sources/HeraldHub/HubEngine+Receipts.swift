@@ -124,13 +124,16 @@ extension HubEngine {
         switch sender {
         case .installation(let id):
             guard let installation = try await store.installation(id: id) else { throw HeraldError.notFound("no installation with id \(id)") }
-            return (installation.platform, installation.pushChannel)
+            // As its registrations hold it (an APNs token in lowercase), so that the device
+            // counts once whether it names its installation or its push channel.
+            return (installation.platform, try Registration.normalizedHandle(installation.pushChannel, platform: installation.platform))
         case .registration(let id, let owner):
             guard let registration = try await store.registration(id: id), owner == nil || registration.owner == owner else {
                 throw HeraldError.notFound("no registration with id \(id)")
             }
             return (registration.platform, registration.handle)
-        case .pushChannel(let platform, let handle):
+        case .pushChannel(let platform, let given):
+            let handle = try Registration.normalizedHandle(given, platform: platform)
             guard try await !store.registrations(handle: handle, platform: platform).isEmpty else {
                 throw HeraldError.notFound("no \(platform.rawValue) registration has this push channel")
             }

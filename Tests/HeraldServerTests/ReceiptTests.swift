@@ -64,7 +64,8 @@ import Testing
                 #"{"notificationId":"\#(appleID)","installationId":"ios-0"}"#,
                 #"{"notificationId":"\#(appleID)","installationId":"ios-1"}"#,
                 #"{"notificationId":"\#(appleID)","installationId":"ios-1"}"#,
-                #"{"notificationIds":["\#(appleID)"],"platform":"apns","pushChannel":"\#(apns[1])"}"#,
+                // The token as some SDKs write it, in capitals: the same device.
+                #"{"notificationIds":["\#(appleID)"],"platform":"apns","pushChannel":"\#(apns[1].uppercased())"}"#,
                 #"{"notificationId":"\#(androidID)","installationId":"android-0"}"#,
             ] {
                 let answer = try await Self.confirm(server, body)
