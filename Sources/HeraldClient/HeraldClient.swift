@@ -130,7 +130,7 @@ public final class HeraldClient: Sendable {
     // MARK: Receipts
 
     /// Confirms that this device received the notification `notificationID`: the value its
-    /// payload carries under `herald.id` (``Receipt/payloadKey``). Call it from the app, or from
+    /// payload carries under `herald.id` (`Receipt.payloadKey`). Call it from the app, or from
     /// a Notification Service Extension that shares the credential store. A repeat is
     /// harmless: the server counts a device once per notification. Attempted again as
     /// ``sendRetry`` says.

@@ -7,7 +7,7 @@ import HeraldHubWire
 extension NotificationHubClient {
     /// Confirms that the device of installation `installationID` received the notifications
     /// `notificationIDs`: the values their payloads carry under `herald.id`
-    /// (``Receipt/payloadKey``). A repeat is harmless: the hub counts a device once per
+    /// (`Receipt.payloadKey`). A repeat is harmless: the hub counts a device once per
     /// notification.
     ///
     /// - Throws: `HeraldError` `notFound` (404) for an unknown installation or notification.

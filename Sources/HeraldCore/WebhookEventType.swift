@@ -15,7 +15,7 @@ public struct WebhookEventType: Sendable, Hashable, Codable, Comparable, CustomS
     /// counts so far, and why).
     public static let notificationAbandoned = WebhookEventType(rawValue: "notification.abandoned")
     /// Devices confirmed a notification (receipts): its `Confirmed` counts so far, per platform.
-    /// At most one per notification, node and ``HubEngine``'s report interval (10 s), never one
+    /// At most one per notification, node and report interval (10 s, the engine's), never one
     /// per device.
     public static let notificationConfirmed = WebhookEventType(rawValue: "notification.confirmed")
     /// A push service reported a channel gone: the registration (or installation) and its

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import HeraldClient
-public import HeraldCore
+import HeraldCore
 import Synchronization
 
 /// The emulated devices confirming what they receive, as an app does (Herald's receipts): for
