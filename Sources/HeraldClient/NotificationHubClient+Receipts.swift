@@ -18,7 +18,7 @@ extension NotificationHubClient {
     /// Confirms, for the device whose push channel on `platform` is `pushChannel` (a
     /// registration's handle), that it received the notifications `notificationIDs`.
     public func acknowledge(_ notificationIDs: [String], platform: Platform, pushChannel: String) async throws {
-        let name = Installation(id: "", platform: platform, pushChannel: pushChannel).wirePlatformName
+        let name = Installation.wirePlatformName(platform)
         try await acknowledge(notificationIDs, device: [("platform", .string(name)), ("pushChannel", .string(pushChannel))])
     }
 

@@ -34,7 +34,7 @@ public final class DeviceReceipts: Sendable {
         public var failed = 0
     }
 
-    private struct Receipt: Sendable {
+    private struct Pending: Sendable {
         var id: String
         var platform: Platform
         var token: String
@@ -42,7 +42,7 @@ public final class DeviceReceipts: Sendable {
 
     private struct State {
         var configuration: Configuration?
-        var queue: AsyncStream<Receipt>.Continuation?
+        var queue: AsyncStream<Pending>.Continuation?
         var posting: Task<Void, Never>?
         var counts = Counts()
     }
@@ -67,7 +67,7 @@ public final class DeviceReceipts: Sendable {
             state.posting = nil
             state.configuration = configuration
             guard let configuration else { return }
-            let (stream, continuation) = AsyncStream<Receipt>.makeStream()
+            let (stream, continuation) = AsyncStream<Pending>.makeStream()
             state.queue = continuation
             state.posting = Task { [weak self] in
                 await withTaskGroup(of: Void.self) { group in
@@ -100,37 +100,17 @@ public final class DeviceReceipts: Sendable {
     func received(_ payload: some Collection<UInt8>, platform: Platform, token: String) {
         guard let (queue, fraction) = state.withLock({ state in state.queue.map { ($0, state.configuration?.fraction ?? 0) } }),
             Self.confirms(token: token, fraction: fraction),
-            let id = Self.notificationID(in: payload)
+            let id = Receipt.notificationID(inPayload: payload)
         else { return }
-        queue.yield(Receipt(id: id, platform: platform, token: token))
+        queue.yield(Pending(id: id, platform: platform, token: token))
     }
 
-    private func post(_ receipt: Receipt, to hub: NotificationHubClient) async {
+    private func post(_ receipt: Pending, to hub: NotificationHubClient) async {
         do {
             try await hub.acknowledge([receipt.id], platform: receipt.platform, pushChannel: receipt.token)
             state.withLock { $0.counts.confirmed += 1 }
         } catch {
             state.withLock { $0.counts.failed += 1 }
         }
-    }
-
-    /// The value of the first `"herald.id":"…"` in `payload`.
-    public static func notificationID(in payload: some Collection<UInt8>) -> String? {
-        let key = Array("\"\(HeraldCore.Receipt.payloadKey)\"".utf8)
-        let bytes = Array(payload)
-        guard bytes.count > key.count else { return nil }
-        var index = 0
-        while index + key.count <= bytes.count {
-            if bytes[index] == key[0], bytes[index..<(index + key.count)].elementsEqual(key) {
-                var cursor = index + key.count
-                while cursor < bytes.count, bytes[cursor] == UInt8(ascii: " ") || bytes[cursor] == UInt8(ascii: ":") { cursor += 1 }
-                guard cursor < bytes.count, bytes[cursor] == UInt8(ascii: "\"") else { return nil }
-                let start = cursor + 1
-                guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-                return String(decoding: bytes[start..<end], as: UTF8.self)
-            }
-            index += 1
-        }
-        return nil
     }
 }

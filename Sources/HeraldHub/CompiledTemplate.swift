@@ -133,8 +133,8 @@ final class CompiledTemplate: Sendable {
         let body: NotificationTemplate
         let binding: PropertyBinding
         let rules: Rules
-        /// The notification's id, which each rendering carries for receipts (``ReceiptID``).
-        let receiptID: String?
+        /// The notification's id, which each rendering carries for receipts.
+        let receiptID: ReceiptID?
     }
 
     /// Compiles `template` (whose `body` is compiled already) for `platform` and `properties`.
@@ -170,7 +170,7 @@ final class CompiledTemplate: Sendable {
             }
             return Compiled(
                 body: compiledBody, binding: properties.binding(compiledBody.orderedPropertyNames), rules: rules,
-                receiptID: properties.notificationID
+                receiptID: properties.receiptID
             )
         }
     }
@@ -341,10 +341,12 @@ final class CompiledTemplate: Sendable {
                     platform: .apns, body: Data(bytes), headers: headers.map { PlatformPayload.Header(name: $0.name, value: $0.value) }
                 ).checkLiveActivity()
             }
-            return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers).carryingReceiptID(compiled.receiptID, on: .apns)
+            // The id goes into the rendered bytes before they become the body: one buffer per device.
+            let carrying = isLiveActivity ? nil : compiled.receiptID?.inserted(into: bytes, limit: isVoIP ? PayloadLimits.apnsVoIP : PayloadLimits.apns)
+            return PushNotification(body: .bytes(ByteBuffer(bytes: carrying ?? bytes)), headers: headers)
         case .fcm(let legacyGCM):
             let message = try PlatformPayload.hubNativeFCMMessage(legacyGCM: legacyGCM, body: Data(bytes))
-            return PushNotification(body: .fcmMessage(message)).carryingReceiptID(compiled.receiptID, on: .fcm, byteCount: bytes.count)
+            return PushNotification(body: .fcmMessage(compiled.receiptID?.inserted(into: message, byteCount: bytes.count) ?? message))
         case .wns(let rules, let types, let fixedType, let root):
             let type: String
             if let fixedType {
@@ -362,7 +364,8 @@ final class CompiledTemplate: Sendable {
             var headers: [(name: String, value: String)] = []
             for header in rules { headers.append((header.name, try header.value.value(pushVariables))) }
             try PayloadLimits.check(byteCount: bytes.count, for: .webpush)
-            return PushNotification(body: .bytes(ByteBuffer(bytes: bytes)), headers: headers).carryingReceiptID(compiled.receiptID, on: .webpush)
+            let carrying = compiled.receiptID?.inserted(into: bytes, limit: PayloadLimits.webPushPlaintext)
+            return PushNotification(body: .bytes(ByteBuffer(bytes: carrying ?? bytes)), headers: headers)
         }
     }
 }

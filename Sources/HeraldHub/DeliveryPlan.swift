@@ -37,6 +37,7 @@ struct DeliveryPlan: Sendable {
         self.expression = expression
         // The whole notification's id (a partition's own differs), which repeats share.
         let id = record.partOf ?? record.id
+        let receiptID = ReceiptID(id)
         if let targets = record.directTargets {
             guard record.payloads.count == 1, let payload = record.payloads.first else {
                 throw HeraldError.badRequest("a direct send has exactly one payload")
@@ -44,18 +45,18 @@ struct DeliveryPlan: Sendable {
             platforms = [payload.platform]
             kind = nil
             let notification = try HubEngine.prepare(payload).replacingCopies(of: id, on: payload.platform)
-                .carryingReceiptID(id, on: payload.platform, byteCount: payload.body.count)
+                .carryingReceiptID(receiptID, on: payload.platform, byteCount: payload.body.count)
             mode = .direct(payload.platform, notification.encodedOnceForEveryDevice(), targets)
         } else if let send = record.template {
             platforms = nil
             kind = .template
-            mode = .template(TemplateProperties(send, notificationID: id))
+            mode = .template(TemplateProperties(send, notificationID: id, receiptID: receiptID))
         } else {
             var notifications = try HubEngine.prepare(record.payloads)
             for payload in record.payloads {
                 guard let notification = notifications[payload.platform] else { continue }
                 notifications[payload.platform] = notification.replacingCopies(of: id, on: payload.platform)
-                    .carryingReceiptID(id, on: payload.platform, byteCount: payload.body.count)
+                    .carryingReceiptID(receiptID, on: payload.platform, byteCount: payload.body.count)
                     .encodedOnceForEveryDevice()
             }
             platforms = Set(notifications.keys)

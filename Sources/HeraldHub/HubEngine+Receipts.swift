@@ -3,6 +3,7 @@ public import Foundation
 public import HeraldCore
 import HeraldMetrics
 import HeraldStore
+import Logging
 import Synchronization
 
 /// Confirmed receipts: devices saying that notifications reached them (see ``Receipt``).
@@ -79,7 +80,15 @@ extension HubEngine {
         }
         var events: [WebhookEvent] = []
         for id in ids.sorted() {
-            guard let counts = try? await store.confirmedCounts(notificationID: id), !counts.isEmpty else { continue }
+            let counts: [Platform: Int]
+            do {
+                counts = try await store.confirmedCounts(notificationID: id)
+            } catch {
+                // The next receipt of the notification reports its total.
+                logger.warning("Could not read a notification's receipts to report them", metadata: ["herald.notification.id": "\(id)", "error": "\(error)"])
+                continue
+            }
+            guard !counts.isEmpty else { continue }
             let perPlatform: [(key: String, value: JSONValue)] = counts.sorted { $0.key.rawValue < $1.key.rawValue }.map {
                 (key: $0.key.rawValue, value: .number(Double($0.value)))
             }

@@ -3,7 +3,8 @@ import HeraldCore
 import HeraldPush
 import NIOCore
 
-/// Where a notification carries its id, so that the device can confirm it (``Receipt``):
+/// One notification's id as its payloads carry it, so that a device can confirm it
+/// (``Receipt``); made once per notification:
 ///
 /// | platform | where | |
 /// |---|---|---|
@@ -14,33 +15,43 @@ import NIOCore
 ///
 /// The key is added as the first member, unless the sender put one there, and only when the
 /// payload stays within the push service's limit.
-enum ReceiptID {
-    /// `body`, a JSON object, with `"herald.id": id` as its first member; `nil` when it is not a
-    /// JSON object, already has the key, or would grow larger than `limit` bytes.
-    static func inserting(_ id: String, into body: some Collection<UInt8>, limit: Int) -> [UInt8]? {
-        guard let open = body.firstIndex(where: { !isWhitespace($0) }), body[open] == UInt8(ascii: "{") else { return nil }
-        let key = Array("\"\(Receipt.payloadKey)\"".utf8)
-        guard !contains(body, key) else { return nil }
+struct ReceiptID: Sendable {
+    let id: String
+    /// `"herald.id":"<id>"`, the id escaped as a JSON string.
+    let member: [UInt8]
+
+    init(_ id: String) {
+        self.id = id
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        // A string always encodes.
+        member = Receipt.quotedPayloadKey + [UInt8(ascii: ":")] + Array(try! encoder.encode(id))
+    }
+
+    /// `body`, a JSON object, with the id as its first member; `nil` when it is not a JSON
+    /// object, already has the key, or would grow larger than `limit` bytes.
+    func inserted(into body: some Collection<UInt8>, limit: Int) -> [UInt8]? {
+        guard let open = body.firstIndex(where: { !Self.isWhitespace($0) }), body[open] == UInt8(ascii: "{") else { return nil }
         let afterOpen = body.index(after: open)
-        let isEmpty = body[afterOpen...].first(where: { !isWhitespace($0) }) == UInt8(ascii: "}")
-        var member = key + [UInt8(ascii: ":")] + jsonString(id)
-        if !isEmpty { member.append(UInt8(ascii: ",")) }
-        guard body.count + member.count <= limit else { return nil }
+        let isEmpty = body[afterOpen...].first(where: { !Self.isWhitespace($0) }) == UInt8(ascii: "}")
+        let added = member.count + (isEmpty ? 0 : 1)
+        guard body.count + added <= limit, !Receipt.payloadHasKey(body) else { return nil }
         var result: [UInt8] = []
-        result.reserveCapacity(body.count + member.count)
+        result.reserveCapacity(body.count + added)
         result += body[..<afterOpen]
         result += member
+        if !isEmpty { result.append(UInt8(ascii: ",")) }
         result += body[afterOpen...]
         return result
     }
 
-    /// An FCM `message` with `"herald.id": id` in its `data`; `nil` when its `data` is not an
-    /// object or has the key already, or when the message (of `byteCount` bytes) would grow
-    /// beyond FCM's limit.
-    static func inserting(_ id: String, into message: JSONValue, byteCount: Int) -> JSONValue? {
+    /// An FCM `message` with the id in its `data`; `nil` when its `data` is not an object or
+    /// has the key already, or when the message (of `byteCount` bytes) would grow beyond FCM's
+    /// limit.
+    func inserted(into message: JSONValue, byteCount: Int) -> JSONValue? {
         guard case .object(var members) = message else { return nil }
-        // `"herald.id":"…",` and, for a message without data, `"data":{},`.
-        guard byteCount + id.utf8.count + 40 <= PayloadLimits.fcm else { return nil }
+        // The member, a comma and, for a message without data, `"data":{},`.
+        guard byteCount + member.count + 10 <= PayloadLimits.fcm else { return nil }
         if let index = members.firstIndex(where: { $0.key == "data" }) {
             guard case .object(var data) = members[index].value, !data.contains(where: { $0.key == Receipt.payloadKey }) else { return nil }
             data.append((Receipt.payloadKey, .string(id)))
@@ -51,40 +62,16 @@ enum ReceiptID {
         return .object(members)
     }
 
+    /// The limit of an APNs payload with `apns-push-type` `pushType`; `nil` for a Live Activity
+    /// push, which carries no id.
+    static func apnsLimit(pushType: String?) -> Int? {
+        guard ReplacingCopies.takesCollapseID(apnsPushType: pushType) else { return nil }
+        let voip = pushType?.trimmingCharacters(in: .whitespaces).lowercased() == "voip"
+        return voip ? PayloadLimits.apnsVoIP : PayloadLimits.apns
+    }
+
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
-    }
-
-    private static func contains(_ body: some Collection<UInt8>, _ needle: [UInt8]) -> Bool {
-        let bytes = Array(body)
-        guard bytes.count >= needle.count else { return false }
-        for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {
-            if bytes[start..<(start + needle.count)].elementsEqual(needle) { return true }
-        }
-        return false
-    }
-
-    /// `text` as a JSON string, quotes included.
-    private static func jsonString(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "\"")]
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes += [UInt8(ascii: "\\"), byte]
-            case 0..<0x20:
-                bytes += Array("\\u00".utf8) + Array(String(byte, radix: 16).utf8).leftPadded(to: 2)
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-        return bytes
-    }
-}
-
-extension Array<UInt8> {
-    fileprivate func leftPadded(to length: Int) -> [UInt8] {
-        count >= length ? self : Array(repeating: UInt8(ascii: "0"), count: length - count) + self
     }
 }
 
@@ -92,22 +79,19 @@ extension PushNotification {
     /// This notification carrying `id` where `platform`'s device can read it (see
     /// ``ReceiptID``); unchanged where it cannot, or when it would not fit. `byteCount` is an
     /// FCM message's size as sent.
-    func carryingReceiptID(_ id: String?, on platform: Platform, byteCount: Int = 0) -> PushNotification {
-        guard let id else { return self }
+    func carryingReceiptID(_ id: ReceiptID, on platform: Platform, byteCount: Int = 0) -> PushNotification {
         var notification = self
         switch (platform, body) {
         case (.apns, .bytes(let buffer)):
-            let pushType = header("apns-push-type")
-            guard ReplacingCopies.takesCollapseID(apnsPushType: pushType) else { return self }
-            let voip = pushType?.trimmingCharacters(in: .whitespaces).lowercased() == "voip"
-            guard let bytes = ReceiptID.inserting(id, into: buffer.readableBytesView, limit: voip ? PayloadLimits.apnsVoIP : PayloadLimits.apns)
+            guard let limit = ReceiptID.apnsLimit(pushType: header("apns-push-type")),
+                let bytes = id.inserted(into: buffer.readableBytesView, limit: limit)
             else { return self }
             notification.body = .bytes(ByteBuffer(bytes: bytes))
         case (.webpush, .bytes(let buffer)):
-            guard let bytes = ReceiptID.inserting(id, into: buffer.readableBytesView, limit: PayloadLimits.webPushPlaintext) else { return self }
+            guard let bytes = id.inserted(into: buffer.readableBytesView, limit: PayloadLimits.webPushPlaintext) else { return self }
             notification.body = .bytes(ByteBuffer(bytes: bytes))
         case (.fcm, .fcmMessage(let message)):
-            guard let carrying = ReceiptID.inserting(id, into: message, byteCount: byteCount) else { return self }
+            guard let carrying = id.inserted(into: message, byteCount: byteCount) else { return self }
             notification.body = .fcmMessage(carrying)
         default:
             return self

@@ -13,8 +13,10 @@ struct TemplateProperties: Sendable {
     /// The notification's id, which sets the collapse id of its APNs and Web Push renderings
     /// where the template sets none (``ReplacingCopies``); `nil` for none.
     let notificationID: String?
+    /// The notification's id as each rendering carries it for receipts; `nil` for none.
+    let receiptID: ReceiptID?
 
-    init(_ send: TemplateSend, notificationID: String? = nil) {
+    init(_ send: TemplateSend, notificationID: String? = nil, receiptID: ReceiptID? = nil) {
         var byName: [String: String] = [:]
         var chosenKeys: [String: String] = [:]
         for (key, value) in send.properties {
@@ -27,6 +29,7 @@ struct TemplateProperties: Sendable {
         lowercasedNames = Set(send.properties.keys.map { $0.lowercased() })
         templateName = send.templateName
         self.notificationID = notificationID
+        self.receiptID = receiptID
     }
 
     /// How a template's properties, `names` (lowercased), get their values: the send's are

@@ -88,7 +88,10 @@ extension Installation {
     }
 
     /// The platform name the SDKs write.
-    public var wirePlatformName: String {
+    var wirePlatformName: String { Self.wirePlatformName(platform, legacyGCM: legacyGCM) }
+
+    /// The name the SDKs write for `platform` (`gcm` for legacy FCM).
+    public static func wirePlatformName(_ platform: Platform, legacyGCM: Bool = false) -> String {
         switch platform {
         case .apns: "apns"
         case .fcm: legacyGCM ? "gcm" : "fcmv1"

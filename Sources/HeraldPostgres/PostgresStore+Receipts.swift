@@ -15,8 +15,7 @@ extension PostgresStore {
         let ids = statement.bind(receipts.map(\.notificationID))
         let devices = statement.bind(receipts.map(\.device))
         let platforms = statement.bind(receipts.map(\.platform.rawValue))
-        statement.binds.append(receipts.map(\.at.storeMilliseconds))
-        let at = "$\(statement.binds.count)::bigint[]"
+        let at = statement.bind(receipts.map(\.at.storeMilliseconds))
         statement.sql = """
             WITH new AS (
                 INSERT INTO herald.receipts (hub, notification_id, device, platform, at)

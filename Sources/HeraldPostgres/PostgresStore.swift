@@ -116,6 +116,12 @@ struct SQLStatement {
         return "$\(binds.count)::text[]"
     }
 
+    /// Binds a `bigint[]`.
+    mutating func bind(_ value: [Int]) -> String {
+        binds.append(value)
+        return "$\(binds.count)::bigint[]"
+    }
+
     mutating func bind(_ value: Data) -> String {
         binds.append(ByteBuffer(bytes: value))
         return "$\(binds.count)::bytea"

@@ -225,24 +225,24 @@ extension Bench {
         return String(body[range].dropFirst(7).dropLast(8))
     }
 
-    /// The devices the emulator at `endpoint` reached, from its control API.
-    static func reachedDevices(_ http: HTTPClient, endpoint: String) async throws -> Int {
-        let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/stats"), timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 1 << 16)
-        struct Stats: Decodable { var devices: Int }
-        return try JSONDecoder().decode(Stats.self, from: Data(body.readableBytesView)).devices
+    /// What the emulator at `endpoint` counts, from its control API (`GET /_emulator/stats`).
+    struct EmulatorStats: Decodable {
+        /// The devices it reached.
+        var devices: Int
+        /// The receipts its devices posted, and the posts that failed.
+        var receiptsConfirmed: Int
+        var receiptsFailed: Int
     }
 
-    /// The receipts the devices of the emulator at `endpoint` posted, and the posts that failed.
-    static func postedReceipts(_ http: HTTPClient, endpoint: String) async throws -> (confirmed: Int, failed: Int) {
+    static func emulatorStats(_ http: HTTPClient, endpoint: String) async throws -> EmulatorStats {
         let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/stats"), timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 16)
-        struct Stats: Decodable {
-            var receiptsConfirmed: Int
-            var receiptsFailed: Int
-        }
-        let stats = try JSONDecoder().decode(Stats.self, from: Data(body.readableBytesView))
-        return (stats.receiptsConfirmed, stats.receiptsFailed)
+        return try JSONDecoder().decode(EmulatorStats.self, from: Data(body.readableBytesView))
+    }
+
+    /// The devices the emulator at `endpoint` reached.
+    static func reachedDevices(_ http: HTTPClient, endpoint: String) async throws -> Int {
+        try await emulatorStats(http, endpoint: endpoint).devices
     }
 
     /// The peak resident memory of processes, read from `/proc` (`VmHWM`) while they run.

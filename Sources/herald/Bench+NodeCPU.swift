@@ -120,13 +120,14 @@ extension Bench {
             request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: configuration)))
             let answer = try await node.http.execute(request, timeout: .seconds(30))
             guard answer.status == .ok else { throw ValidationError("the emulator refused its receipts' settings: \(answer.status)") }
-            let before = try await postedReceipts(node.http, endpoint: endpoint)
+            let before = try await emulatorStats(node.http, endpoint: endpoint)
             var confirmed = try await node.measure("send, every device confirms", devices: devices, until: {
                 let deadline = ContinuousClock.now + .seconds(600)
                 while ContinuousClock.now < deadline {
-                    let now = try await postedReceipts(node.http, endpoint: endpoint)
-                    if now.confirmed + now.failed - before.confirmed - before.failed >= devices {
-                        if now.failed > before.failed { say("  \((now.failed - before.failed).formatted()) receipts failed") }
+                    let now = try await emulatorStats(node.http, endpoint: endpoint)
+                    let failed = now.receiptsFailed - before.receiptsFailed
+                    if now.receiptsConfirmed - before.receiptsConfirmed + failed >= devices {
+                        if failed > 0 { say("  \(failed.formatted()) receipts failed") }
                         return
                     }
                     try await Task.sleep(for: .milliseconds(100))

@@ -149,7 +149,7 @@ struct Device: AsyncParsableCommand {
             for notification in received.dropFirst(seen) {
                 print("[\(formatter.string(from: notification.receivedAt))] \(Self.render(notification, platform: platform))")
                 print("         payload \(notification.payload)")
-                if !noConfirm, let id = DeviceReceipts.notificationID(in: Array(notification.payload.utf8)) {
+                if !noConfirm, let id = Receipt.notificationID(inPayload: notification.payload.utf8) {
                     do {
                         try await client.acknowledge(id)
                         print("         confirmed \(id) (POST /api/receipts)")

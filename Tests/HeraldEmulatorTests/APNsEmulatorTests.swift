@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldEmulator
 import NIOCore
 import NIOHTTP1
@@ -506,8 +507,8 @@ struct APNsEmulatorTests {
             #expect(try await apns.client.send(.DELETE, url).status == 200)
             // Which devices confirm depends on the token only.
             #expect(DeviceReceipts.confirms(token: "abc", fraction: 1) && !DeviceReceipts.confirms(token: "abc", fraction: 0))
-            #expect(DeviceReceipts.notificationID(in: Array(#"{"herald.id":"n-1","aps":{}}"#.utf8)) == "n-1")
-            #expect(DeviceReceipts.notificationID(in: Array(#"{"aps":{}}"#.utf8)) == nil)
+            #expect(Receipt.notificationID(inPayload: #"{"herald.id":"n-1","aps":{}}"#.utf8) == "n-1")
+            #expect(Receipt.notificationID(inPayload: #"{"aps":{}}"#.utf8) == nil)
         }
     }
 

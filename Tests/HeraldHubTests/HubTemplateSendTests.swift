@@ -34,6 +34,7 @@ struct HubTemplateSendTests {
             #expect(sent.count == 2, "the native registration gets nothing")
             let ann = try #require(sent[apnsToken(1)])
             #expect(ReceiptIDs.removed(from: ann.body) == #"{"aps":{"alert":"Hi, Ann!"}}"#, "the send's GREETING overrides the device's")
+            #expect(ReceiptIDs.id(in: ann.body) == record.id, "each APNs rendering carries the notification's id")
             #expect(ann.headers["apns-collapse-id"] == "Ann")
             #expect(ann.headers["apns-expiration"] == "1893456000")
             #expect(ann.headers["apns-priority"] == "5")
@@ -131,6 +132,11 @@ struct HubTemplateSendTests {
             #expect(f.webPush.sent.map { ReceiptIDs.removed(from: $0.body) } == [#"{"title":"a<b"}"#])
             #expect(f.webPush.sent.first?.headers["ttl"] == "60")
             #expect(f.webPush.sent.first?.webPushKeys == keys)
+            // Every rendering that can carries the notification's id; WNS's XML cannot.
+            for body in f.fcm.sent.map(\.body) + f.webPush.sent.map(\.body) {
+                #expect(ReceiptIDs.id(in: body) == record.id, "\(body)")
+            }
+            #expect(f.wns.sent.allSatisfy { ReceiptIDs.id(in: $0.body) == nil })
             #expect(try await f.stored(record.id).counts.total(.success) == 4)
         }
     }

@@ -18,10 +18,7 @@ public enum ReceiptIDs {
 
     /// The notification id `payload` carries, if any.
     public static func id(in payload: String) -> String? {
-        let pattern = #""\#(Receipt.payloadKey)":"([^"]*)""#
-        guard let match = payload.range(of: pattern, options: .regularExpression) else { return nil }
-        let member = payload[match]
-        return member.split(separator: ":", maxSplits: 1).last.map { String($0.dropFirst().dropLast()) }
+        Receipt.notificationID(inPayload: payload.utf8)
     }
 }
 

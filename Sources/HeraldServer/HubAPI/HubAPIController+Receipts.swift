@@ -20,14 +20,7 @@ import Logging
 extension HubAPIController {
     @Sendable func confirmReceipt(request: Request, context: AppRequestContext) async throws -> Response {
         let (_, hub) = try await authorize(request, context: context, right: .listen)
-        let body: JSONValue
-        do {
-            body = try JSONDecoder().decode(JSONValue.self, from: try await request.bodyData(limit: 128 * 1024))
-        } catch let error as HeraldError {
-            throw error
-        } catch {
-            throw HeraldError.badRequest("the request body is not valid JSON")
-        }
+        let body = try await request.decodeJSONBody(context: context)
         let ids = try ReceiptBody.notificationIDs(in: body)
         let sender: HubEngine.ReceiptSender
         switch (try ReceiptBody.string("installationId", in: body), try ReceiptBody.string("pushChannel", in: body)) {
