@@ -32,6 +32,11 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
     /// the spans of its delivery, which a worker makes later (perhaps on another node), join
     /// that trace. `nil` when no tracer was set up.
     public var traceContext: String?
+    /// How long the notification's sends are spread over, from when its delivery is due (its
+    /// scheduled time, or its acceptance): each device's send waits for its share of the time,
+    /// so that the devices get it evenly over the spread instead of at once. `nil` for as fast
+    /// as the budgets allow. A spread notification is not split into partitions.
+    public var spread: Duration?
     public var enqueuedAt: Date
     public var startedAt: Date?
     public var endedAt: Date?
@@ -49,6 +54,7 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         partOf: String? = nil,
         upperBound: String? = nil,
         traceContext: String? = nil,
+        spread: Duration? = nil,
         enqueuedAt: Date = Date(),
         startedAt: Date? = nil,
         endedAt: Date? = nil
@@ -65,6 +71,7 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         self.partOf = partOf
         self.upperBound = upperBound
         self.traceContext = traceContext
+        self.spread = spread
         self.enqueuedAt = enqueuedAt
         self.startedAt = startedAt
         self.endedAt = endedAt

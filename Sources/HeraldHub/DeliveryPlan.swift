@@ -124,6 +124,19 @@ struct DeliveryPlan: Sendable {
         ).map { .registration($0) }
     }
 
+    /// About how many devices the plan reaches, for the pace of a spread notification: a
+    /// direct send's devices, or the registrations on its platforms that its tag expression
+    /// matches (template and native ones alike, expired ones included: a spread ends early
+    /// rather than late).
+    func deviceCount(store: any HeraldStore) async throws -> Int {
+        if case .direct(_, _, let targets) = mode { return targets.count }
+        var count = 0
+        for platform in platforms.map({ $0.map(Optional.some) }) ?? [nil] {
+            count += try await store.countRegistrations(RegistrationQuery(expression: expression, platform: platform))
+        }
+        return count
+    }
+
     /// Whether a large notification of this plan may be split into partitions: a send to
     /// registrations, which partitions cut by registration id.
     var isPartitionable: Bool { kind != nil }

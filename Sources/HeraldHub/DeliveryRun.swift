@@ -21,6 +21,8 @@ struct DeliveryRun {
     let logger: Logger
     /// The outcomes so far, those of earlier runs of the record included.
     private(set) var counts: OutcomeCounts
+    /// The pace of a notification spread over a time; `nil` for as fast as its budgets allow.
+    private var spread: SendSpread?
 
     init(engine: HubEngine, record: NotificationRecord, staleAt: Date, logger: Logger) {
         self.engine = engine
@@ -38,13 +40,22 @@ struct DeliveryRun {
     /// Registrations are read up to the record's upper bound (the store reads no further), and
     /// the next page is read while the current one is sent. A notification to registrations
     /// whose first page is full is split before it is sent (``HubEngine/split(_:after:logger:)``),
-    /// so that the workers of every node share it. Interrupted (shutdown), it hands the record back from its cursor.
+    /// so that the workers of every node share it; one spread over a time is not split (it
+    /// asks for less than a worker sends), and its pages go at its pace (``SendSpread``).
+    /// Interrupted (shutdown), it hands the record back from its cursor.
     mutating func run(_ claimed: NotificationRecord, plan: DeliveryPlan) async throws -> OutcomeCounts {
         let engine = self.engine, part = self.part
         let pageSize = max(1, engine.configuration.pageSize)
         var cursor = claimed.cursor
         var upperBound = claimed.upperBound
-        var splitTried = !plan.isPartitionable || claimed.partOf != nil || upperBound != nil
+        var splitTried = !plan.isPartitionable || claimed.partOf != nil || upperBound != nil || claimed.spread != nil
+        if let length = claimed.spread {
+            let devices = try await engine.retryingWhileUnavailable("count the devices of a spread notification", id: part) {
+                try await plan.deviceCount(store: engine.store)
+            }
+            spread = SendSpread(startedAt: claimed.startedAt ?? Date(), length: length, devices: devices)
+            logger.debug("Spreading a notification's sends", metadata: ["herald.spread.seconds": "\(length.components.seconds)", "herald.devices": "\(devices)"])
+        }
         var selection = Selection()
         var page = try await Self.readPage(plan, after: cursor, through: upperBound, pageSize: pageSize, engine: engine, part: part)
         while true {
@@ -120,9 +131,12 @@ struct DeliveryRun {
         handsBack: Bool = true
     ) async throws -> (outcomes: [DeliveryOutcome?], complete: Bool, booked: Int) {
         var results = [(platform: Platform, result: PushResult)?](repeating: nil, count: devices.count)
+        let sentBefore = self.counts.total
+        let position = spread.map { SendSpread.Position(spread: $0, sent: sentBefore) }
         let sent = await engine.fanOut(
             count: devices.count,
             staleAt: staleAt,
+            spread: position,
             logger: logger,
             step: { steps[$0] },
             done: { index, platform, result in results[index] = (platform, result) }

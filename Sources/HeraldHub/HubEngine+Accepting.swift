@@ -137,8 +137,16 @@ extension HubEngine {
             guard request.options.idempotencyKey == nil else {
                 throw .badRequest("a test send is delivered at once and not kept, so it takes no Idempotency-Key; send it without one")
             }
+            guard request.options.spread == nil else { throw .badRequest("a test send goes at once: it cannot be spread over a time") }
         case .tags, .user, .devices:
             break
+        }
+        if let spread = request.options.spread {
+            let most = configuration.abandonAfter
+            guard spread >= .seconds(1), spread < most, spread.components.attoseconds == 0 else {
+                throw .badRequest(
+                    "a notification is spread over 1 second to less than \(Int(most.seconds)) seconds (after that it is abandoned), in whole seconds")
+            }
         }
         return NotificationRecord(
             id: Self.newNotificationID(),
@@ -147,7 +155,8 @@ extension HubEngine {
             template: template,
             directTargets: directTargets,
             scheduledAt: scheduledAt,
-            state: Self.initialState(scheduledAt: scheduledAt)
+            state: Self.initialState(scheduledAt: scheduledAt),
+            spread: request.options.spread
         )
     }
 

@@ -26,6 +26,7 @@ extension HubEngine {
     func fanOut(
         count: Int,
         staleAt: Date,
+        spread: SendSpread.Position? = nil,
         logger: Logger,
         step: (Int) -> DeliveryStep,
         done: (Int, Platform, PushResult) -> Void
@@ -49,23 +50,31 @@ extension HubEngine {
         var batchSizes: [Platform: Int] = [:]
         func batchLimit(of platform: Platform) -> Int {
             if let size = batchSizes[platform] { return size }
-            let size = min(batchSize, budget(for: platform)?.batchLimit ?? batchSize)
+            let size = min(batchSize, budget(for: platform)?.batchLimit ?? batchSize, spread?.spread.batchLimit ?? batchSize)
             batchSizes[platform] = size
             return size
         }
         await withTaskGroup(of: SendBatch.self) { group in
             var inFlight = 0
             var filling: [Platform: SendBatch] = [:]
-            // Sends `batch` once fewer than `batchesInFlight` are out and its credential's
-            // budget lets it go.
+            // The notification's sends launched before this page's next batch, for its spread.
+            var launched = spread?.sent ?? 0
+            // Sends `batch` once its turn in the notification's spread has come, fewer than
+            // `batchesInFlight` are out and its credential's budget lets it go.
             func launch(_ batch: SendBatch) async {
+                func stop(_ result: PushResult) {
+                    var unsent = batch
+                    unsent.results = Array(repeating: result, count: batch.sends.count)
+                    unsent.forEachResult(finish)
+                }
+                if let spread, let stopped = await waitForTurn(until: spread.spread.due(launched), staleAt: staleAt, reason: SendSpread.waitReason) {
+                    return stop(stopped)
+                }
+                launched += batch.sends.count
                 if let budget = budget(for: batch.platform),
                     let stopped = await waitForBudget(budget, sends: batch.sends.count, staleAt: staleAt)
                 {
-                    var unsent = batch
-                    unsent.results = Array(repeating: stopped, count: batch.sends.count)
-                    unsent.forEachResult(finish)
-                    return
+                    return stop(stopped)
                 }
                 if inFlight >= batchesInFlight, let sent = await group.next() {
                     sent.forEachResult(finish)
@@ -143,25 +152,30 @@ extension HubEngine {
         case refused(PushResult)
     }
 
-    /// Reserves `sends` of `budget` and waits until they may go, in short steps, so that
-    /// shutdown and staleness are noticed at once. Returns `nil` when they may go now;
-    /// otherwise every one of them gets the result returned, unsent: paused (delivery was
-    /// interrupted: the page is handed back), or abandoned (the notification went stale
-    /// while it waited). The sends not made are given back to the budget.
+    /// Reserves `sends` of `budget` and waits until they may go (``waitForTurn(until:staleAt:reason:)``):
+    /// `nil` when they may go, else the result every one of them gets, unsent. The sends not
+    /// made are given back to the budget.
     func waitForBudget(_ budget: SendBudget, sends: Int, staleAt: Date) async -> PushResult? {
         let wait = budget.reserve(sends)
         guard wait > .zero else { return nil }
-        let until = ContinuousClock.now + wait
+        let stopped = await waitForTurn(until: .now + wait, staleAt: staleAt, reason: SendBudget.waitReason)
+        if stopped != nil { budget.refund(sends) }
+        return stopped
+    }
+
+    /// Waits until `until`, in short steps, so that shutdown and staleness are noticed at once.
+    /// Returns `nil` once sends may go; otherwise the result their devices get, unsent, with
+    /// `reason`: paused (delivery was interrupted: the page is handed back) or abandoned (the
+    /// notification went stale while they waited).
+    func waitForTurn(until: ContinuousClock.Instant, staleAt: Date, reason: String) async -> PushResult? {
         while true {
             let left = until - .now
             if left <= .zero { return nil }
             if Date() >= staleAt {
-                budget.refund(sends)
-                return PushResult(disposition: .permanentFailure, outcome: .abandoned, reason: SendBudget.waitReason)
+                return PushResult(disposition: .permanentFailure, outcome: .abandoned, reason: reason)
             }
             if isInterrupted || Task.isCancelled {
-                budget.refund(sends)
-                return PushResult(disposition: .providerPaused(retryAfter: left.seconds), outcome: .throttled, reason: SendBudget.waitReason)
+                return PushResult(disposition: .providerPaused(retryAfter: left.seconds), outcome: .throttled, reason: reason)
             }
             try? await Task.sleep(for: min(left, .milliseconds(500)))
         }

@@ -73,10 +73,16 @@ public struct SendRequest: Sendable {
         /// created and sends nothing (``SendResult/replay``). `nil` for a send without a key.
         /// Sends through the queue only: a test send, delivered at once, takes none.
         public var idempotencyKey: IdempotencyKey?
+        /// How long to spread the notification's sends over, from when its delivery starts, so
+        /// that its devices get it evenly over that time rather than at once (a large
+        /// notification whose opens would flood the app's servers): whole seconds, from 1 s to
+        /// less than the hub's ``HubEngine/Configuration/abandonAfter``. `nil` for as fast as
+        /// the send budgets allow. Sends through the queue only.
+        public var spread: Duration?
 
         public init(
             scheduledAt: Date? = nil, timeToLive: Duration? = nil, urgency: String? = nil, priority: Priority? = nil,
-            collapseID: String? = nil, idempotencyKey: IdempotencyKey? = nil
+            collapseID: String? = nil, idempotencyKey: IdempotencyKey? = nil, spread: Duration? = nil
         ) {
             self.scheduledAt = scheduledAt
             self.timeToLive = timeToLive
@@ -84,6 +90,7 @@ public struct SendRequest: Sendable {
             self.priority = priority
             self.collapseID = collapseID
             self.idempotencyKey = idempotencyKey
+            self.spread = spread
         }
     }
 

@@ -908,6 +908,14 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 17,
+            name: "notifications spread over a time",
+            statements: [
+                // The seconds a notification's sends are spread over; NULL for at once.
+                "ALTER TABLE herald.notifications ADD COLUMN spread_seconds bigint",
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

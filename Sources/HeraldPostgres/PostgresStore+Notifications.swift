@@ -6,7 +6,7 @@ public import HeraldStore
 extension PostgresStore {
     private static let notificationColumns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
-        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context
+        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds
         """
 
     static func decodeNotification(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationRecord {
@@ -46,7 +46,8 @@ extension PostgresStore {
             \(statement.bind(n.state.rawValue)), \(statement.bind(try StoredJSON.encode(n.counts))), \(statement.bind(n.cursor)), \
             \(statement.bind(n.enqueuedAt)), \(statement.bind(n.startedAt)), \(statement.bind(n.endedAt)), \
             \(statement.bind(try n.template.map(StoredJSON.encode))), \(statement.bind(try n.directTargets.map(StoredJSON.encode))), \
-            \(statement.bind(n.scheduledAt)), \(statement.bind(n.partOf)), \(statement.bind(n.upperBound)), \(statement.bind(n.traceContext))\(keyValues)) \
+            \(statement.bind(n.scheduledAt)), \(statement.bind(n.partOf)), \(statement.bind(n.upperBound)), \(statement.bind(n.traceContext)), \
+            \(statement.bind(n.spread.map { Int($0.components.seconds) }))\(keyValues)) \
             ON CONFLICT \(conflict) DO NOTHING RETURNING id
             """
         return statement

@@ -513,6 +513,14 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 14,
+            name: "notifications spread over a time",
+            statements: [
+                // The seconds a notification's sends are spread over; NULL for at once.
+                "ALTER TABLE notifications ADD COLUMN spread_seconds INTEGER",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

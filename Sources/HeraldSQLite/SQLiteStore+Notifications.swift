@@ -6,8 +6,10 @@ public import HeraldStore
 extension SQLiteStore {
     private static let columns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
-        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context
+        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds
         """
+    /// A `?` for each of ``columns``.
+    private static let placeholders = Array(repeating: "?", count: columns.split(separator: ",").count).joined(separator: ", ")
 
     /// Persists a new notification as given, in the state given: normally
     /// ``NotificationState/enqueued``, or ``NotificationState/scheduled`` for one whose
@@ -44,7 +46,7 @@ extension SQLiteStore {
                     """
                     INSERT INTO notifications (\(Self.columns), idempotency_scope, idempotency_key, idempotency_digest,
                         idempotency_answer, idempotency_expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (\(Self.placeholders), ?, ?, ?, ?, ?)
                     ON CONFLICT DO NOTHING RETURNING id
                     """,
                     binds
@@ -94,7 +96,7 @@ extension SQLiteStore {
             SQLiteData(notification.enqueuedAt), SQLiteData(notification.startedAt), SQLiteData(notification.endedAt),
             SQLiteData(try notification.template.map(StoredJSON.encode)), SQLiteData(try notification.directTargets.map(StoredJSON.encode)),
             SQLiteData(notification.scheduledAt), SQLiteData(notification.partOf), SQLiteData(notification.upperBound),
-            SQLiteData(notification.traceContext),
+            SQLiteData(notification.traceContext), SQLiteData(notification.spread.map { Int($0.components.seconds) }),
         ]
     }
 
@@ -102,7 +104,7 @@ extension SQLiteStore {
     private static func insert(_ binds: [SQLiteData], on connection: SQLiteConnection) async throws -> Bool {
         try await !connection.query(
             """
-            INSERT INTO notifications (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO notifications (\(columns)) VALUES (\(Self.placeholders))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """,
             binds

@@ -5,15 +5,15 @@ import Hummingbird
 import Logging
 
 /// Whom a notify route sends to and on which platforms: its `to_tag` (a user name) and
-/// optional `pns`, `ttl`, `priority` and `collapse_id` query parameters. Shared by `POST /api/notifications` and the secure and
+/// optional `pns`, `ttl`, `priority`, `collapse_id` and `spread` query parameters. Shared by `POST /api/notifications` and the secure and
 /// rich routes.
 struct NotifyTarget {
     /// The lowercased user name whose devices are notified.
     var recipient: String
     /// `pns` if given, else every platform the hub has a provider for.
     var platforms: [Platform]
-    /// The optional `ttl` (seconds), `priority` (high, normal, low) and `collapse_id` query
-    /// parameters, as each platform's own headers or fields.
+    /// The optional `ttl` (seconds), `priority` (high, normal, low), `collapse_id` and
+    /// `spread` (seconds) query parameters, as each platform's own headers or fields.
     var options = SendRequest.Options()
     /// Tags narrower than the recipient's devices (a Live Activity's registrations); `nil`
     /// for every device of the recipient.
@@ -40,6 +40,12 @@ struct NotifyTarget {
             options.timeToLive = .seconds(seconds)
         }
         if let priority = query.get("priority") { options.priority = try SendRequest.Priority(parsing: priority) }
+        if let spread = query.get("spread") {
+            guard let seconds = Int(spread) else {
+                throw HeraldError.badRequest("spread is a number of seconds to spread the sends over, not '\(spread)'")
+            }
+            options.spread = .seconds(seconds)
+        }
         options.collapseID = query.get("collapse_id")
     }
 

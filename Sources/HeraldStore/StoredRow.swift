@@ -119,6 +119,7 @@ extension NotificationRecord {
             partOf: try row.optionalString("part_of"),
             upperBound: try row.optionalString("upper_bound"),
             traceContext: try row.optionalString("trace_context"),
+            spread: try row.optionalInt("spread_seconds").map { .seconds($0) },
             enqueuedAt: try row.date("enqueued_at"),
             startedAt: try row.optionalDate("started_at"),
             endedAt: try row.optionalDate("ended_at")

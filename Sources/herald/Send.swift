@@ -56,6 +56,9 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Seconds the push services keep the notification for a device that is offline.")
     var ttl: Int?
 
+    @Option(help: "Seconds to spread the sends over, so that the devices get it evenly over that time rather than at once (less than the time a notification is abandoned after, 30 minutes by default).")
+    var spread: Int?
+
     @Option(help: "Send an APNs Live Activity push instead of an alert: start, update or end.")
     var liveActivity: String?
 
@@ -80,6 +83,7 @@ struct Send: AsyncParsableCommand {
     func validate() throws {
         guard (to != nil) != broadcast else { throw ValidationError("give either --to <tag expression> or --broadcast") }
         if let ttl, ttl < 0 { throw ValidationError("--ttl is a number of seconds, at least 0") }
+        if let spread, spread < 1 { throw ValidationError("--spread is a number of seconds, at least 1") }
         if let priority, SendRequest.Priority(rawValue: priority.lowercased()) == nil {
             throw ValidationError("--priority is high, normal or low, not '\(priority)'")
         }
@@ -116,7 +120,7 @@ struct Send: AsyncParsableCommand {
         let parts: [String?] = [
             "herald send", to, broadcast ? "broadcast" : nil, message, title, platforms, priority?.lowercased(), collapseID, ttl.map(String.init),
             liveActivity, contentState, attributesType, attributes, staleIn.map(String.init), dismissIn.map(String.init),
-        ]
+        ] + (spread.map { ["spread", String($0)] } ?? [])
         var hash = SHA256()
         for part in parts {
             // Each part length-prefixed, a missing one apart from an empty one.
@@ -197,7 +201,7 @@ struct Send: AsyncParsableCommand {
             let tags = try to.map { text throws(TagExpressionSyntaxError) in try SendRequest.Tags(parsing: text) }
             let options = SendRequest.Options(
                 timeToLive: ttl.map { .seconds($0) }, priority: try priority.map { text throws(HeraldError) in try SendRequest.Priority(parsing: text) },
-                collapseID: collapseID, idempotencyKey: try sendKey(retention: retention))
+                collapseID: collapseID, idempotencyKey: try sendKey(retention: retention), spread: spread.map { .seconds($0) })
             let payloads: [PlatformPayload]
             if let liveActivity {
                 // A Live Activity lives on iOS only: the push goes to the APNs registrations.

@@ -12,6 +12,9 @@ import Testing
         let ttl = try await HeraldCommand.run(["send", "--to", "news", "--message", "hi", "--ttl=-5", "--data-dir", directory])
         #expect(ttl.status != 0)
         #expect(ttl.error.contains("--ttl is a number of seconds"))
+        let spread = try await HeraldCommand.run(["send", "--to", "news", "--message", "hi", "--spread", "0", "--data-dir", directory])
+        #expect(spread.status != 0)
+        #expect(spread.error.contains("--spread is a number of seconds, at least 1"))
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
@@ -36,6 +39,12 @@ import Testing
         let refused = try await HeraldCommand.run(other, environment: environment)
         #expect(refused.status != 0)
         #expect(refused.error.contains("--idempotency-key 'match-42' was used for a different send"), "\(refused.error)")
+        let spread = try await HeraldCommand.run(send + ["--spread", "60"], environment: environment)
+        #expect(spread.status != 0, "spreading it is another send")
+        #expect(spread.error.contains("--idempotency-key 'match-42' was used for a different send"), "\(spread.error)")
+        let tooLong = try await HeraldCommand.run(send.dropLast(4) + ["--spread", "7200", "--data-dir", directory], environment: environment)
+        #expect(tooLong.status != 0)
+        #expect(tooLong.error.contains("spread over 1 second to less than 1800 seconds"), "\(tooLong.error)")
 
         let bad = try await HeraldCommand.run(send.dropLast(3) + ["", "--data-dir", directory], environment: environment)
         #expect(bad.status != 0)

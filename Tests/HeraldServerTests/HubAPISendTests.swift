@@ -516,4 +516,33 @@ import Testing
             #expect(details.value("State") == "NoTargetFound")
         }
     }
+
+    /// `ServiceBusNotification-Spread: 2`: the tag's devices get it over about 2 seconds, each
+    /// once; a spread that is not whole seconds, or too long, is a 400 that enqueues nothing.
+    @Test func aSendSpreadOverSecondsReachesItsDevicesOverThem() async throws {
+        try await HubTestServer.withServer { server in
+            let herald = server.herald
+            let tokens = (0..<12).map { _ in herald.apns.registerDevice(topic: TestHerald.topic) }
+            for token in tokens {
+                _ = try await server.createRegistration(
+                    Atom.open("AppleRegistrationDescription") + "<Tags>spread</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>")
+            }
+            for bad in ["soon", "0", "1.5", "86400"] {
+                let message = expectHubError(
+                    try await server.send(format: "apple", #"{"aps":{"alert":"x"}}"#, tags: "spread", headers: [("ServiceBusNotification-Spread", bad)]), 400)
+                #expect(message.contains("spread"), "\(bad): \(message)")
+            }
+            #expect(tokens.allSatisfy { herald.apns.notifications(for: $0).isEmpty }, "the refused sends sent nothing")
+
+            let start = ContinuousClock.now
+            let id = try server.acceptedID(
+                try await server.send(format: "apple", #"{"aps":{"alert":"slowly"}}"#, tags: "spread", headers: [("ServiceBusNotification-Spread", "2")]))
+            let details = try await server.finishedDetails(id)
+            let took = ContinuousClock.now - start
+            #expect(Self.count(details, "ApnsOutcomeCounts") == 12)
+            // 12 over 2 s: one every 1/6 s, the last due at about 1.8 s.
+            #expect(took >= .milliseconds(1600), "12 devices spread over 2 s were reached in \(took)")
+            #expect(tokens.allSatisfy { herald.apns.notifications(for: $0).count == 1 }, "each device once")
+        }
+    }
 }

@@ -66,7 +66,8 @@ import HeraldSQLite
     }
 
     /// `ttl`, `priority` and `collapse_id` beside `to_tag` become the platform's own headers;
-    /// one that the platform cannot say is a 400 and sends nothing.
+    /// one that the platform cannot say, or a `spread` that is not whole seconds within the
+    /// time a notification is abandoned after, is a 400 and sends nothing.
     @Test func deliveryOptionsInTheQueryReachThePushService() async throws {
         try await TestHerald.withHerald(configure: { $0.insecureDemoAuth = true }) { herald in
             try await herald.application().test(.live) { client in
@@ -85,12 +86,17 @@ import HeraldSQLite
                 let (tooLong, _) = try await call(
                     "POST", "/api/notifications?pns=apns&to_tag=alice&collapse_id=\(String(repeating: "x", count: 65))", body: #""Goal!""#)
                 #expect(tooLong == 400)
+                for spread in ["later", "0", "100000"] {
+                    let (status, body) = try await call("POST", "/api/notifications?pns=apns&to_tag=alice&spread=\(spread)", body: #""Goal!""#)
+                    #expect(status == 400, "spread=\(spread)")
+                    #expect(String(decoding: body, as: UTF8.self).contains("spread"))
+                }
                 #expect(herald.apns.notifications(for: token).isEmpty)
 
                 let before = Int(Date().timeIntervalSince1970)
                 let (status, _) = try await call(
-                    "POST", "/api/notifications?pns=apns&to_tag=alice&priority=normal&collapse_id=score-1&ttl=120", body: #""Goal!""#)
-                #expect(status == 200)
+                    "POST", "/api/notifications?pns=apns&to_tag=alice&priority=normal&collapse_id=score-1&ttl=120&spread=1", body: #""Goal!""#)
+                #expect(status == 200, "a spread of 1 s over one device: it is sent at once and the call waits for it")
                 let headers = try #require(herald.apns.notifications(for: token).first?.headers)
                 #expect(headers["apns-priority"] == "5")
                 #expect(headers["apns-collapse-id"] == "score-1")

@@ -98,6 +98,26 @@ public enum NotificationQueueChecks {
             #expect(untraced.traceContext == nil)
         },
 
+        check("aNotificationKeepsItsSpread") { store, clock in
+            // The seconds its sends are spread over come back with the claim and its reads
+            // (also when its idempotency key is stored with it); without one, none.
+            var spread = NotificationQueueChecks.record("n-spread", at: clock.now)
+            spread.spread = .seconds(600)
+            try await store.enqueueNotification(spread)
+            clock.advance(by: .seconds(1))
+            var keyed = NotificationQueueChecks.record("n-spread-keyed", at: clock.now)
+            keyed.spread = .seconds(5)
+            _ = try await store.enqueueNotification(
+                keyed, idempotencyKey: try IdempotencyKey("spread-key", scope: IdempotencyKey.hubScope, digest: "d", retention: .seconds(60)))
+            try await store.enqueueNotification(NotificationQueueChecks.record("n-at-once", at: clock.now))
+            #expect(try await store.notification(id: "n-spread")?.spread == .seconds(600))
+            #expect(try await store.notification(id: "n-spread-keyed")?.spread == .seconds(5))
+            #expect(try await store.notification(id: "n-at-once")?.spread == nil)
+            let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))
+            #expect(claimed.id == "n-spread")
+            #expect(claimed.spread == .seconds(600))
+        },
+
         check("anExpiredLeaseIsReclaimedWithItsProgress") { store, clock in
             try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
             let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))

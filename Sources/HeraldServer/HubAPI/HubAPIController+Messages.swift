@@ -220,7 +220,7 @@ extension HubAPIController {
 
     /// How the request asks its notification to be delivered: `ServiceBusNotification-TimeToLive`
     /// (seconds) and `-Urgency`, which some clients send, Herald's `-Priority` (high, normal,
-    /// low) and `-CollapseId`, and the scheduled time.
+    /// low), `-CollapseId` and `-Spread` (seconds), and the scheduled time.
     static func options(_ request: Request, scheduledAt: Date? = nil) throws -> SendRequest.Options {
         var options = SendRequest.Options(scheduledAt: scheduledAt, urgency: request.header("ServiceBusNotification-Urgency"))
         if let text = request.header("ServiceBusNotification-TimeToLive") {
@@ -237,6 +237,12 @@ extension HubAPIController {
             }
         }
         options.collapseID = request.header("ServiceBusNotification-CollapseId")
+        if let text = request.header("ServiceBusNotification-Spread") {
+            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw HeraldError.badRequest("ServiceBusNotification-Spread is a number of seconds to spread the sends over, not '\(text)'")
+            }
+            options.spread = .seconds(seconds)
+        }
         return options
     }
 
