@@ -4,33 +4,31 @@ import SQLiteNIO
 public import HeraldStore
 
 extension SQLiteStore {
-    private static let columns = """
+    static let notificationColumns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
         template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds
         """
     /// A `?` for each of ``columns``.
-    private static let placeholders = Array(repeating: "?", count: columns.split(separator: ",").count).joined(separator: ", ")
+    static let notificationPlaceholders = Array(repeating: "?", count: notificationColumns.split(separator: ",").count).joined(separator: ", ")
 
     /// Persists a new notification as given, in the state given: normally
     /// ``NotificationState/enqueued``, or ``NotificationState/scheduled`` for one whose
     /// ``NotificationRecord/scheduledAt`` is to come. Throws ``HeraldError/conflict(_:)`` if the
     /// id is taken, ``HeraldError/badRequest(_:)`` for a scheduled one without a time.
+    /// Group-committed with the sends that arrive while the writer is busy.
     public func enqueueNotification(_ notification: NotificationRecord) async throws {
         if notification.state == .scheduled, notification.scheduledAt == nil {
             throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
         }
-        let binds = try Self.binds(notification)
-        let inserted = try await write { connection in
-            try await Self.insert(binds, on: connection)
+        let request = SQLiteWriter.EnqueueRequest(binds: try Self.binds(notification))
+        guard case .inserted = try await groupCommitted({ try await $0.enqueueNotification(request) }) else {
+            throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
         }
-        guard inserted else { throw HeraldError.conflict("a notification with id '\(notification.id)' exists") }
     }
 
     /// Persists a new notification under an idempotency key unless another holds the key
-    /// (see the protocol), in one write transaction: the row is inserted unless its id or its
-    /// key is taken (the unique index on the key decides), which is all a new key costs;
-    /// otherwise a holder whose retention ended forgets the key and the insert is tried again,
-    /// and failing that the holder is read.
+    /// (see the protocol), group-committed with the sends that arrive while the writer is busy
+    /// (``SQLiteWriter/enqueueNotification(_:)``).
     public func enqueueNotification(_ notification: NotificationRecord, idempotencyKey key: IdempotencyKey) async throws -> IdempotentReplay? {
         if notification.state == .scheduled, notification.scheduledAt == nil {
             throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
@@ -39,40 +37,16 @@ extension SQLiteStore {
             .text(key.scope), .text(key.key), .text(key.digest), SQLiteData(key.answer),
             SQLiteData(key.expiry(acceptedAt: notification.enqueuedAt)),
         ]
-        let now = notification.enqueuedAt.storeMilliseconds
-        let holder: (id: String, digest: String, answer: String?)? = try await write { connection in
-            func insert() async throws -> Bool {
-                try await !connection.query(
-                    """
-                    INSERT INTO notifications (\(Self.columns), idempotency_scope, idempotency_key, idempotency_digest,
-                        idempotency_answer, idempotency_expires_at)
-                    VALUES (\(Self.placeholders), ?, ?, ?, ?, ?)
-                    ON CONFLICT DO NOTHING RETURNING id
-                    """,
-                    binds
-                ).isEmpty
-            }
-            if try await insert() { return nil }
-            let forgotten = try await connection.query(
-                """
-                UPDATE notifications SET idempotency_scope = NULL, idempotency_key = NULL, idempotency_digest = NULL,
-                    idempotency_answer = NULL, idempotency_expires_at = NULL
-                WHERE idempotency_scope = ? AND idempotency_key = ? AND idempotency_expires_at <= ? RETURNING id
-                """,
-                [.text(key.scope), .text(key.key), .integer(now)]
-            )
-            if !forgotten.isEmpty, try await insert() { return nil }
-            let rows = try await connection.query(
-                "SELECT id, idempotency_digest, idempotency_answer FROM notifications WHERE idempotency_scope = ? AND idempotency_key = ?",
-                [.text(key.scope), .text(key.key)]
-            )
-            guard let row = rows.first, let id = row.column("id")?.string, let digest = row.column("idempotency_digest")?.string else {
-                throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
-            }
-            return (id, digest, row.column("idempotency_answer")?.string)
+        let request = SQLiteWriter.EnqueueRequest(
+            binds: binds, key: (scope: key.scope, key: key.key, now: Int64(notification.enqueuedAt.storeMilliseconds)))
+        switch try await groupCommitted({ try await $0.enqueueNotification(request) }) {
+        case .inserted:
+            return nil
+        case .idTaken:
+            throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
+        case .keyHeld(let id, let digest, let answer):
+            return try key.replay(of: id, storedDigest: digest, answer: answer)
         }
-        guard let holder else { return nil }
-        return try key.replay(of: holder.id, storedDigest: holder.digest, answer: holder.answer)
     }
 
     /// Forgets the idempotency keys whose retention ended (see the protocol).
@@ -100,16 +74,6 @@ extension SQLiteStore {
         ]
     }
 
-    /// Inserts a notification row unless its id is taken; whether it did.
-    private static func insert(_ binds: [SQLiteData], on connection: SQLiteConnection) async throws -> Bool {
-        try await !connection.query(
-            """
-            INSERT INTO notifications (\(columns)) VALUES (\(Self.placeholders))
-            ON CONFLICT (id) DO NOTHING RETURNING id
-            """,
-            binds
-        ).isEmpty
-    }
 
     /// Claims the notification that has waited longest (see the protocol): the one due first,
     /// a scheduled notification being due at its `scheduledAt` and any other at its
@@ -127,7 +91,7 @@ extension SQLiteStore {
                         AND (state = ?2 OR (state = ?1 AND lease_until < ?3) OR (state = ?5 AND scheduled_at <= ?3))
                     ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT 1
                 )
-                RETURNING \(Self.columns)
+                RETURNING \(Self.notificationColumns)
                 """,
                 [
                     .text(NotificationState.processing.rawValue), .text(NotificationState.enqueued.rawValue),
@@ -195,7 +159,7 @@ extension SQLiteStore {
     public func splitNotification(id: String, owner: String, at boundaries: [String]) async throws {
         try await write { connection in
             let rows = try await connection.query(
-                "SELECT \(Self.columns) FROM notifications WHERE id = ? AND state = ? AND lease_owner = ?",
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE id = ? AND state = ? AND lease_owner = ?",
                 [.text(id), .text(NotificationState.processing.rawValue), .text(owner)]
             )
             guard let claimed = try rows.first.map(NotificationRecord.init(stored:)) else {
@@ -204,7 +168,7 @@ extension SQLiteStore {
             if let refusal = claimed.splitRefusal(at: boundaries) { throw HeraldError.badRequest(refusal) }
             _ = try await connection.query("UPDATE notifications SET upper_bound = ? WHERE id = ?", [.text(boundaries[0]), .text(id)])
             for partition in claimed.partitions(at: boundaries) {
-                guard try await Self.insert(try Self.binds(partition), on: connection) else {
+                guard try await SQLiteWriter.insert(try Self.binds(partition), keyed: false, on: connection) else {
                     throw HeraldError.conflict("a notification with id '\(partition.id)' exists")
                 }
             }
@@ -214,7 +178,7 @@ extension SQLiteStore {
     public func notification(id: String) async throws -> NotificationRecord? {
         let rows = try await read { connection in
             try await connection.query(
-                "SELECT \(Self.columns) FROM notifications WHERE (id = ?1 AND part_of IS NULL) OR part_of = ?1",
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE (id = ?1 AND part_of IS NULL) OR part_of = ?1",
                 [.text(id)]
             )
         }
@@ -316,7 +280,7 @@ extension SQLiteStore {
                 let placeholders = TagConditionSQL.placeholders(ids.count)
                 let rows = try await connection.query(
                     """
-                    SELECT \(Self.columns), lease_owner, lease_until FROM notifications
+                    SELECT \(Self.notificationColumns), lease_owner, lease_until FROM notifications
                     WHERE (id IN (\(placeholders)) AND part_of IS NULL) OR part_of IN (\(placeholders))
                     """,
                     (ids + ids).map { .text($0) }
@@ -335,7 +299,7 @@ extension SQLiteStore {
         let rows = try await read { connection in
             try await connection.query(
                 """
-                SELECT \(Self.columns), lease_owner, lease_until FROM notifications WHERE state IN (?, ?)
+                SELECT \(Self.notificationColumns), lease_owner, lease_until FROM notifications WHERE state IN (?, ?)
                 ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT ?
                 """,
                 [.text(NotificationState.enqueued.rawValue), .text(NotificationState.processing.rawValue), .integer(limit)]

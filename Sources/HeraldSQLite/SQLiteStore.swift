@@ -308,6 +308,11 @@ public final class SQLiteStore: HeraldStore {
         await writer.queuedUpsertsForTesting
     }
 
+    /// How many notification enqueues wait for a batch. For tests.
+    package func queuedEnqueuesForTesting() async -> Int {
+        await writer.queuedEnqueuesForTesting
+    }
+
     /// Runs SQL statements on the file at `path` (created if missing) with a connection of
     /// its own, outside any store: no migration, no pragma. For tests that build a file as an
     /// older Herald left it.

@@ -7,11 +7,11 @@ import HeraldStore
 /// The one connection that writes, and the order in which writes reach it.
 ///
 /// Transactions run one at a time (`BEGIN IMMEDIATE … COMMIT`, `ROLLBACK` on error), in
-/// the order they asked. Registration upserts are group-committed: those that arrive while
-/// a transaction runs wait, and the first of them to get the connection applies all of
-/// them in one transaction, with one multi-row statement per 500 rows. Every SQLite call
-/// is a hop to a thread pool; batching keeps that to about three hops per batch instead of
-/// three per upsert.
+/// the order they asked. Registration and installation upserts and notification enqueues are
+/// group-committed: those that arrive while a transaction runs wait, and the first of them to
+/// get the connection applies all of them in one transaction (upserts with one multi-row
+/// statement per 500 rows). Every SQLite call is a hop to a thread pool, and every commit
+/// writes its pages to the log; batching shares both among the writes of a batch.
 actor SQLiteWriter {
     struct UpsertRequest: Sendable {
         var row: RegistrationRow
@@ -27,6 +27,7 @@ actor SQLiteWriter {
 
     private var upserts = GroupCommitQueue<UpsertRequest, Registration>()
     var installationUpserts = GroupCommitQueue<InstallationRequest, Installation>()
+    var notificationEnqueues = GroupCommitQueue<EnqueueRequest, Enqueued>()
 
     init(connection: SQLiteConnection, logger: Logger) {
         self.connection = connection
@@ -121,6 +122,9 @@ actor SQLiteWriter {
 
     /// How many registration upserts wait for a batch. For tests.
     package var queuedUpsertsForTesting: Int { upserts.count }
+
+    /// How many notification enqueues wait for a batch. For tests.
+    package var queuedEnqueuesForTesting: Int { notificationEnqueues.count }
 
     /// Applies `batch` in one transaction; one result per request, in order. A condition that
     /// does not hold fails only its request (before it wrote anything); an SQLite error fails

@@ -105,6 +105,47 @@ struct SQLiteStoreLifecycleTests {
         try await store.close()
     }
 
+    /// Sends that queue while the writer is busy are inserted in one batch, in order: of two
+    /// under one key, the first is stored and the second answered with it (a replay), and a
+    /// taken id fails only its own send.
+    @Test func notificationsQueuedBehindAWriteAreEnqueuedTogetherEachWithItsOwnAnswer() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
+        try await store.enqueueNotification(NotificationRecord(id: "taken", tagExpression: nil, payloads: []))
+        let (inside, insideContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await store.executeForTesting("SELECT 1") {
+                insideContinuation.yield()
+                var waiting = release.makeAsyncIterator()
+                await waiting.next()
+            }
+        }
+        var iterator = inside.makeAsyncIterator()
+        await iterator.next()
+        let key = try IdempotencyKey("order-7", scope: IdempotencyKey.hubScope, digest: "same", retention: .seconds(3600))
+        let first = Task { try await store.enqueueNotification(NotificationRecord(id: "first", tagExpression: nil, payloads: []), idempotencyKey: key) }
+        while await store.queuedEnqueuesForTesting() < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let repeated = Task { try await store.enqueueNotification(NotificationRecord(id: "repeat", tagExpression: nil, payloads: []), idempotencyKey: key) }
+        while await store.queuedEnqueuesForTesting() < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        let plain = Task { try await store.enqueueNotification(NotificationRecord(id: "plain", tagExpression: nil, payloads: [])) }
+        let clash = Task { try await store.enqueueNotification(NotificationRecord(id: "taken", tagExpression: nil, payloads: [])) }
+        while await store.queuedEnqueuesForTesting() < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        releaseContinuation.yield()
+        try await holder.value
+
+        #expect(try await first.value == nil, "the first under the key is stored")
+        #expect(try await repeated.value?.notificationID == "first", "the second is answered with the first")
+        try await plain.value
+        await #expect(throws: HeraldError.self) { try await clash.value }
+        #expect(try await store.notification(id: "first") != nil)
+        #expect(try await store.notification(id: "plain") != nil)
+        #expect(try await store.notification(id: "repeat") == nil)
+        #expect(await store.queuedEnqueuesForTesting() == 0)
+        try await store.close()
+    }
+
     @Test func aSecondStoreOnTheSameFileSeesCommittedWrites() async throws {
         // What a crash leaves behind is what another process opening the file sees: every
         // write that returned is committed to the file (the WAL), not held in memory.
