@@ -134,6 +134,8 @@ extension Bench {
                 }
                 let took = (ContinuousClock.now - started).seconds
                 say(String(format: "  %.0f/s", Double(perRound) / max(took, 0.001)))
+                // The next round starts with nothing left to deliver, as this one did.
+                try await drainQueue(runtime, hub: "bench")
                 seconds[keyed, default: 0] += took
                 sent[keyed, default: 0] += perRound
             }
@@ -141,6 +143,17 @@ extension Bench {
             let keyed = Double(sent[true] ?? 0) / max(seconds[true] ?? 0, 0.001)
             say(String(format: "  %.0f sends/s without a key, %.0f/s each under a key (%.0f%%)", plain, keyed, keyed / max(plain, 1) * 100))
             return (plain, keyed)
+        }
+    }
+
+    /// Waits (up to a minute) until the hub's workers have delivered everything it accepted.
+    static func drainQueue(_ runtime: HeraldRuntime, hub name: String) async throws {
+        guard let hub = try await runtime.registry.hub(named: name) else { return }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let queue = try await hub.queueStatistics()
+            if queue.waiting == 0, queue.processing == 0 { return }
+            try await Task.sleep(for: .milliseconds(50))
         }
     }
 
