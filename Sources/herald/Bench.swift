@@ -35,7 +35,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Installation PUTs through the hub REST API.")
     var installations = 30_000
 
-    @Option(help: "Sends accepted through the hub REST API, half of them under an Idempotency-Key, in alternating rounds, to measure what keys cost (0 skips it).")
+    @Option(help: "Sends accepted through the hub REST API, half of them under an Idempotency-Key, in rounds without and with (after one to warm up), to measure what keys cost (0 skips it).")
     var sends = 8_000
 
     @Option(help: "Concurrent HTTP connections for the upsert, installation and send tests.")
