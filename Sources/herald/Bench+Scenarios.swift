@@ -115,15 +115,16 @@ extension Bench {
     /// table that grows from round to round favours neither.
     static func sendAcceptance(
         _ store: BenchStore, count: Int, connections: Int, logger: Logger
-    ) async throws -> (plain: Double, keyed: Double) {
+    ) async throws -> SendAcceptance {
         try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, http, signature in
             let perRound = max(1, count / 8)
-            var seconds: [Bool: Double] = [:], sent: [Bool: Int] = [:]
+            var seconds: [Bool: Double] = [:], sent: [Bool: Int] = [:], cpu: [Bool: Double] = [:]
             let rounds: [Bool?] = [nil, false, true, true, false, false, true, true, false]
             for round in rounds {
                 let keyed = round == true
                 say("sends: \(perRound.formatted()) POST /bench/messages \(keyed ? "each under an Idempotency-Key" : "without a key") over \(connections) connections\(round == nil ? ", to warm up" : "")…")
                 let started = ContinuousClock.now
+                let cpuBefore = try cpuSeconds(of: getpid())
                 _ = try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
                     var headers = [
                         "authorization": signature, "servicebusnotification-format": "apple",
@@ -140,12 +141,30 @@ extension Bench {
                 guard round != nil else { continue }
                 seconds[keyed, default: 0] += took
                 sent[keyed, default: 0] += perRound
+                // This process's CPU (the node, its workers and the load generator) from the
+                // round's first request until its notifications were delivered.
+                cpu[keyed, default: 0] += try cpuSeconds(of: getpid()) - cpuBefore
             }
-            let plain = Double(sent[false] ?? 0) / max(seconds[false] ?? 0, 0.001)
-            let keyed = Double(sent[true] ?? 0) / max(seconds[true] ?? 0, 0.001)
-            say(String(format: "  %.0f sends/s without a key, %.0f/s each under a key (%.0f%%)", plain, keyed, keyed / max(plain, 1) * 100))
-            return (plain, keyed)
+            let result = SendAcceptance(
+                plain: Double(sent[false] ?? 0) / max(seconds[false] ?? 0, 0.001),
+                keyed: Double(sent[true] ?? 0) / max(seconds[true] ?? 0, 0.001),
+                plainCPU: (cpu[false] ?? 0) / Double(max(1, sent[false] ?? 0)),
+                keyedCPU: (cpu[true] ?? 0) / Double(max(1, sent[true] ?? 0))
+            )
+            say(String(format: "  %.0f sends/s without a key, %.0f/s each under a key (%.0f%%)", result.plain, result.keyed, result.keyed / max(result.plain, 1) * 100))
+            say(String(format: "  CPU per send (node, workers and load generator): %.0f µs without a key, %.0f µs under a key (%+.0f%%)",
+                result.plainCPU * 1e6, result.keyedCPU * 1e6, (result.keyedCPU / max(result.plainCPU, 1e-9) - 1) * 100))
+            return result
         }
+    }
+
+    /// What ``sendAcceptance(_:count:connections:logger:)`` measured: sends a second, and CPU
+    /// seconds a send, without and with an Idempotency-Key.
+    struct SendAcceptance: Sendable {
+        var plain: Double
+        var keyed: Double
+        var plainCPU: Double
+        var keyedCPU: Double
     }
 
     /// Waits (up to a minute) until the hub's workers have delivered everything it accepted.

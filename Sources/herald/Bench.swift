@@ -170,6 +170,8 @@ struct Bench: AsyncParsableCommand {
             }) {
                 summary.add("sends accepted, POST /{hub}/messages", store, accepted.plain, unit: "/s", target: "–")
                 summary.add("… each under an Idempotency-Key", store, accepted.keyed, unit: "/s", target: "≥ 95% of the row above")
+                summary.add("CPU per send accepted and delivered", store, accepted.plainCPU * 1e6, unit: " µs", target: "–")
+                summary.add("… each under an Idempotency-Key (CPU)", store, accepted.keyedCPU * 1e6, unit: " µs", target: "≤ 105% of the row above")
             }
             if consoleDevices > 0, let measured = await summary.attempt("console pages on \(store.name)", on: store, {
                 try await Self.consoleReads(store, devices: consoleDevices, logger: logger)
