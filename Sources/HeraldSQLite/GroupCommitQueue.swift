@@ -3,8 +3,9 @@
 ///
 /// A caller enqueues its request and takes the lock. If, by then, a batch started by another
 /// caller has applied it, its result is waiting; otherwise the caller applies everything queued
-/// (its own request and those behind it) and hands the others their results.
-struct GroupCommitQueue<Request: Sendable, Value: Sendable> {
+/// (its own request and those behind it) and hands the others their results
+/// (``SQLiteWriter/groupCommitted(_:in:apply:)``). Owned by the writer, and used only on it.
+final class GroupCommitQueue<Request: Sendable, Value: Sendable> {
     struct Ticket: Hashable { fileprivate let number: Int }
 
     private var next = 0
@@ -15,7 +16,7 @@ struct GroupCommitQueue<Request: Sendable, Value: Sendable> {
     var count: Int { pending.count }
 
     /// Queues `request`; the ticket that claims its result.
-    mutating func enqueue(_ request: Request) -> Ticket {
+    func enqueue(_ request: Request) -> Ticket {
         let ticket = Ticket(number: next)
         next &+= 1
         pending.append((ticket, request))
@@ -23,19 +24,19 @@ struct GroupCommitQueue<Request: Sendable, Value: Sendable> {
     }
 
     /// The result of `ticket`'s request if another caller's batch has applied it.
-    mutating func takeResult(_ ticket: Ticket) -> Result<Value, any Error>? {
+    func takeResult(_ ticket: Ticket) -> Result<Value, any Error>? {
         finished.removeValue(forKey: ticket)
     }
 
     /// Everything queued, taken off the queue, for the caller to apply.
-    mutating func takeBatch() -> [(ticket: Ticket, request: Request)] {
+    func takeBatch() -> [(ticket: Ticket, request: Request)] {
         defer { pending.removeAll(keepingCapacity: true) }
         return pending
     }
 
     /// Keeps the results of `batch` (one per request, in order) for their callers and returns
     /// `ticket`'s.
-    mutating func finish(
+    func finish(
         _ batch: [(ticket: Ticket, request: Request)],
         with results: [Result<Value, any Error>],
         returning ticket: Ticket

@@ -16,14 +16,9 @@ extension SQLiteWriter {
     /// Creates or replaces `installation` and makes its registrations those it expands into
     /// (see ``InstallationStore/upsertInstallation(_:ifVersion:)``).
     func upsertInstallation(_ installation: Installation, ifVersion: Int?, now: Date) async throws -> Installation {
-        let ticket = installationUpserts.enqueue(InstallationRequest(installation: installation, ifVersion: ifVersion, now: now))
-        await lock()
-        defer { unlock() }
-        if let result = installationUpserts.takeResult(ticket) { return try result.get() }
-        let batch = installationUpserts.takeBatch()
-        let requests = batch.map(\.request)
-        let results = await applyingBatch { writer in await writer.applyInstallations(requests) }
-        return try installationUpserts.finish(batch, with: results, returning: ticket).get()
+        try await groupCommitted(InstallationRequest(installation: installation, ifVersion: ifVersion, now: now), in: installationUpserts) {
+            writer, batch in await writer.applyInstallations(batch)
+        }
     }
 
     /// Applies `batch` in one transaction; one result per request, in order. A version that does

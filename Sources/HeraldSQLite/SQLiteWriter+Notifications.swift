@@ -24,14 +24,7 @@ extension SQLiteWriter {
     /// Inserts a notification unless its id, or its idempotency key, is taken (see
     /// ``SQLiteStore/enqueueNotification(_:idempotencyKey:)``).
     func enqueueNotification(_ request: EnqueueRequest) async throws -> Enqueued {
-        let ticket = notificationEnqueues.enqueue(request)
-        await lock()
-        defer { unlock() }
-        if let result = notificationEnqueues.takeResult(ticket) { return try result.get() }
-        let batch = notificationEnqueues.takeBatch()
-        let requests = batch.map(\.request)
-        let results = await applyingBatch { writer in await writer.applyEnqueues(requests) }
-        return try notificationEnqueues.finish(batch, with: results, returning: ticket).get()
+        try await groupCommitted(request, in: notificationEnqueues) { writer, batch in await writer.applyEnqueues(batch) }
     }
 
     /// Applies `batch` in one transaction, in order (a request sees the rows and keys of those

@@ -25,9 +25,9 @@ actor SQLiteWriter {
     private var lockWaiters: [CheckedContinuation<Void, Never>] = []
     private var lockWaitersHead = 0
 
-    private var upserts = GroupCommitQueue<UpsertRequest, Registration>()
-    var installationUpserts = GroupCommitQueue<InstallationRequest, Installation>()
-    var notificationEnqueues = GroupCommitQueue<EnqueueRequest, Enqueued>()
+    private let upserts = GroupCommitQueue<UpsertRequest, Registration>()
+    let installationUpserts = GroupCommitQueue<InstallationRequest, Installation>()
+    let notificationEnqueues = GroupCommitQueue<EnqueueRequest, Enqueued>()
 
     init(connection: SQLiteConnection, logger: Logger) {
         self.connection = connection
@@ -98,15 +98,28 @@ actor SQLiteWriter {
 
     /// Creates or replaces a registration (see ``RegistrationStore/upsertRegistration(_:when:)``).
     func upsert(_ row: RegistrationRow, when condition: RegistrationCondition) async throws -> Registration {
-        let ticket = upserts.enqueue(UpsertRequest(row: row, condition: condition))
+        try await groupCommitted(UpsertRequest(row: row, condition: condition), in: upserts) { writer, batch in
+            await writer.applyUpserts(batch)
+        }
+    }
+
+    /// Queues `request` in `queue` and returns its result: applied by the batch of another
+    /// caller that took the lock first, or else in a batch this caller applies, with `apply`,
+    /// together with every request queued behind it.
+    func groupCommitted<Request, Value>(
+        _ request: Request,
+        in queue: GroupCommitQueue<Request, Value>,
+        apply: @escaping @Sendable (isolated SQLiteWriter, [Request]) async -> [Result<Value, any Error>]
+    ) async throws -> Value {
+        let ticket = queue.enqueue(request)
         await lock()
         defer { unlock() }
-        if let result = upserts.takeResult(ticket) { return try result.get() }
+        if let result = queue.takeResult(ticket) { return try result.get() }
         // Nobody has applied this request yet: apply it with everything queued behind it.
-        let batch = upserts.takeBatch()
+        let batch = queue.takeBatch()
         let requests = batch.map(\.request)
-        let results = await applyingBatch { writer in await writer.applyUpserts(requests) }
-        return try upserts.finish(batch, with: results, returning: ticket).get()
+        let results = await applyingBatch { writer in await apply(writer, requests) }
+        return try queue.finish(batch, with: results, returning: ticket).get()
     }
 
     /// Runs `apply`, a batch's transaction, in a task of its own and waits for it. The batch

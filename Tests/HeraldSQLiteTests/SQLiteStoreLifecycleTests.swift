@@ -75,24 +75,14 @@ struct SQLiteStoreLifecycleTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
-        let (inside, insideContinuation) = AsyncStream<Void>.makeStream()
-        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
-        let holder = Task {
-            try await store.executeForTesting("SELECT 1") {
-                insideContinuation.yield()
-                var waiting = release.makeAsyncIterator()
-                await waiting.next()
+        let writes = try await Self.holdingTheWriter(of: store) {
+            let writes = (1...3).map { index in
+                Task { try await store.upsertRegistration(.sample(id: "r\(index)", tags: ["t"]), ifVersion: nil) }
             }
+            while await store.queuedUpsertsForTesting() < writes.count { try await Task.sleep(for: .milliseconds(5)) }
+            for write in writes { write.cancel() }
+            return writes
         }
-        var iterator = inside.makeAsyncIterator()
-        await iterator.next()
-        let writes = (1...3).map { index in
-            Task { try await store.upsertRegistration(.sample(id: "r\(index)", tags: ["t"]), ifVersion: nil) }
-        }
-        while await store.queuedUpsertsForTesting() < writes.count { try await Task.sleep(for: .milliseconds(5)) }
-        for write in writes { write.cancel() }
-        releaseContinuation.yield()
-        try await holder.value
         for (index, write) in writes.enumerated() {
             do {
                 let stored = try await write.value
@@ -113,6 +103,32 @@ struct SQLiteStoreLifecycleTests {
         defer { directory.remove() }
         let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
         try await store.enqueueNotification(NotificationRecord(id: "taken", tagExpression: nil, payloads: []))
+        let (first, repeated, plain, clash) = try await Self.holdingTheWriter(of: store) {
+            let key = try IdempotencyKey("order-7", scope: IdempotencyKey.hubScope, digest: "same", retention: .seconds(3600))
+            let first = Task { try await store.enqueueNotification(NotificationRecord(id: "first", tagExpression: nil, payloads: []), idempotencyKey: key) }
+            while await store.queuedEnqueuesForTesting() < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            let repeated = Task { try await store.enqueueNotification(NotificationRecord(id: "repeat", tagExpression: nil, payloads: []), idempotencyKey: key) }
+            while await store.queuedEnqueuesForTesting() < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            let plain = Task { try await store.enqueueNotification(NotificationRecord(id: "plain", tagExpression: nil, payloads: [])) }
+            let clash = Task { try await store.enqueueNotification(NotificationRecord(id: "taken", tagExpression: nil, payloads: [])) }
+            while await store.queuedEnqueuesForTesting() < 4 { try await Task.sleep(for: .milliseconds(5)) }
+            return (first, repeated, plain, clash)
+        }
+
+        #expect(try await first.value == nil, "the first under the key is stored")
+        #expect(try await repeated.value?.notificationID == "first", "the second is answered with the first")
+        try await plain.value
+        await #expect(throws: HeraldError.self) { try await clash.value }
+        #expect(try await store.notification(id: "first") != nil)
+        #expect(try await store.notification(id: "plain") != nil)
+        #expect(try await store.notification(id: "repeat") == nil)
+        #expect(await store.queuedEnqueuesForTesting() == 0)
+        try await store.close()
+    }
+
+    /// Holds `store`'s writer in a transaction while `queue` starts writes, which wait for it,
+    /// then lets it go and waits for its transaction to end; returns what `queue` returned.
+    static func holdingTheWriter<T>(of store: SQLiteStore, while queue: () async throws -> T) async throws -> T {
         let (inside, insideContinuation) = AsyncStream<Void>.makeStream()
         let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
         let holder = Task {
@@ -124,26 +140,10 @@ struct SQLiteStoreLifecycleTests {
         }
         var iterator = inside.makeAsyncIterator()
         await iterator.next()
-        let key = try IdempotencyKey("order-7", scope: IdempotencyKey.hubScope, digest: "same", retention: .seconds(3600))
-        let first = Task { try await store.enqueueNotification(NotificationRecord(id: "first", tagExpression: nil, payloads: []), idempotencyKey: key) }
-        while await store.queuedEnqueuesForTesting() < 1 { try await Task.sleep(for: .milliseconds(5)) }
-        let repeated = Task { try await store.enqueueNotification(NotificationRecord(id: "repeat", tagExpression: nil, payloads: []), idempotencyKey: key) }
-        while await store.queuedEnqueuesForTesting() < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        let plain = Task { try await store.enqueueNotification(NotificationRecord(id: "plain", tagExpression: nil, payloads: [])) }
-        let clash = Task { try await store.enqueueNotification(NotificationRecord(id: "taken", tagExpression: nil, payloads: [])) }
-        while await store.queuedEnqueuesForTesting() < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        let queued = try await queue()
         releaseContinuation.yield()
         try await holder.value
-
-        #expect(try await first.value == nil, "the first under the key is stored")
-        #expect(try await repeated.value?.notificationID == "first", "the second is answered with the first")
-        try await plain.value
-        await #expect(throws: HeraldError.self) { try await clash.value }
-        #expect(try await store.notification(id: "first") != nil)
-        #expect(try await store.notification(id: "plain") != nil)
-        #expect(try await store.notification(id: "repeat") == nil)
-        #expect(await store.queuedEnqueuesForTesting() == 0)
-        try await store.close()
+        return queued
     }
 
     @Test func aSecondStoreOnTheSameFileSeesCommittedWrites() async throws {
