@@ -521,6 +521,20 @@ struct SQLiteMigration: Sendable {
                 "ALTER TABLE notifications ADD COLUMN spread_seconds INTEGER",
             ]
         ),
+        SQLiteMigration(
+            version: 15,
+            name: "notifications claimed in the order they are due",
+            statements: [
+                // A worker claims the notification due first, of each claimable state: with
+                // this index one entry, where before it sorted every waiting notification for
+                // each claim (a backlog of N cost N² to drain). Only notifications a worker may
+                // claim are in it; a claim names the same states so that SQLite uses it.
+                """
+                CREATE INDEX notifications_due ON notifications (state, coalesce(scheduled_at, enqueued_at), id)
+                    WHERE state IN ('Enqueued', 'Processing', 'Scheduled')
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

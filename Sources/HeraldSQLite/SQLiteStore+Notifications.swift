@@ -83,16 +83,7 @@ extension SQLiteStore {
         let leaseUntil = nowMs.addingReportingOverflow(max(0, lease.storeMilliseconds)).partialValue
         let rows = try await write { connection in
             try await connection.query(
-                """
-                UPDATE notifications SET state = ?1, started_at = coalesce(started_at, ?3), lease_until = ?4, lease_owner = ?6
-                WHERE id = (
-                    SELECT id FROM notifications
-                    WHERE state IN (?1, ?2, ?5)
-                        AND (state = ?2 OR (state = ?1 AND lease_until < ?3) OR (state = ?5 AND scheduled_at <= ?3))
-                    ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT 1
-                )
-                RETURNING \(Self.notificationColumns)
-                """,
+                Self.claimStatement,
                 [
                     .text(NotificationState.processing.rawValue), .text(NotificationState.enqueued.rawValue),
                     .integer(nowMs), .integer(leaseUntil), .text(NotificationState.scheduled.rawValue), .text(owner),
@@ -100,6 +91,41 @@ extension SQLiteStore {
             )
         }
         return try rows.first.map(NotificationRecord.init(stored:))
+    }
+
+    /// Claims the notification due first: enqueued, processing under a lease that ended, or
+    /// scheduled for no later than now (`?1` processing, `?2` enqueued, `?3` now, `?4` the new
+    /// lease's end, `?5` scheduled, `?6` the new owner).
+    static let claimStatement = """
+        UPDATE notifications SET state = ?1, started_at = coalesce(started_at, ?3), lease_until = ?4, lease_owner = ?6
+        WHERE id = (
+            SELECT id FROM (
+                \(firstDue("state = ?2"))
+                UNION ALL
+                \(firstDue("state = ?1 AND lease_until < ?3"))
+                UNION ALL
+                \(firstDue("state = ?5 AND coalesce(scheduled_at, enqueued_at) <= ?3"))
+            ) ORDER BY due, id LIMIT 1
+        )
+        RETURNING \(notificationColumns)
+        """
+
+    /// How SQLite runs a claim (`EXPLAIN QUERY PLAN`'s details). For tests.
+    package func claimPlanForTesting() async throws -> [String] {
+        try await read { connection in
+            try await connection.query("EXPLAIN QUERY PLAN \(Self.claimStatement)", [.text(""), .text(""), .integer(0), .integer(0), .text(""), .text("")])
+        }.compactMap { $0.column("detail")?.string }
+    }
+
+    /// The id and due time of the notification due first among those `condition` selects, read
+    /// from the index of claimable notifications (`notifications_due`, whose states the query
+    /// names so that SQLite may use it): one index entry, however many wait.
+    private static func firstDue(_ condition: String) -> String {
+        """
+        SELECT * FROM (SELECT id, coalesce(scheduled_at, enqueued_at) AS due FROM notifications
+            WHERE state IN ('Enqueued', 'Processing', 'Scheduled') AND \(condition)
+            ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT 1)
+        """
     }
 
     /// Records progress while `owner` holds the lease (see the protocol).

@@ -15,7 +15,7 @@ struct SQLiteStoreLifecycleTests {
         let path = directory.databasePath
 
         let first = try await SQLiteStore.open(path: path, logger: testLogger, now: { clock.now })
-        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
         let registration = try await first.upsertRegistration(.sample(id: "r1", platform: .webpush, tags: ["keep"], owner: "alice"), ifVersion: nil)
         try await first.reserveRegistrationID("reserved", owner: "alice", ttl: .seconds(600))
         try await first.createAccount(Account(username: "alice", passwordHash: "$2b$12$hash", createdAt: clock.now))
@@ -126,6 +126,30 @@ struct SQLiteStoreLifecycleTests {
         try await store.close()
     }
 
+    /// A worker's claim reads the first entry of the index of claimable notifications for each
+    /// state: it sorts nothing, so a backlog of waiting notifications costs each claim the same
+    /// (before, a claim sorted every waiting notification, and a backlog of N cost N² to drain).
+    @Test func aClaimReadsTheIndexInTheOrderNotificationsAreDueAndSortsNothing() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await SQLiteStore.open(path: directory.databasePath, logger: testLogger)
+        let start = Date()
+        for index in 0..<300 {
+            try await store.enqueueNotification(
+                NotificationRecord(id: String(format: "n%03d", index), tagExpression: nil, payloads: [], enqueuedAt: start.addingTimeInterval(Double(index))))
+        }
+        try await store.executeForTesting("ANALYZE")
+        let plan = try await store.claimPlanForTesting()
+        #expect(plan.filter { $0.contains("INDEX notifications_due") }.count == 3, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN notifications") }, "\(plan)")
+        #expect(plan.filter { $0.contains("TEMP B-TREE") }.count <= 1, "only the three first entries are sorted: \(plan)")
+        // And the claims come in the order the notifications were accepted.
+        let first = try await store.claimNotification(now: start.addingTimeInterval(600), lease: .seconds(30), owner: "w")
+        let second = try await store.claimNotification(now: start.addingTimeInterval(600), lease: .seconds(30), owner: "w")
+        #expect(first?.id == "n000" && second?.id == "n001")
+        try await store.close()
+    }
+
     /// Holds `store`'s writer in a transaction while `queue` starts writes, which wait for it,
     /// then lets it go and waits for its transaction to end; returns what `queue` returned.
     static func holdingTheWriter<T>(of store: SQLiteStore, while queue: () async throws -> T) async throws -> T {
@@ -172,11 +196,11 @@ struct SQLiteStoreLifecycleTests {
         let path = directory.databasePath
 
         let first = try await SQLiteStore.open(path: path, logger: testLogger)
-        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
         try await first.close()
         let second = try await SQLiteStore.open(path: path, logger: testLogger)
         #expect(second.appliedMigrations.isEmpty)
-        #expect(try await second.integerForTesting("SELECT count(*) FROM schema_migrations") == 14)
+        #expect(try await second.integerForTesting("SELECT count(*) FROM schema_migrations") == 15)
         // As if a newer Herald had migrated the file.
         try await second.executeForTesting("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from the future', 0)")
         try await second.close()
