@@ -168,14 +168,18 @@ extension Bench {
     }
 
     /// Waits (up to a minute) until the hub's workers have delivered everything it accepted.
+    /// A round that is not drained by then would meet the next one's: the bench stops.
     static func drainQueue(_ runtime: HeraldRuntime, hub name: String) async throws {
-        guard let hub = try await runtime.registry.hub(named: name) else { return }
+        guard let hub = try await runtime.registry.hub(named: name) else {
+            throw ValidationError("the bench's hub '\(name)' is not open")
+        }
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             let queue = try await hub.queueStatistics()
             if queue.waiting == 0, queue.processing == 0 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
+        throw ValidationError("the hub's workers did not deliver a round's notifications within a minute")
     }
 
     /// Runs `body` with a new hub, `bench`, served over HTTP (see ``withServer(_:connections:logger:_:)``)

@@ -14,7 +14,8 @@ struct HubSpreadTests {
             target: .tags(try HubEngine.tags(tags)), content: .native([payload]), options: .init(spread: .seconds(seconds)))
     }
 
-    /// The sends the provider got by `after` since `start`, sampled while delivery runs.
+    /// How many sends the APNs provider had got at each of `offsets` after delivery began, and
+    /// how long `deliver` took.
     static func sampled(_ f: HubFixture, at offsets: [Duration], while deliver: @escaping @Sendable () async throws -> Void) async throws
         -> (samples: [Int], elapsed: Duration)
     {
@@ -79,6 +80,21 @@ struct HubSpreadTests {
             #expect(finished.state == .completed)
             #expect(finished.counts.total(.success) == 20)
             #expect(f.apns.sent.count == 20 && Set(f.apns.sent.map(\.handle)).count == 20, "no device sent twice")
+        }
+    }
+
+    /// A direct send is paced by its own devices (no registration is counted).
+    @Test func aDirectSendIsSpreadOverItsDevices() async throws {
+        try await HubFixture.with(platforms: [.apns]) { f in
+            let targets = (0..<10).map { DirectTarget(platform: .apns, handle: apnsToken($0)) }
+            let request = SendRequest(target: .devices(targets), content: .native([Self.payload]), options: .init(spread: .seconds(2)))
+            let record = try await f.hub.send(request).record
+            let hub = f.hub
+            let (samples, elapsed) = try await Self.sampled(f, at: [.milliseconds(1000)]) { _ = try await hub.deliverNext() }
+            // 10 over 2 s: one every 0.2 s, the last due at 1.8 s.
+            #expect(elapsed >= .milliseconds(1600), "10 devices spread over 2 s took \(elapsed)")
+            #expect((3...8).contains(samples[0]), "about half of them by half of the spread, not \(samples[0])")
+            #expect(try await f.stored(record.id).counts.total(.success) == 10)
         }
     }
 
