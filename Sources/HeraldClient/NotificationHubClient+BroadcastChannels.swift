@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import HeraldCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -14,6 +14,19 @@ extension NotificationHubClient {
         public var id: String
         /// 0: APNs stores no message for an offline device; 1: it stores the most recent one.
         public var messageStoragePolicy: Int
+    }
+
+    /// A broadcast as a channel's history lists it.
+    public struct ChannelBroadcast: Sendable, Hashable, Decodable {
+        /// The notification's id, for ``NotificationHubClient/notificationDetails(id:)``.
+        public var id: String
+        /// `Completed` once APNs answered.
+        public var state: String
+        public var enqueuedTime: Date
+        public var endTime: Date?
+        /// What APNs answered the one request, as a notification's outcomes name it
+        /// (`Success`, `InvalidNotificationFormat`, …).
+        public var outcome: String?
     }
 
     /// Creates a broadcast channel. Needs the Manage right.
@@ -43,6 +56,20 @@ extension NotificationHubClient {
     /// the Manage right.
     public func deleteBroadcastChannel(id: String) async throws {
         try await perform(makeRequest("DELETE", path: ["broadcastchannels", id]), accepted: [204])
+    }
+
+    /// One page of the broadcasts sent to channel `id`, newest first, each with what APNs
+    /// answered. Pass the page's ``Page/continuationToken`` to read older ones. Needs the Send
+    /// right.
+    public func broadcasts(toChannel id: String, top: Int = 100, continuationToken: String? = nil) async throws -> Page<ChannelBroadcast> {
+        struct List: Decodable { var messages: [ChannelBroadcast] }
+        let query = try Self.pageQuery(top: top, continuationToken: continuationToken)
+        let (data, response) = try await perform(makeRequest("GET", path: ["broadcastchannels", id, "messages"], query: query), accepted: [200])
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return Page(
+            items: try decoder.decode(List.self, from: data).messages,
+            continuationToken: response.value(forHTTPHeaderField: "X-MS-ContinuationToken"))
     }
 
     /// Sends a Live Activity update or end to every device subscribed to channel `channelID`,

@@ -37,6 +37,9 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
     /// so that the devices get it evenly over the spread instead of at once. `nil` for as fast
     /// as the budgets allow. A spread notification is not split into partitions.
     public var spread: Duration?
+    /// For a broadcast, the APNs broadcast channel it went to (its id as APNs gave it): one
+    /// request for every device on the channel, no registration consulted. `nil` otherwise.
+    public var broadcastChannel: String?
     public var enqueuedAt: Date
     public var startedAt: Date?
     public var endedAt: Date?
@@ -55,6 +58,7 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         upperBound: String? = nil,
         traceContext: String? = nil,
         spread: Duration? = nil,
+        broadcastChannel: String? = nil,
         enqueuedAt: Date = Date(),
         startedAt: Date? = nil,
         endedAt: Date? = nil
@@ -72,6 +76,7 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
         self.upperBound = upperBound
         self.traceContext = traceContext
         self.spread = spread
+        self.broadcastChannel = broadcastChannel
         self.enqueuedAt = enqueuedAt
         self.startedAt = startedAt
         self.endedAt = endedAt

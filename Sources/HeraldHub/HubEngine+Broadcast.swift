@@ -1,7 +1,7 @@
 import Foundation
 public import HeraldCore
 public import HeraldPush
-import HeraldStore
+public import HeraldStore
 import Logging
 
 extension HubEngine {
@@ -49,8 +49,8 @@ extension HubEngine {
         }
         let started = Date()
         var record = NotificationRecord(
-            id: Self.newNotificationID(), tagExpression: nil, payloads: [payload], state: .processing, enqueuedAt: started,
-            startedAt: started)
+            id: Self.newNotificationID(), tagExpression: nil, payloads: [payload], state: .processing, broadcastChannel: channelID,
+            enqueuedAt: started, startedAt: started)
         let result = await provider.broadcast(notification, channelID: channelID)
         record.counts.add(result.outcome, platform: .apns)
         record.state = .completed
@@ -61,5 +61,14 @@ extension HubEngine {
             "Broadcast to an APNs channel",
             metadata: ["herald.notification.id": "\(record.id)", "herald.outcome": "\(result.outcome.rawValue)"])
         return record
+    }
+
+    /// The broadcasts sent to the channel `channelID` (each with its outcome), newest first,
+    /// a page at a time: strictly older than `cursor`, at most `limit` (capped as the
+    /// console's pages are).
+    public func broadcasts(toChannel channelID: String, before cursor: NotificationHistoryCursor? = nil, limit: Int) async throws
+        -> [NotificationRecord]
+    {
+        try await store.broadcasts(toChannel: channelID, before: cursor, limit: Self.consolePageSize(limit))
     }
 }

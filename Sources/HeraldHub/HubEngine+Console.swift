@@ -51,7 +51,7 @@ extension HubEngine {
         try await store.registrationCountsByPlatform()
     }
 
-    private static func consolePageSize(_ limit: Int) -> Int {
+    static func consolePageSize(_ limit: Int) -> Int {
         min(max(limit, 0), maxConsolePageSize)
     }
 }

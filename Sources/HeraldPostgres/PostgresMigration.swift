@@ -916,6 +916,19 @@ struct PostgresMigration: Sendable {
                 "ALTER TABLE herald.notifications ADD COLUMN spread_seconds bigint",
             ]
         ),
+        PostgresMigration(
+            version: 18,
+            name: "broadcasts kept by their channel",
+            statements: [
+                // The APNs broadcast channel a broadcast went to; NULL for any other send.
+                "ALTER TABLE herald.notifications ADD COLUMN broadcast_channel text",
+                // A channel's sends, newest first.
+                """
+                CREATE INDEX notifications_broadcast_channel ON herald.notifications (hub, broadcast_channel, enqueued_at, id)
+                    WHERE broadcast_channel IS NOT NULL
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

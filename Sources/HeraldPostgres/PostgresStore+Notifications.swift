@@ -6,7 +6,7 @@ public import HeraldStore
 extension PostgresStore {
     private static let notificationColumns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
-        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds
+        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds, broadcast_channel
         """
 
     static func decodeNotification(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationRecord {
@@ -47,7 +47,7 @@ extension PostgresStore {
             \(statement.bind(n.enqueuedAt)), \(statement.bind(n.startedAt)), \(statement.bind(n.endedAt)), \
             \(statement.bind(try n.template.map(StoredJSON.encode))), \(statement.bind(try n.directTargets.map(StoredJSON.encode))), \
             \(statement.bind(n.scheduledAt)), \(statement.bind(n.partOf)), \(statement.bind(n.upperBound)), \(statement.bind(n.traceContext)), \
-            \(statement.bind(n.spread.map { Int($0.components.seconds) }))\(keyValues)) \
+            \(statement.bind(n.spread.map { Int($0.components.seconds) })), \(statement.bind(n.broadcastChannel))\(keyValues)) \
             ON CONFLICT \(conflict) DO NOTHING RETURNING id
             """
         return statement
@@ -276,6 +276,22 @@ extension PostgresStore {
                 .sorted { a, b in a.enqueuedAt != b.enqueuedAt ? a.enqueuedAt > b.enqueuedAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8) }
             return (positions, rows)
         }
+    }
+
+    /// A channel's broadcasts, newest first (see the protocol): a range of the channel's index
+    /// read backwards.
+    public func broadcasts(toChannel channel: String, before cursor: NotificationHistoryCursor?, limit: Int) async throws -> [NotificationRecord] {
+        guard limit > 0 else { return [] }
+        var statement = SQLStatement()
+        statement.sql = """
+            SELECT \(Self.notificationColumns) FROM herald.notifications \
+            WHERE hub = \(statement.bind(hub)) AND broadcast_channel = \(statement.bind(channel))
+            """
+        if let cursor {
+            statement.sql += " AND (enqueued_at, id) < (\(statement.bind(cursor.enqueuedAt.storeMilliseconds)), \(statement.bind(cursor.id)))"
+        }
+        statement.sql += " ORDER BY enqueued_at DESC, id DESC LIMIT \(statement.bind(limit))"
+        return try await query(statement).map(Self.decodeNotification)
     }
 
     /// The queue as it is (see the protocol): the waiting index's enqueued and processing rows,

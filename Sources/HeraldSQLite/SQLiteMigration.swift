@@ -535,6 +535,19 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 16,
+            name: "broadcasts kept by their channel",
+            statements: [
+                // The APNs broadcast channel a broadcast went to; NULL for any other send.
+                "ALTER TABLE notifications ADD COLUMN broadcast_channel TEXT",
+                // A channel's sends, newest first.
+                """
+                CREATE INDEX notifications_broadcast_channel ON notifications (broadcast_channel, enqueued_at, id)
+                    WHERE broadcast_channel IS NOT NULL
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

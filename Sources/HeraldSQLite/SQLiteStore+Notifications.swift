@@ -6,7 +6,7 @@ public import HeraldStore
 extension SQLiteStore {
     static let notificationColumns = """
         id, tag_expression, payloads, state, counts, cursor, enqueued_at, started_at, ended_at, \
-        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds
+        template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds, broadcast_channel
         """
     /// A `?` for each of ``columns``.
     static let notificationPlaceholders = Array(repeating: "?", count: notificationColumns.split(separator: ",").count).joined(separator: ", ")
@@ -71,6 +71,7 @@ extension SQLiteStore {
             SQLiteData(try notification.template.map(StoredJSON.encode)), SQLiteData(try notification.directTargets.map(StoredJSON.encode)),
             SQLiteData(notification.scheduledAt), SQLiteData(notification.partOf), SQLiteData(notification.upperBound),
             SQLiteData(notification.traceContext), SQLiteData(notification.spread.map { Int($0.components.seconds) }),
+            SQLiteData(notification.broadcastChannel),
         ]
     }
 
@@ -316,6 +317,21 @@ extension SQLiteStore {
             let positions = try rows.candidates.map { row in (enqueuedAt: try row.int("enqueued_at"), id: try row.string("id")) }
             return (positions, try rows.rows.map(Self.listing))
         }
+    }
+
+    /// A channel's broadcasts, newest first (see the protocol): a range of the channel's index
+    /// read backwards.
+    public func broadcasts(toChannel channel: String, before cursor: NotificationHistoryCursor?, limit: Int) async throws -> [NotificationRecord] {
+        guard limit > 0 else { return [] }
+        var sql = "SELECT \(Self.notificationColumns) FROM notifications WHERE broadcast_channel = ?"
+        var binds: [SQLiteData] = [.text(channel)]
+        if let cursor {
+            sql += " AND (enqueued_at, id) < (?, ?)"
+            binds += [.integer(cursor.enqueuedAt.storeMilliseconds), .text(cursor.id)]
+        }
+        sql += " ORDER BY enqueued_at DESC, id DESC LIMIT ?"
+        binds.append(.integer(limit))
+        return try await read { [sql, binds] connection in try await connection.query(sql, binds) }.map(NotificationRecord.init(stored:))
     }
 
     /// The queue as it is (see the protocol): the rows in the state index's enqueued and

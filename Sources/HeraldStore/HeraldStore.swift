@@ -359,6 +359,12 @@ public protocol NotificationStore: Sendable {
     /// page reads about a page of rows, however long the history.
     func notificationHistory(states: Set<NotificationState>?, before cursor: NotificationHistoryCursor?, limit: Int) async throws -> [NotificationListing]
 
+    /// One page of the broadcasts sent to the APNs broadcast channel `channel` (those whose
+    /// ``NotificationRecord/broadcastChannel`` it is), newest first by (`enqueuedAt`, `id`)
+    /// descending, strictly after `cursor` in that order. Reads an index of each channel's
+    /// sends: a page reads about a page of rows.
+    func broadcasts(toChannel channel: String, before cursor: NotificationHistoryCursor?, limit: Int) async throws -> [NotificationRecord]
+
     /// The delivery queue as it is, read-only: every row, whole notification or partition,
     /// that is ``NotificationState/enqueued`` or ``NotificationState/processing`` (neither
     /// scheduled nor finished), oldest first in the order workers claim them, at most `limit`.

@@ -1,5 +1,5 @@
 public import Foundation
-import HeraldCore
+public import HeraldCore
 
 /// Where a page of ``NotificationStore/notificationHistory(states:before:limit:)`` ends: the
 /// acceptance time and id of its last notification. The next page holds what is strictly
@@ -15,7 +15,12 @@ public struct NotificationHistoryCursor: Sendable, Hashable {
 
     /// The cursor after `listing`, the last of a page.
     public init(after listing: NotificationListing) {
-        self.init(enqueuedAt: listing.record.enqueuedAt, id: listing.record.id)
+        self.init(after: listing.record)
+    }
+
+    /// The cursor after `record`, the last of a page.
+    public init(after record: NotificationRecord) {
+        self.init(enqueuedAt: record.enqueuedAt, id: record.id)
     }
 
     /// The cursor as an opaque, URL-safe string (base64url, no padding), for a `next` link.

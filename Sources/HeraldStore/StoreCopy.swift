@@ -71,7 +71,7 @@ package enum StoreCopy {
                 ("id", .text), ("tag_expression", .text), ("payloads", .text), ("template", .text), ("direct_targets", .text),
                 ("state", .text), ("counts", .text), ("cursor", .text), ("enqueued_at", .bigint), ("scheduled_at", .bigint),
                 ("started_at", .bigint), ("ended_at", .bigint), ("lease_until", .bigint), ("lease_owner", .text),
-                ("part_of", .text), ("upper_bound", .text), ("trace_context", .text), ("spread_seconds", .bigint), ("idempotency_scope", .text),
+                ("part_of", .text), ("upper_bound", .text), ("trace_context", .text), ("spread_seconds", .bigint), ("broadcast_channel", .text), ("idempotency_scope", .text),
                 ("idempotency_key", .text), ("idempotency_digest", .text), ("idempotency_answer", .text),
                 ("idempotency_expires_at", .bigint),
             ],

@@ -120,6 +120,7 @@ extension NotificationRecord {
             upperBound: try row.optionalString("upper_bound"),
             traceContext: try row.optionalString("trace_context"),
             spread: try row.optionalInt("spread_seconds").map { .seconds($0) },
+            broadcastChannel: try row.optionalString("broadcast_channel"),
             enqueuedAt: try row.date("enqueued_at"),
             startedAt: try row.optionalDate("started_at"),
             endedAt: try row.optionalDate("ended_at")

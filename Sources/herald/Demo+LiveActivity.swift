@@ -79,6 +79,11 @@ extension Demo {
             .liveActivity(event: .update, contentState: .object([("home", .number(1))])), channelID: channel.id)
         line("one broadcast (POST /4/broadcasts/apps/\(topic)): \(try await finished(broadcast))")
         for id in listeners { line("activity \(id.prefix(8))…: \(state(apns.activity(id: id)))") }
+        let history = try await client.broadcasts(toChannel: channel.id).items
+        guard history.map(\.id) == [broadcast], history.first?.outcome == "Success" else {
+            throw DemoError("the channel's history shows \(history.map { "\($0.id) \($0.outcome ?? $0.state)" }), not the one broadcast delivered")
+        }
+        line("the channel's sends (GET /demo/broadcastchannels/{id}/messages): \(broadcast.prefix(8))… Success")
         try await client.deleteBroadcastChannel(id: channel.id)
         line("channel deleted; the hub's channels now: \(try await client.broadcastChannelIDs().count)")
     }

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldPush
+import HeraldStore
 
 extension HubCommand {
     /// `herald hub channels create|list|show|delete`: a hub's APNs broadcast channels.
@@ -110,15 +111,46 @@ extension HubCommand {
         }
 
         struct Show: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Show a broadcast channel's message storage policy.")
+            static let configuration = CommandConfiguration(
+                abstract: "Show a broadcast channel's message storage policy and the hub's last broadcasts to it, with APNs' answers.")
 
             @OptionGroup var channel: ChannelOptions
+
+            @Option(help: "How many of the last broadcasts to show.")
+            var sends = 10
+
+            func validate() throws {
+                guard (0...100).contains(sends) else { throw ValidationError("--sends is 0 to 100") }
+            }
 
             func run() async throws {
                 let policy = try await channel.hub.withProvider { provider throws(HeraldError) in
                     try await provider.channelStoragePolicy(id: channel.id)
                 }
                 print("channel \(channel.id): message storage policy \(policy) (\(policy == 1 ? "the most recent message is stored" : "no storage"))")
+                guard sends > 0 else { return }
+                let configuration = try channel.hub.common.load()
+                let logger = makeLogger("herald", level: configuration.logLevel, format: configuration.logFormat)
+                let recent = try await HubCommand.withStorage(configuration) { storage in
+                    let store = try await storage.openStore(forHub: channel.hub.name, logger: logger)
+                    do {
+                        let recent = try await store.broadcasts(toChannel: channel.id, before: nil, limit: sends)
+                        try await store.close()
+                        return recent
+                    } catch {
+                        try? await store.close()
+                        throw error
+                    }
+                }
+                guard !recent.isEmpty else {
+                    print("no broadcast from hub \(channel.hub.name) to it yet")
+                    return
+                }
+                print("the last \(recent.count) broadcast\(recent.count == 1 ? "" : "s") to it, newest first:")
+                for record in recent {
+                    let outcome = record.counts.counts[.apns]?.first { $0.value > 0 }?.key.rawValue ?? record.state.rawValue
+                    print("  \(record.enqueuedAt.formatted(.iso8601))  \(record.id)  \(outcome)")
+                }
             }
         }
 

@@ -105,6 +105,26 @@ import Testing
                 try await server.send(format: "apple", update, headers: [("apns-channel-id", "dW5rbm93bg==")]))
             let failed = try await server.finishedDetails(unknown)
             #expect(HubAPISendTests.count(failed, "ApnsOutcomeCounts", "InvalidNotificationFormat") == 1)
+
+            // Each channel's sends, newest first with APNs' answer, a page at a time.
+            let segment = channel.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            let firstPage = try await server.wire(.GET, "\(Self.path)/\(segment)/messages?$top=1&\(Self.version)")
+            #expect(firstPage.status == 200, "\(firstPage.text)")
+            let newest = try #require((try firstPage.json() as? [String: Any])?["messages"] as? [[String: Any]])
+            #expect(newest.map { $0["id"] as? String } == [largeSent])
+            #expect(newest.first?["outcome"] as? String == "Success")
+            #expect(newest.first?["state"] as? String == "Completed")
+            #expect((newest.first?["location"] as? String)?.contains("/messages/\(largeSent)") == true)
+            let token = try #require(firstPage.header("X-MS-ContinuationToken"))
+            let rest = try await server.wire(.GET, "\(Self.path)/\(segment)/messages?$top=1&continuationtoken=\(token)&\(Self.version)")
+            #expect(((try rest.json() as? [String: Any])?["messages"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])
+            let unknownSends = try await server.wire(.GET, "\(Self.path)/dW5rbm93bg/messages?\(Self.version)")
+            let unknownPage = try #require((try unknownSends.json() as? [String: Any])?["messages"] as? [[String: Any]])
+            #expect(unknownPage.map { $0["id"] as? String } == [unknown])
+            #expect(unknownPage.first?["outcome"] as? String == "InvalidNotificationFormat")
+            expectHubError(try await server.wire(.GET, "\(Self.path)/\(segment)/messages?continuationtoken=*&\(Self.version)"), 400)
+            expectHubError(try await server.wire(.GET, "\(Self.path)/\(segment)/messages?\(Self.version)", auth: .listen), 403)
         }
     }
 }

@@ -118,6 +118,36 @@ public enum NotificationQueueChecks {
             #expect(claimed.spread == .seconds(600))
         },
 
+        check("aChannelsBroadcastsAreReadNewestFirstAPageAtATime") { store, clock in
+            // Each broadcast keeps its channel; a channel's page holds its own, newest first,
+            // and the next page starts after the last one, also among sends of the same time.
+            func broadcast(_ id: String, _ channel: String) -> NotificationRecord {
+                var record = NotificationQueueChecks.record(id, at: clock.now)
+                record.tagExpression = nil
+                record.state = .completed
+                record.broadcastChannel = channel
+                record.endedAt = clock.now
+                return record
+            }
+            try await store.enqueueNotification(broadcast("b-1", "Y2hhbm5lbC1B"))
+            clock.advance(by: .seconds(1))
+            try await store.enqueueNotification(broadcast("b-2", "Y2hhbm5lbC1C"))
+            try await store.enqueueNotification(NotificationQueueChecks.record("n-tags", at: clock.now))
+            clock.advance(by: .seconds(1))
+            try await store.enqueueNotification(broadcast("b-3", "Y2hhbm5lbC1B"))
+            try await store.enqueueNotification(broadcast("b-4", "Y2hhbm5lbC1B"))
+
+            let first = try await store.broadcasts(toChannel: "Y2hhbm5lbC1B", before: nil, limit: 2)
+            #expect(first.map(\.id) == ["b-4", "b-3"])
+            #expect(first.first?.broadcastChannel == "Y2hhbm5lbC1B")
+            #expect(first.first?.state == .completed)
+            let cursor = NotificationHistoryCursor(after: try #require(first.last))
+            #expect(try await store.broadcasts(toChannel: "Y2hhbm5lbC1B", before: cursor, limit: 2).map(\.id) == ["b-1"])
+            #expect(try await store.broadcasts(toChannel: "Y2hhbm5lbC1C", before: nil, limit: 10).map(\.id) == ["b-2"])
+            #expect(try await store.broadcasts(toChannel: "bm9uZQ==", before: nil, limit: 10).isEmpty)
+            #expect(try await store.notification(id: "n-tags")?.broadcastChannel == nil)
+        },
+
         check("anExpiredLeaseIsReclaimedWithItsProgress") { store, clock in
             try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
             let claimed = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "worker-1"))

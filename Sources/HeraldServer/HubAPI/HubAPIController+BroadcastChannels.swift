@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldPush
+import HeraldStore
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -13,7 +14,11 @@ import Logging
 ///   `{"id", "messageStoragePolicy"}` with its `Location`;
 /// - `GET /{hub}/broadcastchannels` → `{"channels": ["<id>", …]}`;
 /// - `GET /{hub}/broadcastchannels/{id}` → `{"id", "messageStoragePolicy"}`;
-/// - `DELETE /{hub}/broadcastchannels/{id}` → `204`.
+/// - `DELETE /{hub}/broadcastchannels/{id}` → `204`;
+/// - `GET /{hub}/broadcastchannels/{id}/messages?$top=&continuationtoken=` (Send right) → the
+///   broadcasts sent to it, newest first, each with its outcome:
+///   `{"messages": [{"id", "location", "state", "enqueuedTime", "endTime", "outcome"}, …]}`,
+///   and the next page's token in `X-MS-ContinuationToken` while there may be more.
 ///
 /// A channel id is the base64 text APNs gives; in a path, percent-encoded or as base64url.
 /// A broadcast is a send: `POST /{hub}/messages` with `apns-channel-id`.
@@ -25,6 +30,21 @@ extension HubAPIController {
 
     struct BroadcastChannelList: Encodable {
         var channels: [String]
+    }
+
+    /// A broadcast as a channel's history lists it.
+    struct ChannelBroadcastView: Encodable {
+        var id: String
+        var location: String
+        var state: String
+        var enqueuedTime: Date
+        var endTime: Date?
+        /// What APNs answered the one request, as a notification's outcomes name it.
+        var outcome: String?
+    }
+
+    struct ChannelBroadcastList: Encodable {
+        var messages: [ChannelBroadcastView]
     }
 
     @Sendable func createBroadcastChannel(request: Request, context: AppRequestContext) async throws -> Response {
@@ -66,6 +86,30 @@ extension HubAPIController {
         try await hub.apnsProvider().deleteChannel(id: try Self.channelID(context))
         context.logger.info("Broadcast channel deleted", metadata: ["herald.hub": "\(name)"])
         return Response(status: .noContent)
+    }
+
+    @Sendable func listChannelBroadcasts(request: Request, context: AppRequestContext) async throws -> Response {
+        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let id = try Self.channelID(context)
+        let top = try Self.top(request)
+        let cursor = try request.formQuery("continuationtoken").map { token in
+            guard let cursor = NotificationHistoryCursor(token: token) else {
+                throw HeraldError.badRequest("malformed continuationtoken: pass the X-MS-ContinuationToken of the previous page as it is")
+            }
+            return cursor
+        }
+        let page = try await hub.broadcasts(toChannel: id, before: cursor, limit: top)
+        var headers = HTTPFields()
+        if page.count == top, let last = page.last {
+            headers[HTTPField.Name("X-MS-ContinuationToken")!] = NotificationHistoryCursor(after: last).token
+        }
+        let messages = page.map { record in
+            ChannelBroadcastView(
+                id: record.id, location: location(record.id, request: request, hub: name), state: record.state.rawValue,
+                enqueuedTime: record.enqueuedAt, endTime: record.endedAt,
+                outcome: record.counts.counts[.apns]?.first { $0.value > 0 }?.key.rawValue)
+        }
+        return try .json(ChannelBroadcastList(messages: messages), headers: headers)
     }
 
     /// The `{id}` of the path as APNs writes it: percent-decoded, and base64url made base64.

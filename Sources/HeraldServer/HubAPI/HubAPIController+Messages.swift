@@ -202,7 +202,7 @@ extension HubAPIController {
         )
     }
 
-    private func location(_ id: String, request: Request, hub: String) -> String {
+    func location(_ id: String, request: Request, hub: String) -> String {
         "\(hubURL(request, hub: hub))/messages/\(id)?api-version=\(Self.apiVersion)"
     }
 

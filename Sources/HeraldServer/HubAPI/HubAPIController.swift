@@ -76,6 +76,7 @@ public struct HubAPIController: Sendable {
         hub.get("broadcastchannels", use: listBroadcastChannels)
         hub.get("broadcastchannels/{id}", use: getBroadcastChannel)
         hub.delete("broadcastchannels/{id}", use: deleteBroadcastChannel)
+        hub.get("broadcastchannels/{id}/messages", use: listChannelBroadcasts)
         addWebhookRoutes(to: hub)
 
         // What the cloud hub offers on its higher tiers and Herald answers otherwise.
