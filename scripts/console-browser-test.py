@@ -326,6 +326,29 @@ def run(console, node, port, one_time, arguments):
     console.open("/console/hubs/shop/queue")
     check("Delivery queue of shop" in console.text(), "the queue page answers")
     console.shot("queue")
+
+    # A broadcast channel of the app hub (its APNs is the built-in emulator): created, one
+    # broadcast from the form, its send listed with APNs' answer, then deleted.
+    console.open("/console/hubs/app/channels")
+    check("No channel yet" in console.text(), "the app hub has no broadcast channel yet")
+    Select(console.driver.find_element(By.ID, "c-policy")).select_by_value("1")
+    console.click('form[action$="/channels"] button[type=submit]')
+    console.wait("the channel's page", lambda: "The channel is created at APNs." in console.text())
+    check("the most recent message" in console.text(), "the channel keeps the storage policy chosen")
+    console.click('form[action$="/broadcast"] button[type=submit]')
+    console.wait("the broadcast", lambda: "The broadcast is sent" in console.text())
+    check("Success" in console.driver.find_element(By.CSS_SELECTOR, "table.broadcasts").text,
+          "the channel's sends list the broadcast with APNs' answer")
+    console.shot("channel")
+    channel_page = console.driver.current_url.split("?")[0]
+    console.open("/console/hubs/app/channels")
+    check(len(console.driver.find_elements(By.CSS_SELECTOR, "table.channels tbody a")) == 1, "the channel is listed")
+    console.shot("channels")
+    console.driver.get(channel_page)
+    console.click('form[action$="/delete"] button[type=submit]')
+    console.driver.switch_to.alert.accept()
+    console.wait("the deletion", lambda: "The channel is deleted at APNs." in console.text())
+    check("No channel yet" in console.text(), "the deleted channel is gone")
     console.open("/console/hubs/shop")
     console.shot("hub")
     console.open("/console/hubs")
@@ -368,7 +391,8 @@ def run(console, node, port, one_time, arguments):
     console.wait("the hubs page", lambda: console.driver.current_url.endswith("/console/hubs"))
     pages = [("hubs", "/console/hubs"), ("hub", "/console/hubs/shop"), ("devices", "/console/hubs/shop/devices?expression=news"),
              ("device", "/console/hubs/shop/devices/%24installation%3Adevice-00"), ("send", "/console/hubs/shop/send"),
-             ("notifications", "/console/hubs/shop/notifications"), ("queue", "/console/hubs/shop/queue")]
+             ("notifications", "/console/hubs/shop/notifications"), ("queue", "/console/hubs/shop/queue"),
+             ("channels", "/console/hubs/app/channels")]
     for name, path in pages:
         console.open(path)
         console.shot(name)

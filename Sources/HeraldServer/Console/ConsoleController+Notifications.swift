@@ -19,6 +19,7 @@ extension ConsoleController {
     }
 
     private static func target(_ record: NotificationRecord) -> String {
+        if let channel = record.broadcastChannel { return "broadcast channel \(channel)" }
         if record.directTargets != nil { return "direct to handles" }
         return record.tagExpression ?? "every device"
     }

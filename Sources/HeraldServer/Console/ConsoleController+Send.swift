@@ -19,6 +19,47 @@ extension ConsoleController {
         .webpush: #"{"title":"Hello","body":"A test from the Herald console"}"#,
     ]
 
+    /// What the platform menu offers: each push service, and APNs' Live Activity pushes
+    /// (`apns-push-type: liveactivity`, to activities' update or push-to-start tokens).
+    struct SendKind {
+        var value: String
+        var platform: Platform
+        var liveActivity: Bool
+
+        static let all: [SendKind] =
+            Platform.allCases.map { SendKind(value: $0.rawValue, platform: $0, liveActivity: false) }
+            + [SendKind(value: "apns-liveactivity", platform: .apns, liveActivity: true)]
+
+        /// The kind a form names; `400` for one the menu does not offer.
+        init(parsing value: String) throws {
+            if let kind = Self.all.first(where: { $0.value == value }) {
+                self = kind
+            } else {
+                self.init(value: value, platform: try Platform(parsing: value), liveActivity: false)
+            }
+        }
+
+        private init(value: String, platform: Platform, liveActivity: Bool) {
+            self.value = value
+            self.platform = platform
+            self.liveActivity = liveActivity
+        }
+
+        var label: String { liveActivity ? "apns: Live Activity" : platform.rawValue }
+
+        /// A payload to start from.
+        var sample: String {
+            liveActivity ? ConsoleController.sampleBroadcast() : ConsoleController.sampleTemplates[platform] ?? ""
+        }
+
+        /// The payload typed, as the hub API would take it; `400` with the reason otherwise.
+        func payload(_ text: String) throws -> PlatformPayload {
+            var payload = try ConsoleController.payload(platform: platform, text: text)
+            if liveActivity { payload.headers.append(.init(name: "apns-push-type", value: "liveactivity")) }
+            return payload
+        }
+    }
+
     /// When a full send may be scheduled: now, or after one of these.
     static let delays: [(value: String, label: String, seconds: Int)] = [
         ("", "Now", 0), ("300", "In 5 minutes", 300), ("3600", "In an hour", 3600), ("86400", "In a day", 86_400),
@@ -30,20 +71,20 @@ extension ConsoleController {
     }
 
     private func sendValues(_ fields: [String: String]) -> [String: Any] {
-        let chosen = fields["platform"].flatMap(Platform.init(rawValue:)) ?? .apns
+        let chosen = (try? SendKind(parsing: fields["platform"] ?? "")) ?? SendKind.all[0]
         var values: [String: Any] = [
-            "platforms": Platform.allCases.map { platform -> [String: Any] in
+            "platforms": SendKind.all.map { kind -> [String: Any] in
                 [
-                    "value": platform.rawValue, "label": platform.rawValue,
-                    "template": Self.sampleTemplates[platform] ?? "",
-                    "limit": PayloadLimits.limit(for: platform),
-                    "kind": platform == .wns ? "xml" : "json",
-                    "selected": platform == chosen,
+                    "value": kind.value, "label": kind.label,
+                    "template": kind.sample,
+                    "limit": PayloadLimits.limit(for: kind.platform),
+                    "kind": kind.platform == .wns ? "xml" : "json",
+                    "selected": kind.value == chosen.value,
                 ]
             },
             "delays": Self.delays.map { ["value": $0.value, "label": $0.label, "selected": fields["delay"] == $0.value] },
             "expression": fields["expression"] ?? "",
-            "payload": fields["payload"] ?? Self.sampleTemplates[chosen] ?? "",
+            "payload": fields["payload"] ?? chosen.sample,
         ]
         // Set only when there is one: an empty string still opens a Mustache section.
         if let device = fields["device"], !device.isEmpty { values["device"] = device }
@@ -68,8 +109,9 @@ extension ConsoleController {
         }
         do {
             let (_, engine) = try await hub(name)
-            let platform = try Platform(parsing: fields["platform"] ?? "")
-            let payload = try Self.payload(platform: platform, text: fields["payload"] ?? "")
+            let kind = try SendKind(parsing: fields["platform"] ?? "")
+            let platform = kind.platform
+            let payload = try kind.payload(fields["payload"] ?? "")
             let device = fields["target"] == "device" ? fields["device"]?.trimmingCharacters(in: .whitespaces) : nil
             let expressionText = fields["expression"]?.trimmingCharacters(in: .whitespaces) ?? ""
             let tags = expressionText.isEmpty ? nil : try Self.parse(expressionText)
@@ -87,8 +129,8 @@ extension ConsoleController {
                     values["confirm"] = true
                     values["matching"] = matching
                     values["matchingNoun"] = matching == 1 ? "device" : "devices"
-                    values["platform"] = platform.rawValue
-                    values["platformLabel"] = platform.rawValue
+                    values["platform"] = kind.value
+                    values["platformLabel"] = kind.label
                     values["expressionLabel"] = tags?.text ?? "every device"
                     values["delay"] = fields["delay"] ?? ""
                     values["when"] = Self.delays.first { $0.seconds == delay }?.label.lowercased() ?? "now"

@@ -49,6 +49,7 @@ struct ConsoleController {
         addDeviceRoutes(to: signedIn)
         addSendRoutes(to: signedIn)
         addNotificationRoutes(to: signedIn)
+        addChannelRoutes(to: signedIn)
     }
 
     private func asset(_ bytes: [UInt8], type: String) -> Response {
@@ -155,6 +156,9 @@ struct ConsoleController {
         "rotated": "The key is rotated: clients with the old one must get the new connection string.",
         "device-deleted": "The device is deleted.",
         "cancelled": "The scheduled notification is cancelled.",
+        "channel-created": "The channel is created at APNs.",
+        "channel-deleted": "The channel is deleted at APNs.",
+        "broadcast": "The broadcast is sent: APNs' answer is below.",
     ]
 
     func notice(_ request: Request) -> String? {

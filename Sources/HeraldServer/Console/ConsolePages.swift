@@ -37,6 +37,8 @@ struct ConsolePages: Sendable {
             ("notifications", PackageResources.notifications_mustache),
             ("notification", PackageResources.notification_mustache),
             ("queue", PackageResources.queue_mustache),
+            ("channels", PackageResources.channels_mustache),
+            ("channel", PackageResources.channel_mustache),
         ]
         for (name, bytes) in templates {
             try library.register(String(decoding: bytes, as: UTF8.self), named: name)

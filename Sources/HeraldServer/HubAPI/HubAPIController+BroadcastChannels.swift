@@ -65,7 +65,7 @@ extension HubAPIController {
         let id = try await hub.apnsProvider().createChannel(messageStoragePolicy: policy)
         context.logger.info("Broadcast channel created", metadata: ["herald.hub": "\(name)"])
         var headers = HTTPFields()
-        headers[.location] = "\(hubURL(request, hub: name))/broadcastchannels/\(Self.pathComponent(channelID: id))"
+        headers[.location] = "\(hubURL(request, hub: name))/broadcastchannels/\(BroadcastChannelSegment.segment(id))"
         return try .json(BroadcastChannelView(id: id, messageStoragePolicy: policy), status: .created, headers: headers)
     }
 
@@ -112,9 +112,18 @@ extension HubAPIController {
         return try .json(ChannelBroadcastList(messages: messages), headers: headers)
     }
 
-    /// The `{id}` of the path as APNs writes it: percent-decoded, and base64url made base64.
+    /// The `{id}` of the path as APNs writes it (see ``BroadcastChannelSegment``).
     static func channelID(_ context: AppRequestContext) throws -> String {
-        var id = try pathParameter("id", context).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        try BroadcastChannelSegment.channelID(try pathParameter("id", context))
+    }
+}
+
+/// A broadcast channel's id in a URL path: APNs' base64 text as base64url without padding,
+/// and back (a percent-encoded base64 id is read too).
+enum BroadcastChannelSegment {
+    /// The channel id that a path segment names; `400` when it is not base64.
+    static func channelID(_ segment: String) throws -> String {
+        var id = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         if !id.contains("="), id.utf8.count % 4 != 0 { id += String(repeating: "=", count: 4 - id.utf8.count % 4) }
         guard !id.isEmpty, Data(base64Encoded: id) != nil else {
             throw HeraldError.badRequest("a channel id is the base64 text APNs gave when the channel was created")
@@ -123,7 +132,7 @@ extension HubAPIController {
     }
 
     /// A channel id as one path segment: base64url without padding.
-    static func pathComponent(channelID id: String) -> String {
+    static func segment(_ id: String) -> String {
         id.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }

@@ -213,6 +213,73 @@ import Testing
         }
     }
 
+    @Test func aLiveActivityTestSendReachesTheActivity() async throws {
+        try await Self.withConsole { herald, _, browser, _ in
+            let activity = try herald.apns.startActivity(
+                topic: TestHerald.topic, attributesType: "MatchAttributes", contentState: .object([("home", .number(0))]))
+            let token = try #require(activity.updateToken)
+            _ = try await herald.hub.store.upsertRegistration(Registration(id: "match", platform: .apns, handle: token, tags: ["match-7"]), ifVersion: nil)
+            let path = "/console/hubs/\(TestHerald.appHubName)/send"
+            let form = try await browser.get(path)
+            #expect(form.body.contains(#"value="apns-liveactivity""#))
+            #expect(form.body.contains("apns: Live Activity"))
+            let now = Int(Date().timeIntervalSince1970)
+            let update = #"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"home":2}}}"#
+            let sent = try await browser.post(
+                path, ["platform": "apns-liveactivity", "target": "expression", "expression": "match-7", "payload": update, "mode": "test"])
+            #expect(sent.status == .ok)
+            #expect(sent.body.contains("Success"))
+            #expect(herald.apns.activity(id: activity.id)?.contentState?["home"] == .number(2))
+            // Checked as ActivityKit reads it: an update without its content state is refused, and nothing is sent.
+            let bad = try await browser.post(
+                path, ["platform": "apns-liveactivity", "target": "expression", "expression": "match-7",
+                       "payload": #"{"aps":{"timestamp":\#(now + 1),"event":"update"}}"#, "mode": "test"])
+            #expect(bad.status == .badRequest)
+            #expect(bad.body.contains("content-state"))
+            #expect(herald.apns.activity(id: activity.id)?.received.count == 1)
+        }
+    }
+
+    @Test func broadcastChannelsAreCreatedBroadcastToAndDeletedWithTheirSends() async throws {
+        try await Self.withConsole { herald, _, browser, _ in
+            let base = "/console/hubs/\(TestHerald.appHubName)/channels"
+            #expect(try await browser.get(base).body.contains("No channel yet"))
+            let created = try await browser.post(base, ["policy": "1"])
+            let location = try #require(created.location)
+            #expect(location.hasSuffix("?done=channel-created"), "\(created.status) \(created.body.prefix(300))")
+            let channelPath = String(location.prefix { $0 != "?" })
+            var id = String(try #require(channelPath.split(separator: "/").last))
+                .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            id += String(repeating: "=", count: (4 - id.utf8.count % 4) % 4)
+            #expect(try await browser.get(base).body.contains(id))
+            let page = try await browser.get(channelPath)
+            #expect(page.body.contains("APNs stores the most recent message"))
+            #expect(page.body.contains("Nothing was broadcast to it"))
+
+            let listener = try herald.apns.startActivity(
+                topic: TestHerald.topic, attributesType: "MatchAttributes", contentState: .object([("home", .number(0))]), channelID: id)
+            let now = Int(Date().timeIntervalSince1970)
+            let update = #"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"home":3}}}"#
+            let sent = try await browser.post(channelPath + "/broadcast", ["payload": update, "priority": "10"])
+            #expect(sent.location == channelPath + "?done=broadcast")
+            #expect(herald.apns.activity(id: listener.id)?.contentState?["home"] == .number(3))
+            let after = try await browser.get(channelPath)
+            #expect(after.body.contains("Success"))
+            let record = try #require(try await herald.hub.broadcasts(toChannel: id, limit: 10).first)
+            #expect(after.body.contains("/notifications/\(record.id)"))
+            #expect(try await browser.get("/console/hubs/\(TestHerald.appHubName)/notifications/\(record.id)").body.contains("broadcast channel \(id)"))
+            // A start cannot be broadcast: refused, nothing sent.
+            let start = #"{"aps":{"timestamp":\#(now + 1),"event":"start","content-state":{},"attributes-type":"A","attributes":{},"alert":"x"}}"#
+            #expect(try await browser.post(channelPath + "/broadcast", ["payload": start]).status == .badRequest)
+            #expect(herald.apns.activity(id: listener.id)?.received.count == 1)
+
+            let deleted = try await browser.post(channelPath + "/delete")
+            #expect(deleted.location == base + "?done=channel-deleted")
+            #expect(!(try await browser.get(base).body.contains(id)))
+            #expect(try await browser.get(channelPath).status == .notFound)
+        }
+    }
+
     @Test func notificationsScheduledOnesAndTheQueue() async throws {
         try await Self.withConsole { herald, _, browser, _ in
             let later = try await herald.hub.send(
