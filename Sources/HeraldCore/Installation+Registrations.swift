@@ -20,7 +20,7 @@ extension Installation {
     /// ``templateRegistrationID(installationID:templateName:)``) with those tags plus the
     /// template's own.
     ///
-    /// Each carries the installation's platform, channel, Web Push keys, expiration time, push
+    /// Each carries the installation's platform, channel and its kind, Web Push keys, expiration time, push
     /// variables, `legacyGCM`, version and dates, and ``Registration/installationID`` set. A
     /// template registration's headers are sorted by name. None when the push service reported
     /// the channel expired (``pushChannelExpired``).
@@ -33,6 +33,7 @@ extension Installation {
                 id: id,
                 platform: platform,
                 handle: pushChannel,
+                handleKind: pushChannelKind,
                 webPushKeys: webPushKeys,
                 tags: tags,
                 expiresAt: expirationTime,

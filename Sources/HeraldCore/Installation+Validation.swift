@@ -59,6 +59,7 @@ extension Installation {
         } catch {
             throw .badRequest("pushChannel: \(error.message)")
         }
+        try pushChannelKind.validate(platform: platform, field: "pushChannelKind")
 
         if let userId {
             if userId.isEmpty {

@@ -16,6 +16,9 @@ public struct Installation: Sendable, Hashable, Identifiable {
     public var legacyGCM: Bool
     /// The push handle: APNs device token, FCM token, WNS channel URI or Web Push endpoint.
     public var pushChannel: String
+    /// What the push channel addresses: the app on a device, or (APNs) a Live Activity's
+    /// update token or a push-to-start token (the wire's `pushChannelKind`).
+    public var pushChannelKind: HandleKind
     /// Web Push subscription keys; `nil` for other platforms.
     public var webPushKeys: WebPushKeys?
     /// The user this installation belongs to; adds the tag `$UserId:{userId}`.
@@ -41,6 +44,7 @@ public struct Installation: Sendable, Hashable, Identifiable {
         platform: Platform,
         legacyGCM: Bool = false,
         pushChannel: String,
+        pushChannelKind: HandleKind = .device,
         webPushKeys: WebPushKeys? = nil,
         userId: String? = nil,
         tags: [String] = [],
@@ -56,6 +60,7 @@ public struct Installation: Sendable, Hashable, Identifiable {
         self.platform = platform
         self.legacyGCM = legacyGCM
         self.pushChannel = pushChannel
+        self.pushChannelKind = pushChannelKind
         self.webPushKeys = webPushKeys
         self.userId = userId
         self.tags = tags

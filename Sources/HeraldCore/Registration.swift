@@ -20,6 +20,9 @@ public struct Registration: Sendable, Hashable, Codable, Identifiable {
     /// The push-service handle: an APNs device token (lowercase hex), an FCM registration
     /// token, a WNS channel URI, or a Web Push endpoint URL.
     public var handle: String
+    /// What the handle addresses: the app on a device, or (APNs) a Live Activity's update
+    /// token or a push-to-start token; a native send reaches only handles of its kind.
+    public var handleKind: HandleKind
     /// Web Push subscription keys; `nil` for other platforms.
     public var webPushKeys: WebPushKeys?
     /// Tags, unique and sorted; validated by ``Tag``.
@@ -51,6 +54,7 @@ public struct Registration: Sendable, Hashable, Codable, Identifiable {
         id: String,
         platform: Platform,
         handle: String,
+        handleKind: HandleKind = .device,
         webPushKeys: WebPushKeys? = nil,
         tags: [String] = [],
         owner: String? = nil,
@@ -66,6 +70,7 @@ public struct Registration: Sendable, Hashable, Codable, Identifiable {
         self.id = id
         self.platform = platform
         self.handle = handle
+        self.handleKind = handleKind
         self.webPushKeys = webPushKeys
         self.tags = Array(Set(tags)).sorted()
         self.owner = owner

@@ -22,6 +22,10 @@ struct DeliveryPlan: Sendable {
     /// The kind of registrations to read: native for native sends, template for template
     /// sends (`nil` for direct sends, which read none).
     let kind: RegistrationKind?
+    /// The APNs handles a native send reaches (``HandleKind/init(reachedBy:)``): an alert the
+    /// apps on devices, a Live Activity update or end activities' update tokens, a start the
+    /// push-to-start tokens of its activity type. Other platforms' handles are all devices'.
+    let apnsHandles: HandleKind
     let mode: Mode
 
     /// The plan of a stored notification, whose tag expression is parsed again.
@@ -44,12 +48,14 @@ struct DeliveryPlan: Sendable {
             }
             platforms = [payload.platform]
             kind = nil
+            apnsHandles = .device
             let notification = try HubEngine.prepare(payload).replacingCopies(of: id, on: payload.platform)
                 .carryingReceiptID(receiptID, on: payload.platform, byteCount: payload.body.count)
             mode = .direct(payload.platform, notification.encodedOnceForEveryDevice(), targets)
         } else if let send = record.template {
             platforms = nil
             kind = .template
+            apnsHandles = .device
             mode = .template(TemplateProperties(send, notificationID: id, receiptID: receiptID))
         } else {
             var notifications = try HubEngine.prepare(record.payloads)
@@ -61,6 +67,7 @@ struct DeliveryPlan: Sendable {
             }
             platforms = Set(notifications.keys)
             kind = .native
+            apnsHandles = record.payloads.first { $0.platform == .apns }.map(HandleKind.init(reachedBy:)) ?? .device
             mode = .native(notifications)
         }
     }
@@ -68,7 +75,9 @@ struct DeliveryPlan: Sendable {
     /// What one device gets: nothing (not a target of this notification), an outcome decided
     /// here (no provider, a duplicate), or a send.
     ///
-    /// Native sends reach native registrations only, once per handle. Template sends reach
+    /// Native sends reach native registrations only, once per handle, and only handles of the
+    /// kind they address (``apnsHandles``): an alert is not sent to a Live Activity's token,
+    /// nor an activity's update to a device's. Template sends reach
     /// template registrations only (of the named template, when the send names one), once per
     /// handle and template name: one notification per matching template, as the established
     /// hub does. A direct send reaches its devices, once per handle.
@@ -81,6 +90,7 @@ struct DeliveryPlan: Sendable {
         case (.native(let notifications), .registration(let registration)):
             let platform = registration.platform
             guard registration.template == nil, let notification = notifications[platform] else { return .ignore }
+            guard registration.handleKind == (platform == .apns ? apnsHandles : .device) else { return .ignore }
             guard let provider = providers[platform] else { return .outcome(platform, .noProvider) }
             // Two registrations of one handle are one device: send once.
             guard selection.firstTime(registration.handle) else { return .outcome(platform, .skipped) }

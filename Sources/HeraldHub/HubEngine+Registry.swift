@@ -24,6 +24,7 @@ extension HubEngine {
     /// not name (``Configuration/channelHosts``).
     func check(_ registration: Registration) throws(HeraldError) {
         try registration.template?.validate()
+        try registration.handleKind.validate(platform: registration.platform, field: "the handle's kind")
         try configuration.channelHosts.check(registration.handle, platform: registration.platform)
     }
 

@@ -16,6 +16,10 @@ public import HeraldCore
 ///   own names `fcm` and `webpush`. It is written as `apns`, `fcmv1` (`gcm` for a legacy
 ///   installation), `wns` or `browser`.
 /// - `pushChannel` is a string, or `{"endpoint", "p256dh", "auth"}` for `browser`.
+/// - `pushChannelKind` (Herald's, APNs only) says what the channel addresses: `device` (the
+///   default, left out when written), `liveActivity` (an activity's update token) or
+///   `pushToStart` (the app's push-to-start token, with `activityType`, the name of the
+///   activity's `ActivityAttributes` type). See ``HandleKind``.
 /// - `pushChannelExpired`, `lastActiveOn` and `lastUpdate` are read-only: ``decodeWire(_:)``
 ///   ignores them (a PUT clears `pushChannelExpired`); `Decodable` reads them back, for a
 ///   client reading what the hub returned.
@@ -125,12 +129,16 @@ extension Installation {
         }
         let (pushChannel, webPushKeys) = try Self.pushChannel(
             from: channelValue, platform: platform, path: "pushChannel")
+        let pushChannelKind = try HandleKind(
+            wireName: try object.string("pushChannelKind"), activityType: try object.string("activityType"),
+            kindField: "pushChannelKind", typeField: "activityType")
 
         var installation = Installation(
             id: id,
             platform: platform,
             legacyGCM: legacyGCM,
             pushChannel: pushChannel,
+            pushChannelKind: pushChannelKind,
             webPushKeys: webPushKeys,
             userId: try object.string("userId"),
             tags: try object.stringArray("tags") ?? [],
@@ -224,6 +232,8 @@ extension Installation {
         } else {
             members.append(("pushChannel", .string(pushChannel)))
         }
+        if let kind = pushChannelKind.wireName { members.append(("pushChannelKind", .string(kind))) }
+        if let activityType = pushChannelKind.activityType { members.append(("activityType", .string(activityType))) }
         members.append(("pushChannelExpired", .bool(pushChannelExpired)))
         members.append(("expirationTime", .string(expirationTime.map(WireDate.format) ?? WireDate.never)))
         members.append(("lastUpdate", .string(WireDate.format(updatedAt))))

@@ -61,10 +61,15 @@ extension RegistrationDescription {
                 "RegistrationId '\(id.prefix(40))' is not a registration id: 1 to 128 letters, digits, '-', '_' or '.'"
             )
         }
+        let handleKind = try HandleKind(
+            wireName: description.nonEmptyValue("PushChannelKind"), activityType: description.nonEmptyValue("ActivityType"),
+            kindField: "PushChannelKind", typeField: "ActivityType")
+        try handleKind.validate(platform: kind.platform, field: "PushChannelKind")
         return Registration(
             id: id,
             platform: kind.platform,
             handle: handle,
+            handleKind: handleKind,
             webPushKeys: webPushKeys,
             tags: try tags(description.value("Tags")),
             expiresAt: try expiration(description.value("ExpirationTime")),

@@ -34,7 +34,8 @@ extension RegistrationDescription {
 
     /// The description element, its members in the order of the .NET SDK's data contracts:
     /// `ETag`, `ExpirationTime`, `RegistrationId`, `Tags`, `PushVariables`, the platform's
-    /// fields, then the template's.
+    /// fields, then the template's; then Herald's `PushChannelKind` and `ActivityType` for a
+    /// Live Activity's or push-to-start token (``HandleKind``).
     ///
     /// A response (`response: true`) always carries `ETag`, `ExpirationTime` and
     /// `RegistrationId`, and an APNs template its `Expiry` (`i:nil` when unset) and
@@ -64,6 +65,9 @@ extension RegistrationDescription {
             xml.element(kind.handleElement, r.handle)
         }
         if let template = r.template { writeTemplate(template, kind: kind, response: response, bodyAsText: bodyAsText, into: &xml) }
+        // Herald's own, last (a client that does not know them reads the rest as before).
+        xml.element("PushChannelKind", ifPresent: r.handleKind.wireName)
+        xml.element("ActivityType", ifPresent: r.handleKind.activityType)
         xml.end()
     }
 

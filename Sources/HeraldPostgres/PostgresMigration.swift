@@ -929,6 +929,111 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 19,
+            name: "Live Activity tokens as registrations",
+            statements: [
+                // What a registration's handle addresses: NULL for the app on a device,
+                // 'liveactivity' for an activity's update token, 'pushtostart:<activity type>'
+                // for a push-to-start token (`HandleKind`'s stored form).
+                "ALTER TABLE herald.registrations ADD COLUMN handle_kind text",
+                // `save_registrations` again, with the same answers, writing each row's
+                // handle kind too (`p_handle_kinds`): a new argument is a new function, so the
+                // one without it goes.
+                "DROP FUNCTION herald.save_registrations(text, text[], text[], text[], text[], text[], text[], text[], bigint[], bigint[], bigint[], integer[], text[], text[], text[], text[], boolean[], boolean[], boolean[], text[], boolean[])",
+                """
+                CREATE FUNCTION herald.save_registrations(
+                    p_hub text, p_locks text[], p_ids text[], p_platforms text[], p_handles text[], p_p256dh text[],
+                    p_auth text[], p_owners text[], p_expires_at bigint[], p_created_at bigint[], p_updated_at bigint[],
+                    p_tag_counts integer[], p_tags text[], p_templates text[], p_push_variables text[],
+                    p_installation_ids text[], p_legacy_gcm boolean[], p_handle_kinds text[], p_must_exist boolean[], p_must_be_issued boolean[],
+                    p_want_owners text[], p_replaces boolean[]
+                ) RETURNS TABLE (ord bigint, written boolean, version bigint, created_at bigint, found boolean,
+                    found_owner text, issued boolean)
+                LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET herald.registration_index = 'kept' AS $$
+                #variable_conflict use_column
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(hashtextextended(p_hub || chr(31) || k.key, 0)) FROM unnest(p_locks) AS k(key);
+                    RETURN QUERY
+                    WITH input AS (
+                        SELECT x.*, (sum(x.tag_count) OVER (ORDER BY x.n) - x.tag_count)::integer AS tag_offset
+                        FROM unnest(p_ids, p_platforms, p_handles, p_p256dh, p_auth, p_owners, p_expires_at, p_created_at,
+                            p_updated_at, p_tag_counts, p_templates, p_push_variables, p_installation_ids, p_legacy_gcm, p_handle_kinds,
+                            p_must_exist, p_must_be_issued, p_want_owners, p_replaces) WITH ORDINALITY
+                            AS x(id, platform, handle, p256dh, auth, owner, expires_at, created_at, updated_at, tag_count,
+                                template, push_variables, installation_id, legacy_gcm, handle_kind, must_exist, must_be_issued,
+                                want_owner, replaces, n)
+                    ), checked AS (
+                        SELECT i.*, p_tags[i.tag_offset + 1 : i.tag_offset + i.tag_count] AS new_tags,
+                            r.id IS NOT NULL AS is_found, r.owner AS stored_owner, r.tags AS stored_tags,
+                            coalesce(i.must_be_issued AND r.id IS NULL AND (SELECT v.expires_at FROM herald.reservations AS v
+                                WHERE v.hub = p_hub AND v.id = i.id) > i.updated_at, false) AS is_issued
+                        FROM input AS i LEFT JOIN LATERAL (
+                            SELECT s.id, s.owner, s.tags FROM herald.registrations AS s WHERE s.hub = p_hub AND s.id = i.id OFFSET 0
+                        ) AS r ON true
+                    ), decided AS (
+                        SELECT c.*, CASE WHEN c.is_found THEN c.want_owner IS NULL OR c.stored_owner IS NOT DISTINCT FROM c.want_owner
+                            ELSE NOT c.must_exist AND (NOT c.must_be_issued OR c.is_issued) END AS ok
+                        FROM checked AS c
+                    ), saved AS (
+                        INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at,
+                            version, created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm, handle_kind)
+                        SELECT p_hub, d.id, d.platform, d.handle, d.p256dh, d.auth, d.owner, d.expires_at, 1, d.created_at,
+                            d.updated_at, d.new_tags, d.template, d.push_variables, d.installation_id, d.legacy_gcm, d.handle_kind
+                        FROM decided AS d WHERE d.ok ORDER BY d.id COLLATE "C"
+                        ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
+                            p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner,
+                            expires_at = excluded.expires_at, version = r.version + 1, updated_at = excluded.updated_at,
+                            tags = excluded.tags, template = excluded.template, push_variables = excluded.push_variables,
+                            installation_id = excluded.installation_id, legacy_gcm = excluded.legacy_gcm,
+                            handle_kind = excluded.handle_kind
+                        WHERE r.tags = (SELECT w.stored_tags FROM decided AS w WHERE w.id = excluded.id)
+                        RETURNING r.id, r.version, r.created_at
+                    ), replaced AS (
+                        DELETE FROM herald.registrations AS o
+                        WHERE o.hub = p_hub AND o.id = ANY (ARRAY(
+                            SELECT same.id FROM decided AS d CROSS JOIN LATERAL (
+                                SELECT e.id FROM herald.registrations AS e
+                                WHERE e.hub = p_hub AND e.handle = d.handle AND e.platform = d.platform
+                                    AND e.installation_id IS NULL OFFSET 0
+                            ) AS same
+                            WHERE d.ok AND d.replaces AND same.id NOT IN (SELECT w.id FROM decided AS w WHERE w.ok)
+                        ))
+                        RETURNING o.id
+                    ), written AS (
+                        SELECT d.id, d.new_tags, d.is_found, d.stored_tags, s.version AS saved_version, s.created_at AS saved_created_at
+                        FROM saved AS s JOIN decided AS d ON d.id = s.id
+                    ), untagged AS (
+                        DELETE FROM herald.registration_tags AS t WHERE t.ctid = ANY (ARRAY(
+                            SELECT g.ctid FROM written AS w CROSS JOIN LATERAL unnest(w.stored_tags) AS x(tag) CROSS JOIN LATERAL (
+                                SELECT e.ctid FROM herald.registration_tags AS e
+                                WHERE e.hub = p_hub AND e.tag = x.tag AND e.registration_id = w.id OFFSET 0
+                            ) AS g
+                            WHERE w.is_found AND NOT (x.tag = ANY (w.new_tags))
+                        ))
+                        RETURNING t.tag
+                    ), tagged AS (
+                        INSERT INTO herald.registration_tags AS t (hub, tag, registration_id)
+                        SELECT p_hub, x.tag, w.id FROM written AS w CROSS JOIN LATERAL unnest(w.new_tags) AS x(tag)
+                        WHERE NOT w.is_found OR NOT (x.tag = ANY (w.stored_tags))
+                        ON CONFLICT DO NOTHING
+                        RETURNING t.tag
+                    ), consumed AS (
+                        DELETE FROM herald.reservations AS v WHERE v.ctid = ANY (ARRAY(
+                            SELECT f.ctid FROM written AS w CROSS JOIN LATERAL (
+                                SELECT e.ctid FROM herald.reservations AS e WHERE e.hub = p_hub AND e.id = w.id OFFSET 0
+                            ) AS f
+                        ))
+                        RETURNING v.id
+                    )
+                    SELECT d.n, w.id IS NOT NULL, w.saved_version, w.saved_created_at, d.is_found, d.stored_owner, d.is_issued
+                    FROM decided AS d LEFT JOIN written AS w ON w.id = d.id
+                    ORDER BY d.n;
+                END
+                $$
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

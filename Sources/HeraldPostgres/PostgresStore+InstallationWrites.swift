@@ -96,7 +96,7 @@ extension PostgresStore {
 /// the registration ids is held by a registration that belongs to no installation of the
 /// statement, `herald.fail_unless` undoes all of it (SQLSTATE HR409, naming the id).
 struct SaveInstallations: PostgresPreparedStatement {
-    static let name = "herald_save_installations_v1"
+    static let name = "herald_save_installations_v2"
     static let sql = """
         WITH installation_input AS (
             SELECT x.*, (sum(x.tag_count) OVER (ORDER BY x.n) - x.tag_count)::integer AS tag_offset
@@ -113,25 +113,26 @@ struct SaveInstallations: PostgresPreparedStatement {
         ), registration_input AS (
             SELECT x.*, (sum(x.tag_count) OVER (ORDER BY x.n) - x.tag_count)::integer AS tag_offset
             FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::bigint[],
-                $15::integer[], $17::text[], $18::text[], $19::text[], $20::boolean[]) WITH ORDINALITY
+                $15::integer[], $17::text[], $18::text[], $19::text[], $20::boolean[], $21::text[]) WITH ORDINALITY
                 AS x(id, platform, handle, p256dh, auth, expires_at, updated_at, tag_count, template, push_variables,
-                    installation_id, legacy_gcm, n)
+                    installation_id, legacy_gcm, handle_kind, n)
         ), stale AS (
             DELETE FROM herald.registrations AS r WHERE r.hub = $1 AND r.installation_id = ANY ($2::text[])
                 AND NOT (r.id = ANY ($8::text[]))
             RETURNING r.id
         ), saved AS (
             INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at, version,
-                created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm)
+                created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm, handle_kind)
             SELECT $1, x.id, x.platform, x.handle, x.p256dh, x.auth, NULL, x.expires_at, 1, x.updated_at, x.updated_at,
                 ($16::text[])[x.tag_offset + 1 : x.tag_offset + x.tag_count], x.template, x.push_variables,
-                x.installation_id, x.legacy_gcm
+                x.installation_id, x.legacy_gcm, x.handle_kind
             FROM registration_input AS x ORDER BY x.id COLLATE "C"
             ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                 p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner,
                 expires_at = excluded.expires_at, version = r.version + 1, updated_at = excluded.updated_at,
                 tags = excluded.tags, template = excluded.template, push_variables = excluded.push_variables,
-                installation_id = excluded.installation_id, legacy_gcm = excluded.legacy_gcm
+                installation_id = excluded.installation_id, legacy_gcm = excluded.legacy_gcm,
+                handle_kind = excluded.handle_kind
             WHERE r.installation_id IS NOT DISTINCT FROM excluded.installation_id
             RETURNING r.id
         ), taken AS (
@@ -169,7 +170,7 @@ struct SaveInstallations: PostgresPreparedStatement {
             }
         }
         let derived = registrations.map(\.registration)
-        var bindings = PostgresBindings(capacity: 20)
+        var bindings = PostgresBindings(capacity: 21)
         bindings.append(hub)
         bindings.append(writes.map(\.installation.id))
         bindings.append(PostgresNullableArray(writes.map(\.installation.userId)))
@@ -190,6 +191,7 @@ struct SaveInstallations: PostgresPreparedStatement {
         bindings.append(PostgresNullableArray(registrations.map(\.pushVariablesJSON)))
         bindings.append(PostgresNullableArray(derived.map(\.installationID)))
         bindings.append(derived.map(\.legacyGCM))
+        bindings.append(PostgresNullableArray(derived.map(\.handleKind.storedValue)))
         return bindings
     }
 

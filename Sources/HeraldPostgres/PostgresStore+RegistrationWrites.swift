@@ -119,10 +119,10 @@ extension PostgresStore {
 /// The call of `herald.save_registrations` (see ``PostgresMigration``) for writes of distinct
 /// ids, prepared once per connection: its text is the same for any number of rows.
 struct SaveRegistrations: PostgresPreparedStatement {
-    static let name = "herald_save_registrations_v1"
+    static let name = "herald_save_registrations_v2"
     static let sql = """
         SELECT ord, written, version, created_at, found, found_owner, issued FROM herald.save_registrations(\
-        $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+        $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
         """
 
     struct Row {
@@ -150,7 +150,7 @@ struct SaveRegistrations: PostgresPreparedStatement {
             tagCounts.append(Int32(write.row.registration.tags.count))
         }
         let registrations = writes.map(\.row.registration)
-        var bindings = PostgresBindings(capacity: 21)
+        var bindings = PostgresBindings(capacity: 22)
         bindings.append(hub)
         bindings.append(locks.sorted())
         bindings.append(registrations.map(\.id))
@@ -168,6 +168,7 @@ struct SaveRegistrations: PostgresPreparedStatement {
         bindings.append(PostgresNullableArray(writes.map(\.row.pushVariablesJSON)))
         bindings.append(PostgresNullableArray(registrations.map(\.installationID)))
         bindings.append(registrations.map(\.legacyGCM))
+        bindings.append(PostgresNullableArray(registrations.map(\.handleKind.storedValue)))
         bindings.append(writes.map(\.condition.mustExist))
         bindings.append(writes.map(\.condition.mustBeIssued))
         bindings.append(PostgresNullableArray(writes.map(\.condition.owner)))

@@ -7,7 +7,7 @@ public import HeraldStore
 extension PostgresStore {
     static let registrationColumns = """
         r.id, r.platform, r.handle, r.p256dh, r.auth, r.owner, r.expires_at, r.version, r.created_at, \
-        r.updated_at, r.tags, r.template, r.push_variables, r.installation_id, r.legacy_gcm
+        r.updated_at, r.tags, r.template, r.push_variables, r.installation_id, r.legacy_gcm, r.handle_kind
         """
 
     /// Rows per multi-row statement.
@@ -29,7 +29,7 @@ extension PostgresStore {
         statement.sql += (
             """
             INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at, version, \
-            created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm) VALUES 
+            created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm, handle_kind) VALUES 
             """
         )
         let hubPlaceholder = statement.bind(hub)
@@ -41,6 +41,7 @@ extension PostgresStore {
                 statement.bind(r.expiresAt), "1", statement.bind(r.createdAt.storeMilliseconds),
                 statement.bind(r.updatedAt.storeMilliseconds), statement.bind(r.tags), statement.bind(row.templateJSON),
                 statement.bind(row.pushVariablesJSON), statement.bind(r.installationID), statement.bind(r.legacyGCM),
+                statement.bind(r.handleKind.storedValue),
             ]
             statement.sql += (index == 0 ? "(" : ", (") + values.joined(separator: ", ") + ")"
         }
@@ -49,7 +50,7 @@ extension PostgresStore {
             p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner, expires_at = excluded.expires_at, \
             version = r.version + 1, updated_at = excluded.updated_at, tags = excluded.tags, template = excluded.template, \
             push_variables = excluded.push_variables, installation_id = excluded.installation_id, \
-            legacy_gcm = excluded.legacy_gcm
+            legacy_gcm = excluded.legacy_gcm, handle_kind = excluded.handle_kind
             """
         if sameInstallationOnly { statement.sql += " WHERE r.installation_id IS NOT DISTINCT FROM excluded.installation_id" }
         statement.sql += " RETURNING r.id, r.version, r.created_at"
@@ -146,7 +147,8 @@ extension PostgresStore {
                     expires_at = \(update.bind(r.expiresAt)), updated_at = \(update.bind(r.updatedAt.storeMilliseconds)), \
                     tags = \(update.bind(r.tags)), template = \(update.bind(row.templateJSON)), \
                     push_variables = \(update.bind(row.pushVariablesJSON)), installation_id = \(update.bind(r.installationID)), \
-                    legacy_gcm = \(update.bind(r.legacyGCM)), version = r.version + 1 \
+                    legacy_gcm = \(update.bind(r.legacyGCM)), handle_kind = \(update.bind(r.handleKind.storedValue)), \
+                    version = r.version + 1 \
                     WHERE r.hub = \(update.bind(hub)) AND r.id = \(update.bind(r.id)) AND r.version = \(update.bind(ifVersion)) \
                     RETURNING r.id, r.version, r.created_at
                     """

@@ -23,7 +23,7 @@ struct RegistrationRow: Sendable {
     }
 
     /// Binds per row of ``upsertSQL(rows:returning:sameInstallationOnly:)``.
-    static let bindsPerRow = 14
+    static let bindsPerRow = 15
 
     /// The columns of ``RegistrationRow/insertColumns``, in order.
     var insertBinds: [SQLiteData] {
@@ -33,7 +33,7 @@ struct RegistrationRow: Sendable {
             SQLiteData(r.webPushKeys?.p256dh), SQLiteData(r.webPushKeys?.auth), SQLiteData(r.owner),
             SQLiteData(r.expiresAt), .integer(r.createdAt.storeMilliseconds), .integer(r.updatedAt.storeMilliseconds),
             .text(tagsJSON), SQLiteData(templateJSON), SQLiteData(pushVariablesJSON), SQLiteData(r.installationID),
-            .integer(r.legacyGCM ? 1 : 0),
+            .integer(r.legacyGCM ? 1 : 0), SQLiteData(r.handleKind.storedValue),
         ]
     }
 
@@ -45,7 +45,7 @@ struct RegistrationRow: Sendable {
             SQLiteData(r.webPushKeys?.p256dh), SQLiteData(r.webPushKeys?.auth), SQLiteData(r.owner),
             SQLiteData(r.expiresAt), .integer(r.updatedAt.storeMilliseconds), .text(tagsJSON),
             SQLiteData(templateJSON), SQLiteData(pushVariablesJSON), SQLiteData(r.installationID),
-            .integer(r.legacyGCM ? 1 : 0), .text(r.id), .integer(ifVersion),
+            .integer(r.legacyGCM ? 1 : 0), SQLiteData(r.handleKind.storedValue), .text(r.id), .integer(ifVersion),
         ]
     }
 
@@ -59,11 +59,11 @@ struct RegistrationRow: Sendable {
         var sql = """
             INSERT INTO registrations \
             (id, platform, handle, p256dh, auth, owner, expires_at, version, created_at, updated_at, tags, \
-            template, push_variables, installation_id, legacy_gcm) VALUES 
+            template, push_variables, installation_id, legacy_gcm, handle_kind) VALUES 
             """
-        sql.reserveCapacity(sql.utf8.count + count * 34 + 600)
+        sql.reserveCapacity(sql.utf8.count + count * 36 + 620)
         for i in 0..<count {
-            sql += i == 0 ? "(?,?,?,?,?,?,?,1,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,1,?,?,?,?,?,?,?)"
+            sql += i == 0 ? "(?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,1,?,?,?,?,?,?,?,?)"
         }
         sql += """
              ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle, \
@@ -71,7 +71,7 @@ struct RegistrationRow: Sendable {
             expires_at = excluded.expires_at, version = registrations.version + 1, \
             updated_at = excluded.updated_at, tags = excluded.tags, template = excluded.template, \
             push_variables = excluded.push_variables, installation_id = excluded.installation_id, \
-            legacy_gcm = excluded.legacy_gcm
+            legacy_gcm = excluded.legacy_gcm, handle_kind = excluded.handle_kind
             """
         if sameInstallationOnly { sql += " WHERE registrations.installation_id IS excluded.installation_id" }
         if returning { sql += " RETURNING id, version, created_at" }
@@ -81,7 +81,7 @@ struct RegistrationRow: Sendable {
     static let updateIfVersionSQL = """
         UPDATE registrations SET platform = ?, handle = ?, p256dh = ?, auth = ?, owner = ?, expires_at = ?, \
         updated_at = ?, tags = ?, template = ?, push_variables = ?, installation_id = ?, legacy_gcm = ?, \
-        version = version + 1 WHERE id = ? AND version = ? \
+        handle_kind = ?, version = version + 1 WHERE id = ? AND version = ? \
         RETURNING id, version, created_at
         """
 
@@ -90,6 +90,6 @@ struct RegistrationRow: Sendable {
         r.id AS id, r.platform AS platform, r.handle AS handle, r.p256dh AS p256dh, r.auth AS auth, \
         r.owner AS owner, r.expires_at AS expires_at, r.version AS version, r.created_at AS created_at, \
         r.updated_at AS updated_at, r.tags AS tags, r.template AS template, r.push_variables AS push_variables, \
-        r.installation_id AS installation_id, r.legacy_gcm AS legacy_gcm
+        r.installation_id AS installation_id, r.legacy_gcm AS legacy_gcm, r.handle_kind AS handle_kind
         """
 }

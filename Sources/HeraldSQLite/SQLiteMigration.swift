@@ -548,6 +548,16 @@ struct SQLiteMigration: Sendable {
                 """,
             ]
         ),
+        SQLiteMigration(
+            version: 17,
+            name: "Live Activity tokens as registrations",
+            statements: [
+                // What a registration's handle addresses: NULL for the app on a device,
+                // 'liveactivity' for an activity's update token, 'pushtostart:<activity type>'
+                // for a push-to-start token (`HandleKind`'s stored form).
+                "ALTER TABLE registrations ADD COLUMN handle_kind TEXT",
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

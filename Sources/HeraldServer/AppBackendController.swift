@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHubWire
 public import HeraldHub
 public import Hummingbird
 import Logging
@@ -81,17 +82,33 @@ public struct AppBackendController: Sendable {
         let requestedTags = try Self.tags(from: body.member("Tags"))
         let keys = try Self.webPushKeys(from: body, platform: platform)
         var tags = requestedTags + ["username:\(user)"]
+        var handleKind = HandleKind.device
         if let activity = body.member("LiveActivity") {
             // An activity's update token: reached by the activity's sends only, not the user's alerts.
             guard platform == .apns else { throw HeraldError.badRequest("LiveActivity goes with Platform apns: Live Activities are iOS's") }
             guard requestedTags.isEmpty else { throw HeraldError.badRequest("a LiveActivity registration takes no Tags") }
+            guard body.member("PushToStart") == nil else {
+                throw HeraldError.badRequest("a registration is an activity's update token (LiveActivity) or a push-to-start token (PushToStart), not both")
+            }
             guard let activityID = activity.stringValue else { throw HeraldError.badRequest("LiveActivity is the activity's id, a string") }
             tags = [try Self.liveActivityTag(user: user, activity: activityID)]
+            handleKind = .liveActivity
+        }
+        if let activityType = body.member("PushToStart") {
+            // The app's push-to-start token for one activity type: reached by starts of that
+            // type sent to the user (or to the tags it asks for), not by the user's alerts.
+            guard let type = activityType.stringValue else {
+                throw HeraldError.badRequest("PushToStart is the activity type's name (its ActivityAttributes type), a string")
+            }
+            guard platform == .apns else { throw HeraldError.badRequest("PushToStart goes with Platform apns: Live Activities are iOS's") }
+            handleKind = .pushToStart(activityType: type)
+            try handleKind.validate(platform: platform, field: "PushToStart")
         }
         let registration = Registration(
             id: id,
             platform: platform,
             handle: handle,
+            handleKind: handleKind,
             webPushKeys: keys,
             tags: tags,
             owner: user
@@ -187,24 +204,33 @@ extension AppBackendController {
     /// `aps` (`event` `update` or `end`, `content-state`, `stale-date`, `dismissal-date`,
     /// `relevance-score`, `alert`; `timestamp` defaults to now): sent with
     /// `apns-push-type: liveactivity` to that activity's registrations, checked as APNs does.
+    /// Without `activity`, a `start` (push-to-start): to the user's push-to-start tokens of
+    /// the `attributes-type` it names.
     @Sendable func updateLiveActivity(request: Request, context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
         var target = try NotifyTarget(request: request, platforms: [.apns])
         guard target.platforms == [.apns] else { throw HeraldError.badRequest("a Live Activity is sent with APNs only: pns=apns or none") }
-        guard let activity = request.uri.queryParameters.get("activity") else {
-            throw HeraldError.badRequest("activity is required: the id the app registered the activity's update token under")
-        }
-        do {
-            target.tags = try SendRequest.Tags(parsing: try Self.liveActivityTag(user: target.recipient, activity: String(activity)))
-        } catch let error as TagExpressionSyntaxError {
-            throw error.heraldError
-        }
         let body = try await request.decodeJSONBody(context: context)
         guard case .object(var aps) = body else {
             throw HeraldError.badRequest(#"send the activity's aps: {"event": "update", "content-state": {…}}"#)
         }
-        if body["event"] == .string("start") {
-            throw HeraldError.badRequest("an activity is started by a push to the app's push-to-start token, not to an activity's: event is update or end here")
+        let isStart = body["event"] == .string("start")
+        let activity = request.uri.queryParameters.get("activity").map { String($0) }
+        switch (isStart, activity) {
+        case (true, nil):
+            // The user's devices: the push's kind picks their push-to-start tokens of its type.
+            break
+        case (false, let activity?):
+            do {
+                target.tags = try SendRequest.Tags(parsing: try Self.liveActivityTag(user: target.recipient, activity: activity))
+            } catch let error as TagExpressionSyntaxError {
+                throw error.heraldError
+            }
+        case (true, _?):
+            throw HeraldError.badRequest(
+                "an activity is started by a push to the app's push-to-start token, not to an activity's: leave out activity to start one")
+        case (false, nil):
+            throw HeraldError.badRequest("activity is required: the id the app registered the activity's update token under")
         }
         if body["timestamp"] == nil {
             aps.insert((key: "timestamp", value: .number(Date().timeIntervalSince1970.rounded(.down))), at: 0)
@@ -222,6 +248,10 @@ extension AppBackendController {
 struct RegistrationView: Encodable {
     var id: String
     var platform: String
+    /// `liveActivity` or `pushToStart` for a Live Activity's token; absent for a device's.
+    var kind: String?
+    /// A push-to-start token's activity type.
+    var activityType: String?
     var tags: [String]
     var version: Int
     var updatedAt: Date
@@ -229,6 +259,8 @@ struct RegistrationView: Encodable {
     init(_ r: Registration) {
         id = r.id
         platform = r.platform.rawValue
+        kind = r.handleKind.wireName
+        activityType = r.handleKind.activityType
         tags = r.tags
         version = r.version
         updatedAt = r.updatedAt

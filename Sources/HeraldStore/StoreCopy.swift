@@ -52,7 +52,7 @@ package enum StoreCopy {
                 ("id", .text), ("platform", .text), ("handle", .text), ("p256dh", .text), ("auth", .text), ("owner", .text),
                 ("expires_at", .bigint), ("version", .bigint), ("created_at", .bigint), ("updated_at", .bigint),
                 ("tags", .textArray), ("template", .text), ("push_variables", .text), ("installation_id", .text),
-                ("legacy_gcm", .boolean),
+                ("legacy_gcm", .boolean), ("handle_kind", .text),
             ],
             key: ["id"], batchSize: 1000
         ),

@@ -83,6 +83,8 @@ package struct StoredInstallationDocument: Codable, Sendable {
     var platform: String
     var legacyGCM: Bool
     var pushChannel: String
+    /// ``HandleKind/storedValue``: absent for a device's channel.
+    var pushChannelKind: String?
     var p256dh: String?
     var auth: String?
     var templates: [String: Template]
@@ -99,6 +101,7 @@ package struct StoredInstallationDocument: Codable, Sendable {
         platform = installation.platform.rawValue
         legacyGCM = installation.legacyGCM
         pushChannel = installation.pushChannel
+        pushChannelKind = installation.pushChannelKind.storedValue
         p256dh = installation.webPushKeys?.p256dh
         auth = installation.webPushKeys?.auth
         templates = installation.templates.mapValues {
@@ -125,6 +128,7 @@ package struct StoredInstallationDocument: Codable, Sendable {
             platform: platform,
             legacyGCM: legacyGCM,
             pushChannel: pushChannel,
+            pushChannelKind: HandleKind(storedValue: pushChannelKind),
             webPushKeys: keys,
             userId: userId,
             tags: tags,

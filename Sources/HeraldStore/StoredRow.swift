@@ -64,6 +64,7 @@ extension Registration {
             id: try row.string("id"),
             platform: platform,
             handle: try row.string("handle"),
+            handleKind: HandleKind(storedValue: try row.optionalString("handle_kind")),
             webPushKeys: keys,
             owner: try row.optionalString("owner"),
             expiresAt: try row.optionalDate("expires_at"),

@@ -30,10 +30,12 @@ extension Demo {
             return "\(details.state.rawValue), \(details.counts.total(.success)) Success"
         }
 
-        step("Live Activities: frank's iPhone has a push-to-start token for MatchAttributes, kept as an installation tagged fans-lions")
+        step("Live Activities: frank's iPhone has a push-to-start token for MatchAttributes, kept as an installation of that kind tagged fans-lions")
         let startToken = apns.registerPushToStartToken(topic: topic, attributesType: "MatchAttributes")
         try await client.createOrUpdateInstallation(
-            Installation(id: "frank-match-start", platform: .apns, pushChannel: startToken, tags: ["fans-lions"]))
+            Installation(
+                id: "frank-match-start", platform: .apns, pushChannel: startToken, pushChannelKind: .pushToStart(activityType: "MatchAttributes"),
+                tags: ["fans-lions"]))
         let now = Date()
         let start = try await client.send(
             .liveActivity(
@@ -47,9 +49,9 @@ extension Demo {
         }
         line("frank's activity \(activity.id.prefix(8))…: \(state(activity))")
 
-        step("Its update token becomes an installation tagged match-42; two updates and the end go there")
+        step("Its update token becomes a liveActivity installation tagged match-42; two updates and the end go there")
         try await client.createOrUpdateInstallation(
-            Installation(id: "frank-match-activity", platform: .apns, pushChannel: updateToken, tags: ["match-42"]))
+            Installation(id: "frank-match-activity", platform: .apns, pushChannel: updateToken, pushChannelKind: .liveActivity, tags: ["match-42"]))
         for (second, home) in [(1, 1), (2, 2)] {
             let update = try await client.send(
                 .liveActivity(

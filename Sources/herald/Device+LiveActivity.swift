@@ -1,4 +1,5 @@
 import Foundation
+import HeraldClient
 import HeraldCore
 import HeraldEmulator
 
@@ -12,6 +13,8 @@ struct LiveActivitySimulation {
 
     let emulator: String
     let pushToStartToken: String
+    /// The activity the app started itself.
+    let appActivity: LiveActivity
     /// The activities seen so far, by id, with how many pushes of each were printed.
     private(set) var printed: [String: Int] = [:]
     private var order: [String] = []
@@ -27,7 +30,7 @@ struct LiveActivitySimulation {
         var body = ["topic": topic, "attributesType": attributesType]
         if let channel { body["channel"] = channel }
         let activity = try await request("POST", "\(emulator)/_emulator/activities", body)
-        var simulation = LiveActivitySimulation(emulator: emulator, pushToStartToken: token)
+        var simulation = LiveActivitySimulation(emulator: emulator, pushToStartToken: token, appActivity: activity)
         simulation.track(activity.id)
         if let channel {
             print("activity \(activity.id) started in the app, listening on broadcast channel \(channel)")
@@ -35,6 +38,30 @@ struct LiveActivitySimulation {
             print("activity \(activity.id) started in the app, update token \(activity.updateToken ?? "-")")
         }
         return simulation
+    }
+
+    /// Registers the push-to-start token (with `tags`) and the app's activity's update token
+    /// with the app backend, as the app does, and says how to reach them.
+    func register(with client: HeraldClient, attributesType: String, user: String, tags: [String]) async throws {
+        let startID = try await client.registerPushToStart(token: Self.bytes(hex: pushToStartToken), activityType: attributesType, tags: tags)
+        print("registered the push-to-start token: registration \(startID); start one with POST /api/notifications/liveactivity?to_tag=\(user)")
+        if let token = appActivity.updateToken {
+            let updateID = try await client.registerLiveActivity(updateToken: Self.bytes(hex: token), activityID: appActivity.id)
+            print(
+                "registered activity \(appActivity.id)'s update token: registration \(updateID); update it with POST /api/notifications/liveactivity?to_tag=\(user)&activity=\(appActivity.id)"
+            )
+        }
+    }
+
+    /// The bytes a token's hex digits stand for (the emulator's tokens are well-formed hex).
+    static func bytes(hex: String) -> Data {
+        var data = Data(capacity: hex.utf8.count / 2)
+        var index = hex.startIndex
+        while let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex), index != next {
+            data.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return data
     }
 
     private mutating func track(_ id: String) {

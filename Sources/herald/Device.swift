@@ -136,6 +136,9 @@ struct Device: AsyncParsableCommand {
         let tagList = tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let id = try await client.register(handle: handle, platform: platform, tags: tagList, webPushKeys: keys)
         print("signed in as \(client.username ?? user); registration \(id)")
+        if let activities, let liveActivity {
+            try await activities.register(with: client, attributesType: liveActivity, user: client.username ?? user, tags: tagList)
+        }
         print("waiting for notifications (Ctrl-C to stop)…")
         fflush(nil)  // shows at once also when stdout is a file or a pipe
 

@@ -47,6 +47,9 @@ struct DeviceCommandTests {
         let startToken = try #require(Self.word(after: "push-to-start token ", in: lines))
         let updateToken = try #require(Self.word(after: "started in the app, update token ", in: lines))
         #expect(startToken.count == 64 && updateToken.count == 64, "\(device.printed)")
+        // The app registers both with the app backend: its push-to-start token, and its activity's update token.
+        #expect(device.printed.contains("registered the push-to-start token: registration "), "\(device.printed)")
+        #expect(device.printed.contains("update token: registration "), "\(device.printed)")
 
         // The emulator's signing key, as `herald serve` keeps it in its data directory.
         let emulator = data + "/emulator"

@@ -46,7 +46,7 @@ struct HubReplacingCopiesTests {
 
     @Test func theSendersCollapseIDAndALiveActivityPushAreLeftAsTheyAre() async throws {
         try await HubFixture.with { f in
-            try await f.register(.apns(1, tags: ["a"]), .apns(2, tags: ["b"]))
+            try await f.register(.apns(1, tags: ["a"]), .apns(2, tags: ["b"], kind: .liveActivity))
             _ = try await f.hub.send(
                 SendRequest(target: .tags(try HubEngine.tags("a")), content: .native([Self.alert]), options: .init(collapseID: "score"))
             )

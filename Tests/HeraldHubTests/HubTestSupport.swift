@@ -138,8 +138,8 @@ func apnsToken(_ n: Int) -> String {
 
 extension Registration {
     /// A native APNs registration.
-    static func apns(_ n: Int, tags: [String] = [], id: String? = nil) -> Registration {
-        Registration(id: id ?? String(format: "reg-%05d", n), platform: .apns, handle: apnsToken(n), tags: tags)
+    static func apns(_ n: Int, tags: [String] = [], id: String? = nil, kind: HandleKind = .device) -> Registration {
+        Registration(id: id ?? String(format: "reg-%05d", n), platform: .apns, handle: apnsToken(n), handleKind: kind, tags: tags)
     }
 
     /// A template registration.

@@ -130,7 +130,7 @@ struct PostgresRegistrationIndexTests {
                         herald.save_registrations('bench', ARRAY['registration \(id)'], ARRAY['\(id)'],
                             ARRAY['fcm'], ARRAY['device-\(id)'], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY['alice'],
                             ARRAY[NULL]::bigint[], ARRAY[0::bigint], ARRAY[1::bigint], ARRAY[1], ARRAY['all'],
-                            ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[false],
+                            ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[NULL]::text[], ARRAY[false],
                             ARRAY[true], ARRAY['alice'], ARRAY[true])
                         """,
                     check: """

@@ -30,7 +30,7 @@ struct RegistrationWritePlanTests {
                         herald.save_registrations('bench', ARRAY['\(id)'], ARRAY['\(id)'], ARRAY['fcm'],
                             ARRAY[\(handle)], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[],
                             ARRAY[NULL]::bigint[], ARRAY[0::bigint], ARRAY[1::bigint], ARRAY[1], ARRAY['all'],
-                            ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[false],
+                            ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[NULL]::text[], ARRAY[false],
                             ARRAY[false], ARRAY[NULL]::text[], ARRAY[true])
                         """,
                     what: id)

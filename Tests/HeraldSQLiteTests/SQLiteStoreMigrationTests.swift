@@ -42,7 +42,7 @@ struct SQLiteStoreMigrationTests {
         let clock = StoreTestClock()
 
         try await withStore(at: path, clock: clock) { store throws in
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
 
             // Old registrations read back with the new fields at their defaults.
             let r1 = try #require(try await store.registration(id: "r1"))
@@ -114,7 +114,7 @@ struct SQLiteStoreMigrationTests {
         // Opened again: nothing left to apply, everything kept.
         try await withStore(at: path, clock: clock) { store throws in
             #expect(store.appliedMigrations.isEmpty)
-            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 16)
+            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 17)
             #expect(try await store.registration(id: "r1")?.pushVariables == ["m": "hi"])
             #expect(try await store.installation(id: "i1")?.userId == "alice")
         }
@@ -141,7 +141,7 @@ struct SQLiteStoreMigrationTests {
             ]
         )
         try await withStore(at: path) { store throws in
-            #expect(store.appliedMigrations == [10, 11, 12, 13, 14, 15, 16])
+            #expect(store.appliedMigrations == [10, 11, 12, 13, 14, 15, 16, 17])
             #expect(try await store.job(id: "j1")?.succeeded == 2)
             #expect(try await store.jobOutput(id: "j1", failures: false) == Data("line é 1\nline 2\n".utf8))
             #expect(try await store.jobOutput(id: "j1", failures: true) == Data())
@@ -172,7 +172,7 @@ struct SQLiteStoreMigrationTests {
         try await SQLiteStore.executeForTesting(path: path, statements: ["DROP TABLE installations"], logger: testLogger)
         try await withStore(at: path) { store throws in
             // Had the ALTER TABLEs of the failed attempt stayed, this would fail on a duplicate column.
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
             #expect(try await store.registration(id: "r1")?.version == 3)
         }
     }

@@ -19,11 +19,23 @@ import Testing
     @Test func anActivityIsStartedByPushUpdatedTwiceAndEnded() async throws {
         try await HubTestServer.withServer { server in
             let herald = server.herald
-            // Push-to-start: the app's push-to-start token, registered under a tag.
+            // Push-to-start: the app's push-to-start token, registered under a tag as one (its
+            // kind and activity type); a fan's device token under the same tag gets no start,
+            // nor does a push-to-start token for another activity type.
             let startToken = herald.apns.registerPushToStartToken(topic: TestHerald.topic, attributesType: "MatchAttributes")
             _ = try await server.createRegistration(
-                Atom.open("AppleRegistrationDescription") + "<Tags>fans-lions</Tags><DeviceToken>\(startToken)</DeviceToken></AppleRegistrationDescription>"
+                Atom.open("AppleRegistrationDescription") + "<Tags>fans-lions</Tags><DeviceToken>\(startToken)</DeviceToken>"
+                    + "<PushChannelKind>pushToStart</PushChannelKind><ActivityType>MatchAttributes</ActivityType></AppleRegistrationDescription>"
             )
+            let phone = herald.apns.registerDevice(topic: TestHerald.topic)
+            _ = try await server.createRegistration(
+                Atom.open("AppleRegistrationDescription") + "<Tags>fans-lions</Tags><DeviceToken>\(phone)</DeviceToken></AppleRegistrationDescription>")
+            let otherStartToken = herald.apns.registerPushToStartToken(topic: TestHerald.topic, attributesType: "RaceAttributes")
+            #expect(
+                try await HubAPIInstallationTests.put(
+                    server, "race-start",
+                    #"{"installationId":"race-start","platform":"apns","pushChannel":"\#(otherStartToken)","pushChannelKind":"pushToStart","activityType":"RaceAttributes","tags":["fans-lions"]}"#
+                ).status == 200)
             let start = Self.body(
                 #"{"timestamp":\#(Self.now),"event":"start","content-state":{"home":0,"away":0},"attributes-type":"MatchAttributes","attributes":{"homeTeam":"Lions","awayTeam":"Bears"},"alert":{"title":"Kick-off","body":"Lions v Bears"}}"#
             )
@@ -33,6 +45,8 @@ import Testing
             #expect(received.payload == start)
             #expect(received.headers["apns-topic"] == Self.liveActivityTopic)
             #expect(received.headers["apns-push-type"] == "liveactivity")
+            #expect(herald.apns.notifications(for: phone).isEmpty, "a device's token gets no start")
+            #expect(herald.apns.notifications(for: otherStartToken).isEmpty, "another activity type's token gets no start")
             let activity = try #require(herald.apns.activities(token: startToken).first)
             #expect(activity.attributesType == "MatchAttributes")
             #expect(activity.state == .active)
@@ -52,7 +66,7 @@ import Testing
             // timestamp is newer, or the device would drop it.
             let installation = try await HubAPIInstallationTests.put(
                 server, "activity-1",
-                #"{"installationId":"activity-1","platform":"apns","pushChannel":"\#(updateToken)","tags":["match-42"]}"#)
+                #"{"installationId":"activity-1","platform":"apns","pushChannel":"\#(updateToken)","pushChannelKind":"liveActivity","tags":["match-42","fans-lions"]}"#)
             #expect(installation.status == 200, "\(installation.text)")
             let second = try await server.send(
                 format: "apple", Self.body(#"{"timestamp":\#(Self.now + 1),"event":"update","content-state":{"home":2,"away":0}}"#),
@@ -72,6 +86,16 @@ import Testing
             #expect(current.dismissalDate == Date(timeIntervalSince1970: TimeInterval(dismissAt)))
             #expect(herald.apns.notifications(for: updateToken).count == 3)
             #expect(herald.apns.notifications(for: updateToken).allSatisfy { $0.headers["apns-topic"] == Self.liveActivityTopic })
+
+            // An alert to the fans reaches the fan's device only: none of the activity tokens
+            // under the tag, which APNs would refuse (DeviceTokenNotForTopic).
+            let alert = try server.acceptedID(try await server.send(format: "apple", #"{"aps":{"alert":"Full time"}}"#, tags: "fans-lions"))
+            let alerted = try await server.finishedDetails(alert)
+            #expect(HubAPISendTests.count(alerted, "ApnsOutcomeCounts") == 1)
+            #expect(alerted.child("ApnsOutcomeCounts")?.children("Outcome").count == 1, "only the device's Success")
+            #expect(herald.apns.notifications(for: phone).count == 1)
+            #expect(herald.apns.notifications(for: startToken).count == 1)
+            #expect(herald.apns.notifications(for: updateToken).count == 3)
         }
     }
 

@@ -38,6 +38,54 @@ enum RegistrationChecks {
             #expect(try await store.registration(id: "missing") == nil)
         },
 
+        check("aHandlesKindIsKeptByEveryWrite") { store, _ in
+            // What a handle addresses comes back from every way of writing a registration:
+            // alone, under a condition, many at once, in bulk, and through an installation;
+            // and a write without one makes it a device's again.
+            func kind(_ id: String) async throws -> HandleKind? { try await store.registration(id: id)?.handleKind }
+            var update = Registration.sample(id: "update", handle: "aa01")
+            update.handleKind = .liveActivity
+            _ = try await store.upsertRegistration(update, ifVersion: nil)
+            #expect(try await kind("update") == .liveActivity)
+            var start = Registration.sample(id: "start", handle: "aa02", tags: ["fans"])
+            start.handleKind = .pushToStart(activityType: "MatchAttributes")
+            _ = try await store.upsertRegistration(start, when: RegistrationCondition(owner: "alice", replacesOtherRegistrationsOfHandle: true))
+            #expect(try await kind("start") == .pushToStart(activityType: "MatchAttributes"))
+            #expect(try await store.registrations(matching: .tag("fans"), platforms: [.apns], after: nil, limit: 10).first?.handleKind
+                == .pushToStart(activityType: "MatchAttributes"))
+            let grouped = try await withThrowingTaskGroup(of: Registration.self) { group in
+                for i in 0..<20 {
+                    group.addTask {
+                        var r = Registration.sample(id: "g\(i)", handle: String(format: "bb%02d", i))
+                        r.handleKind = i.isMultiple(of: 2) ? .liveActivity : .device
+                        return try await store.upsertRegistration(r, ifVersion: nil)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(grouped.count == 20)
+            for i in 0..<20 { #expect(try await kind("g\(i)") == (i.isMultiple(of: 2) ? .liveActivity : .device)) }
+            var bulk = Registration.sample(id: "bulk", handle: "cc01")
+            bulk.handleKind = .pushToStart(activityType: "Race.Attributes")
+            try await store.insertRegistrations([bulk])
+            #expect(try await kind("bulk") == .pushToStart(activityType: "Race.Attributes"))
+            let installation = Installation(
+                id: "ride", platform: .apns, pushChannel: String(repeating: "dd", count: 32),
+                pushChannelKind: .pushToStart(activityType: "RideAttributes"), tags: ["riders"],
+                templates: ["t": InstallationTemplate(body: #"{"aps":{"alert":"$(m)"}}"#)])
+            let saved = try await store.upsertInstallation(installation, ifVersion: nil)
+            #expect(saved.pushChannelKind == .pushToStart(activityType: "RideAttributes"))
+            #expect(try await store.installation(id: "ride")?.pushChannelKind == .pushToStart(activityType: "RideAttributes"))
+            let derived = try await store.registrations(matching: .tag("riders"), platforms: nil, after: nil, limit: 10)
+            #expect(derived.count == 2)
+            #expect(derived.allSatisfy { $0.handleKind == .pushToStart(activityType: "RideAttributes") })
+
+            update.handleKind = .device
+            let back = try await store.upsertRegistration(update, ifVersion: 1)
+            #expect(back.handleKind == .device)
+            #expect(try await kind("update") == .device)
+        },
+
         check("registrationsAreCountedPerPlatform") { store, _ in
             #expect(try await store.registrationCountsByPlatform() == [:])
             _ = try await store.upsertRegistration(.sample(id: "a1", platform: .apns, handle: "aa01"), ifVersion: nil)

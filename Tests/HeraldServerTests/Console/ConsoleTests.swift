@@ -218,7 +218,7 @@ import Testing
             let activity = try herald.apns.startActivity(
                 topic: TestHerald.topic, attributesType: "MatchAttributes", contentState: .object([("home", .number(0))]))
             let token = try #require(activity.updateToken)
-            _ = try await herald.hub.store.upsertRegistration(Registration(id: "match", platform: .apns, handle: token, tags: ["match-7"]), ifVersion: nil)
+            _ = try await herald.hub.store.upsertRegistration(Registration(id: "match", platform: .apns, handle: token, handleKind: .liveActivity, tags: ["match-7"]), ifVersion: nil)
             let path = "/console/hubs/\(TestHerald.appHubName)/send"
             let form = try await browser.get(path)
             #expect(form.body.contains(#"value="apns-liveactivity""#))
