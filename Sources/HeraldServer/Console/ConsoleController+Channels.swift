@@ -29,6 +29,12 @@ extension ConsoleController {
         "/console/hubs/\(ConsolePages.segment(hub))/channels"
     }
 
+    /// The hub's engine and the channel id the path names.
+    private func engineAndChannel(_ name: String, _ context: AppRequestContext) async throws -> (HubEngine, String) {
+        let (_, engine) = try await hub(name)
+        return (engine, try BroadcastChannelSegment.channelID(try context.parameters.require("channel")))
+    }
+
     @Sendable func channelsPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
@@ -60,15 +66,10 @@ extension ConsoleController {
     @Sendable func channelPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
-            let id = try BroadcastChannelSegment.channelID(try context.parameters.require("channel"))
+            let (engine, id) = try await engineAndChannel(name, context)
             let policy = try await engine.apnsProvider().channelStoragePolicy(id: id)
             let fields = ConsolePages.form(request.uri.query ?? "")
-            var cursor: NotificationHistoryCursor?
-            if let token = fields["before"] {
-                guard let parsed = NotificationHistoryCursor(token: token) else { throw HeraldError.badRequest("that page link is damaged") }
-                cursor = parsed
-            }
+            let cursor = try ConsolePages.historyCursor(fields)
             let page = try await engine.broadcasts(toChannel: id, before: cursor, limit: Self.broadcastsPerPage + 1)
             let shown = page.prefix(Self.broadcastsPerPage)
             let segment = BroadcastChannelSegment.segment(id)
@@ -96,8 +97,7 @@ extension ConsoleController {
     @Sendable func broadcastToChannel(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
-            let id = try BroadcastChannelSegment.channelID(try context.parameters.require("channel"))
+            let (engine, id) = try await engineAndChannel(name, context)
             let payload = try Self.payload(platform: .apns, text: context.consoleForm["payload"] ?? "")
             let priority: SendRequest.Priority = context.consoleForm["priority"] == "5" ? .normal : .high
             let record = try await engine.broadcast(payload, toChannel: id, options: SendRequest.Options(priority: priority))
@@ -109,8 +109,7 @@ extension ConsoleController {
     @Sendable func deleteChannel(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
-            let id = try BroadcastChannelSegment.channelID(try context.parameters.require("channel"))
+            let (engine, id) = try await engineAndChannel(name, context)
             try await engine.apnsProvider().deleteChannel(id: id)
             audit("deleted a broadcast channel", context, hub: name)
             return ConsolePages.redirect("\(Self.channelsBase(name))?done=channel-deleted")

@@ -40,11 +40,7 @@ extension ConsoleController {
                 guard let parsed = NotificationState(rawValue: state) else { throw HeraldError.badRequest("\(state) is not a notification state") }
                 states = [parsed]
             }
-            var cursor: NotificationHistoryCursor?
-            if let token = fields["before"] {
-                guard let parsed = NotificationHistoryCursor(token: token) else { throw HeraldError.badRequest("that page link is damaged") }
-                cursor = parsed
-            }
+            let cursor = try ConsolePages.historyCursor(fields)
             let page = try await engine.notificationHistory(states: states, before: cursor, limit: Self.notificationsPerPage + 1)
             let shown = page.prefix(Self.notificationsPerPage)
             let scheduled = try await engine.notificationHistory(states: [.scheduled], limit: 100)

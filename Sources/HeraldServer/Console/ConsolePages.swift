@@ -3,6 +3,7 @@ import HeraldCore
 import HTTPTypes
 import Hummingbird
 import Mustache
+import HeraldStore
 import NIOCore
 
 /// A signed-in operator, as a console request sees them.
@@ -148,6 +149,14 @@ struct ConsolePages: Sendable {
     }
 
     /// A query string of `fields` (empty values left out), for links.
+    /// Where a page of a history starts: after the `before` of its link, or at the newest;
+    /// `400` for a damaged link.
+    static func historyCursor(_ fields: [String: String]) throws -> NotificationHistoryCursor? {
+        guard let token = fields["before"] else { return nil }
+        guard let cursor = NotificationHistoryCursor(token: token) else { throw HeraldError.badRequest("that page link is damaged") }
+        return cursor
+    }
+
     static func query(_ fields: [(String, String?)]) -> String {
         let pairs = fields.compactMap { name, value -> String? in
             guard let value, !value.isEmpty else { return nil }
