@@ -136,13 +136,15 @@ struct DeliveryPlan: Sendable {
 
     /// About how many devices the plan reaches, for the pace of a spread notification: a
     /// direct send's devices, or the registrations on its platforms that its tag expression
-    /// matches (template and native ones alike, expired ones included: a spread ends early
-    /// rather than late).
+    /// matches, of the handles' kind a native send reaches (template and native ones alike,
+    /// expired ones included: a spread ends early rather than late).
     func deviceCount(store: any HeraldStore) async throws -> Int {
         if case .direct(_, _, let targets) = mode { return targets.count }
         var count = 0
         for platform in platforms.map({ $0.map(Optional.some) }) ?? [nil] {
-            count += try await store.countRegistrations(RegistrationQuery(expression: expression, platform: platform))
+            var query = RegistrationQuery(expression: expression, platform: platform)
+            if kind == .native { query.handleKind = platform == .apns ? apnsHandles : .device }
+            count += try await store.countRegistrations(query)
         }
         return count
     }

@@ -387,6 +387,7 @@ extension PostgresStore {
             if let upper = query.handleUpperBound { sql += " AND r.handle < \(statement.bind(upper))" }
         }
         if !query.includeInstallationRegistrations { sql += " AND r.installation_id IS NULL" }
+        if let kind = query.handleKind { sql += " AND r.handle_kind IS NOT DISTINCT FROM \(statement.bind(kind.storedValue))" }
         for condition in rest { sql += " AND " + Self.condition(condition, &statement) }
         return sql
     }

@@ -443,6 +443,10 @@ extension SQLiteStore {
             }
         }
         if !query.includeInstallationRegistrations { sql += " AND r.installation_id IS NULL" }
+        if let kind = query.handleKind {
+            sql += " AND r.handle_kind IS ?"
+            binds.append(SQLiteData(kind.storedValue))
+        }
         return (sql, binds)
     }
 

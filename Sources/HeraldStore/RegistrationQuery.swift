@@ -15,17 +15,22 @@ public struct RegistrationQuery: Sendable, Hashable {
     /// Whether the registrations derived from installations are included, so that every
     /// device shows; `false` for the hub API's own registrations only.
     public var includeInstallationRegistrations: Bool
+    /// Registrations whose handle is of this kind (a send's own, to count what it reaches);
+    /// `nil` for every kind.
+    public var handleKind: HandleKind?
 
     public init(
         expression: TagExpression? = nil,
         platform: Platform? = nil,
         handlePrefix: String? = nil,
-        includeInstallationRegistrations: Bool = true
+        includeInstallationRegistrations: Bool = true,
+        handleKind: HandleKind? = nil
     ) {
         self.expression = expression
         self.platform = platform
         self.handlePrefix = handlePrefix
         self.includeInstallationRegistrations = includeInstallationRegistrations
+        self.handleKind = handleKind
     }
 
     /// The least string above every handle that starts with ``handlePrefix``, in the stores'

@@ -42,7 +42,10 @@ enum RegistrationChecks {
             // What a handle addresses comes back from every way of writing a registration:
             // alone, under a condition, many at once, in bulk, and through an installation;
             // and a write without one makes it a device's again.
-            func kind(_ id: String) async throws -> HandleKind? { try await store.registration(id: id)?.handleKind }
+            func kind(_ id: String) async throws -> HandleKind? {
+                let registration = try await store.registration(id: id)
+                return registration?.handleKind
+            }
             var update = Registration.sample(id: "update", handle: "aa01")
             update.handleKind = .liveActivity
             _ = try await store.upsertRegistration(update, ifVersion: nil)
@@ -53,6 +56,12 @@ enum RegistrationChecks {
             #expect(try await kind("start") == .pushToStart(activityType: "MatchAttributes"))
             #expect(try await store.registrations(matching: .tag("fans"), platforms: [.apns], after: nil, limit: 10).first?.handleKind
                 == .pushToStart(activityType: "MatchAttributes"))
+            _ = try await store.upsertRegistration(.sample(id: "phone", handle: "aa03", tags: ["fans"]), ifVersion: nil)
+            for (kind, count) in [(HandleKind.device, 1), (.pushToStart(activityType: "MatchAttributes"), 1), (.pushToStart(activityType: "Other"), 0), (.liveActivity, 0)] {
+                #expect(try await store.countRegistrations(RegistrationQuery(expression: .tag("fans"), handleKind: kind)) == count, "\(kind)")
+                #expect(try await store.browseRegistrations(RegistrationQuery(expression: .tag("fans"), handleKind: kind), after: nil, limit: 10).count == count)
+            }
+            #expect(try await store.countRegistrations(RegistrationQuery(expression: .tag("fans"))) == 2)
             let grouped = try await withThrowingTaskGroup(of: Registration.self) { group in
                 for i in 0..<20 {
                     group.addTask {

@@ -122,6 +122,7 @@ extension ConsoleController {
                 var query = RegistrationQuery()
                 query.platform = platform
                 query.expression = tags?.expression
+                query.handleKind = HandleKind(reachedBy: payload)
                 let matching = try await engine.countRegistrations(query)
                 let delay = Self.delays.first { $0.value == (fields["delay"] ?? "") }?.seconds ?? 0
                 guard let confirmed = fields["confirmed"], Int(confirmed) == matching else {
