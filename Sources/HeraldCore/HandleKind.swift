@@ -5,7 +5,7 @@ import Foundation
 /// push-to-start token for one activity type. A handle of any other platform is a
 /// ``device`` handle.
 ///
-/// A native send reaches only the handles of its kind (``init(reachedBy:)``): an alert never
+/// A native send reaches only the handles of its kind: an alert never
 /// goes to an activity's token, an update or end only to activities' update tokens, and a
 /// start (push-to-start) only to the push-to-start tokens of the activity type it starts. APNs
 /// would refuse each of the others (`DeviceTokenNotForTopic`).
@@ -85,13 +85,14 @@ public enum HandleKind: Sendable, Hashable {
 }
 
 extension HandleKind: Codable {
-    /// Reads ``storedValue``'s text (`device` or nothing for ``device``).
+    /// Reads the kind from its text: `liveactivity`, `pushtostart:<activity type>`, or
+    /// `device` (or nothing) for ``device``.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         self.init(storedValue: container.decodeNil() ? nil : try container.decode(String.self))
     }
 
-    /// Writes ``storedValue``'s text, `device` for ``device``.
+    /// Writes the kind as text: `liveactivity`, `pushtostart:<activity type>`, or `device`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(storedValue ?? "device")
