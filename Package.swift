@@ -235,6 +235,7 @@ let package = Package(
                 .embedInCode("Console/Assets/console.css"),
                 .embedInCode("Console/Assets/console.js"),
                 .embedInCode("Console/Templates"),
+                .embedInCode("OpenAPI/openapi.json"),
             ],
             swiftSettings: swiftSettings
         ),

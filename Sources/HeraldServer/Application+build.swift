@@ -42,6 +42,12 @@ public func buildRouter(
     router.get("health") { _, _ -> Response in
         try .json(["status": "ok"])
     }
+    // The app backend's OpenAPI 3.1 contract, as it is embedded in the binary.
+    router.get("openapi.json") { _, _ -> Response in
+        Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
+    }
     // Readiness: every open hub's store answers and can write, and there is a push provider;
     // 503 otherwise. The hubs, stores' errors and providers only to a caller with the metrics
     // token: the status alone to anyone else. Checked at most once a second.

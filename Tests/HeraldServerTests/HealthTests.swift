@@ -14,6 +14,31 @@ import Testing
     static let metricsToken = "metrics-token-0123456789"
     static let withToken: HTTPFields = [.authorization: "Bearer \(metricsToken)"]
 
+    /// The app backend's OpenAPI contract is served as it is embedded, to anyone, and names
+    /// every route of the app backend (schemathesis tests the answers against it:
+    /// `OpenAPIContractCommandTests`).
+    @Test func theContractIsServedAndNamesEveryRouteOfTheAppBackend() async throws {
+        try await TestHerald.withHerald { herald in
+            try await herald.application().test(.router) { client in
+                try await client.execute(uri: "/openapi.json", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentType] == "application/json; charset=utf-8")
+                    let document = try #require(try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any])
+                    #expect(document["openapi"] as? String == "3.1.0")
+                    let paths = try #require(document["paths"] as? [String: [String: Any]])
+                    let routes: [(String, String)] = [
+                        ("/api/accounts", "post"), ("/api/token", "post"), ("/api/token", "delete"), ("/api/register", "post"),
+                        ("/api/register/{id}", "put"), ("/api/register/{id}", "delete"), ("/api/notifications", "post"),
+                        ("/api/notifications/secure", "post"), ("/api/notifications/rich", "post"),
+                        ("/api/notifications/liveactivity", "post"), ("/api/notifications/{id}", "get"), ("/api/rich", "post"),
+                        ("/api/rich/{id}", "get"), ("/api/receipts", "post"), ("/health", "get"),
+                    ]
+                    for (path, method) in routes { #expect(paths[path]?[method] != nil, "\(method) \(path)") }
+                }
+            }
+        }
+    }
+
     @Test func readyListsTheOpenHubsAndThePlatformsToTheMetricsTokenOnly() async throws {
         try await TestHerald.withHerald(configure: { $0.metricsToken = Self.metricsToken }) { herald in
             try await herald.application().test(.router) { client in
