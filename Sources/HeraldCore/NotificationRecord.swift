@@ -83,4 +83,9 @@ public struct NotificationRecord: Sendable, Hashable, Codable, Identifiable {
     }
 
     public var platforms: Set<Platform> { Set(payloads.map(\.platform)) }
+
+    /// For a broadcast, what APNs answered its one request; `nil` before it answered.
+    public var broadcastOutcome: DeliveryOutcome? {
+        counts.counts[.apns]?.first { $0.value > 0 }?.key
+    }
 }

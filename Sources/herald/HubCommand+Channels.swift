@@ -148,7 +148,7 @@ extension HubCommand {
                 }
                 print("the last \(recent.count) broadcast\(recent.count == 1 ? "" : "s") to it, newest first:")
                 for record in recent {
-                    let outcome = record.counts.counts[.apns]?.first { $0.value > 0 }?.key.rawValue ?? record.state.rawValue
+                    let outcome = record.broadcastOutcome?.rawValue ?? record.state.rawValue
                     print("  \(record.enqueuedAt.formatted(.iso8601))  \(record.id)  \(outcome)")
                 }
             }

@@ -78,7 +78,7 @@ extension ConsoleController {
                 "policy": policy == 1 ? "1: APNs stores the most recent message for an offline device" : "0: none",
                 "payload": Self.sampleBroadcast(),
                 "sends": shown.map { record -> [String: Any] in
-                    let outcome = record.counts.counts[.apns]?.first { $0.value > 0 }?.key
+                    let outcome = record.broadcastOutcome
                     return [
                         "hub": name, "id": record.id, "sent": ConsolePages.date(record.enqueuedAt), "sentISO": ConsolePages.iso(record.enqueuedAt),
                         "outcome": outcome?.rawValue ?? record.state.rawValue, "tone": outcome.map(ConsolePages.tone) ?? "neutral",

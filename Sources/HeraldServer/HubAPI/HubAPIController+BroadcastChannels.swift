@@ -107,7 +107,7 @@ extension HubAPIController {
             ChannelBroadcastView(
                 id: record.id, location: location(record.id, request: request, hub: name), state: record.state.rawValue,
                 enqueuedTime: record.enqueuedAt, endTime: record.endedAt,
-                outcome: record.counts.counts[.apns]?.first { $0.value > 0 }?.key.rawValue)
+                outcome: record.broadcastOutcome?.rawValue)
         }
         return try .json(ChannelBroadcastList(messages: messages), headers: headers)
     }
