@@ -54,17 +54,29 @@ public final class DeliveryLog: Sendable {
     func record(notification: String, outcomes: [(registrationID: String, outcome: DeliveryOutcome)], at: Date = Date()) {
         guard !outcomes.isEmpty else { return }
         state.withLock { state in
+            // One lookup of each device in the current generation, whose entries are changed in
+            // place; the previous generation is read only for a device the current one lacks.
+            var current = state.current
+            state.current = [:]
+            let previous = state.previous
             for (id, outcome) in outcomes {
-                var entries = state.current[id] ?? state.previous[id] ?? []
-                entries.insert(Entry(notificationID: notification, outcome: outcome, at: at), at: 0)
-                if entries.count > Self.entriesPerDevice { entries.removeLast(entries.count - Self.entriesPerDevice) }
-                state.current[id] = entries
+                Self.prepend(
+                    Entry(notificationID: notification, outcome: outcome, at: at),
+                    to: &current[id, default: previous.isEmpty ? [] : previous[id] ?? []])
             }
-            if state.current.count >= devicesPerGeneration {
-                state.previous = state.current
-                state.current = [:]
+            if current.count >= devicesPerGeneration {
+                state.previous = current
+                // Room for a whole generation at once, rather than growing to it step by step.
+                state.current = Dictionary(minimumCapacity: devicesPerGeneration)
+            } else {
+                state.current = current
             }
         }
+    }
+
+    private static func prepend(_ entry: Entry, to entries: inout [Entry]) {
+        if entries.count >= entriesPerDevice { entries.removeLast(entries.count - entriesPerDevice + 1) }
+        entries.insert(entry, at: 0)
     }
 
     /// Records the devices a notification (or its part `part`) has reached so far.

@@ -94,7 +94,7 @@ extension Bench {
                     quotas.append(quota)
                     try quota.add(pid: node.pid)
                 }
-                try await node.waitUntilHealthy()
+                try await node.waitUntilSettled()
             }
             let limit = nodeCPU.map { String(format: ", each limited to %.2f of a core (cgroup cpu quota)", $0) } ?? ""
             say("  \(count) node\(count == 1 ? "" : "s") answer\(limit); broadcasting through node1…")
@@ -340,6 +340,23 @@ struct NodeProcess {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw ValidationError("herald emulate wrote no settings within a minute; see \(log)")
+    }
+
+    /// Returns once the node answers `GET /health` and its start-up work is done: its CPU time
+    /// stops growing (at most one clock tick in 200 ms, twice in a row, or 30 s at most), so
+    /// that what a bench measures next is the node's own work on it and not, say, the hash of
+    /// the console's first operator's password that a new node makes as it starts.
+    func waitUntilSettled() async throws {
+        try await waitUntilHealthy()
+        let deadline = ContinuousClock.now + .seconds(30)
+        var last = try Bench.cpuSeconds(of: pid)
+        var quietSpells = 0
+        while quietSpells < 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            let now = try Bench.cpuSeconds(of: pid)
+            quietSpells = now - last <= 1.5 / ProcessStat.ticksPerSecond ? quietSpells + 1 : 0
+            last = now
+        }
     }
 
     /// Returns once the node answers `GET /health`.

@@ -196,7 +196,7 @@ extension Bench {
         let process = try NodeProcess.node(
             name: "node", directory: directory, settings: emulator.settings, databaseURL: nil, secureKeyFrom: nil, binary: binary)
         defer { process.stop() }
-        try await process.waitUntilHealthy()
+        try await process.waitUntilSettled()
         let base = "http://127.0.0.1:\(process.port)"
         let node = MeasuredNode(
             platform: platform, process: process, emulator: emulator, http: emulator.client(), base: base,
