@@ -286,9 +286,16 @@ public final class PostgresDatabase: Service, Sendable {
     ///   for a database from a newer Herald.
     @discardableResult
     public func migrate() async throws -> [Int] {
+        try await migrate(through: PostgresMigration.all.last?.version ?? 0)
+    }
+
+    /// Applies the migrations up to `version` only: for tests of an upgrade from an earlier
+    /// schema.
+    package func migrate(through version: Int) async throws -> [Int] {
         let connection = try await connect()
         do {
-            let applied = try await PostgresMigration.migrate(on: connection, database: url, logger: logger)
+            let applied = try await PostgresMigration.migrate(
+                on: connection, migrations: PostgresMigration.all.filter { $0.version <= version }, database: url, logger: logger)
             try? await connection.close()
             return applied
         } catch {

@@ -1034,6 +1034,22 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 20,
+            name: "the app backend's earlier Live Activity registrations of their kind",
+            statements: [
+                // The app backend registered an activity's update token, before version 19, as a
+                // registration of its user (owner) with the one tag `liveactivity:<user>:<id>`.
+                // Such a registration is that token: without its kind, an activity's updates
+                // would reach nothing and the user's alerts would reach it. A registration
+                // made through the hub's REST API has no owner and stays as it is.
+                """
+                UPDATE herald.registrations SET handle_kind = 'liveactivity'
+                WHERE handle_kind IS NULL AND platform = 'apns' AND owner IS NOT NULL AND installation_id IS NULL
+                    AND cardinality(tags) = 1 AND starts_with(tags[1], 'liveactivity:' || owner || ':')
+                """,
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

@@ -558,6 +558,23 @@ struct SQLiteMigration: Sendable {
                 "ALTER TABLE registrations ADD COLUMN handle_kind TEXT",
             ]
         ),
+        SQLiteMigration(
+            version: 18,
+            name: "the app backend's earlier Live Activity registrations of their kind",
+            statements: [
+                // The app backend registered an activity's update token, before version 17, as a
+                // registration of its user (owner) with the one tag `liveactivity:<user>:<id>`.
+                // Such a registration is that token: without its kind, an activity's updates
+                // would reach nothing and the user's alerts would reach it. A registration
+                // made through the hub's REST API has no owner and stays as it is.
+                """
+                UPDATE registrations SET handle_kind = 'liveactivity'
+                WHERE handle_kind IS NULL AND platform = 'apns' AND owner IS NOT NULL AND installation_id IS NULL
+                    AND substr(tags, 1, length('["liveactivity:' || owner || ':')) = '["liveactivity:' || owner || ':'
+                    AND instr(tags, '","') = 0
+                """,
+            ]
+        ),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -21,6 +21,41 @@ struct PostgresDatabaseTests {
         }
     }
 
+    /// Version 20 gives the app backend's Live Activity registrations of an earlier release
+    /// (its user's, with the one tag `liveactivity:<user>:<activity>`) their kind, and leaves
+    /// every other registration a device's.
+    @Test func theAppBackendsEarlierLiveActivityRegistrationsBecomeActivityTokens() async throws {
+        try await PostgresTestDatabase.withScratchDatabase { url, _ in
+            try await PostgresTestDatabase.with(url: url, maximumConnections: 2, migrate: false) { database in
+                _ = try await database.migrate(through: 19)
+                func row(_ id: String, owner: String?, tags: String, installation: String? = nil, platform: String = "apns") -> String {
+                    """
+                    INSERT INTO herald.registrations (hub, id, platform, handle, owner, version, created_at, updated_at, tags, installation_id)
+                    VALUES ('h', '\(id)', '\(platform)', '\(id)-handle', \(owner.map { "'\($0)'" } ?? "NULL"), 1, 1000, 1000, '\(tags)',
+                        \(installation.map { "'\($0)'" } ?? "NULL"))
+                    """
+                }
+                for statement in [
+                    row("activity", owner: "alice", tags: "{liveactivity:alice:match-7}"),
+                    row("phone", owner: "alice", tags: "{sports,username:alice}"),
+                    row("hub-api", owner: nil, tags: "{liveactivity:alice:match-7}"),
+                    row("someone-elses", owner: "bob", tags: "{liveactivity:alice:match-7}"),
+                    row("two-tags", owner: "alice", tags: "{liveactivity:alice:match-7,news}"),
+                    row("installation", owner: "alice", tags: "{liveactivity:alice:match-7}", installation: "i1"),
+                    row("android", owner: "alice", tags: "{liveactivity:alice:match-7}", platform: "fcm"),
+                ] {
+                    try await database.execute(unsafeSQL: statement)
+                }
+                #expect(try await database.migrate() == [20])
+                let store = database.store(hub: "h")
+                #expect(try await store.registration(id: "activity")?.handleKind == .liveActivity)
+                for id in ["phone", "hub-api", "someone-elses", "two-tags", "installation", "android"] {
+                    #expect(try await store.registration(id: id)?.handleKind == .device, "\(id)")
+                }
+            }
+        }
+    }
+
     @Test func nodesStartingAtOnceApplyEachMigrationExactlyOnce() async throws {
         try await PostgresTestDatabase.withScratchDatabase { url, _ in
             let applied = try await withThrowingTaskGroup(of: [Int].self) { group in

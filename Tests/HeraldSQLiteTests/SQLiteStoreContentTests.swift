@@ -83,7 +83,7 @@ struct SQLiteStoreContentTests {
             ]
         )
         try await withStore(at: path) { store throws in
-            #expect(store.appliedMigrations == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
+            #expect(store.appliedMigrations == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18])
             #expect(try await store.registration(id: "r1")?.tags == ["t"])
             try await store.saveSecureMessage(ContentChecks.message(now: Date()))
             #expect(try await store.readSecureMessage(id: "m1", recipient: "alice", now: Date()) != nil)

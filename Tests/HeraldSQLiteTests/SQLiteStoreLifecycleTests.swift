@@ -15,7 +15,7 @@ struct SQLiteStoreLifecycleTests {
         let path = directory.databasePath
 
         let first = try await SQLiteStore.open(path: path, logger: testLogger, now: { clock.now })
-        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
+        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18])
         let registration = try await first.upsertRegistration(.sample(id: "r1", platform: .webpush, tags: ["keep"], owner: "alice"), ifVersion: nil)
         try await first.reserveRegistrationID("reserved", owner: "alice", ttl: .seconds(600))
         try await first.createAccount(Account(username: "alice", passwordHash: "$2b$12$hash", createdAt: clock.now))
@@ -196,11 +196,11 @@ struct SQLiteStoreLifecycleTests {
         let path = directory.databasePath
 
         let first = try await SQLiteStore.open(path: path, logger: testLogger)
-        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
+        #expect(first.appliedMigrations == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18])
         try await first.close()
         let second = try await SQLiteStore.open(path: path, logger: testLogger)
         #expect(second.appliedMigrations.isEmpty)
-        #expect(try await second.integerForTesting("SELECT count(*) FROM schema_migrations") == 17)
+        #expect(try await second.integerForTesting("SELECT count(*) FROM schema_migrations") == 18)
         // As if a newer Herald had migrated the file.
         try await second.executeForTesting("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from the future', 0)")
         try await second.close()

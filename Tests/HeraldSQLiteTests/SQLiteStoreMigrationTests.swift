@@ -42,7 +42,7 @@ struct SQLiteStoreMigrationTests {
         let clock = StoreTestClock()
 
         try await withStore(at: path, clock: clock) { store throws in
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18])
 
             // Old registrations read back with the new fields at their defaults.
             let r1 = try #require(try await store.registration(id: "r1"))
@@ -114,7 +114,7 @@ struct SQLiteStoreMigrationTests {
         // Opened again: nothing left to apply, everything kept.
         try await withStore(at: path, clock: clock) { store throws in
             #expect(store.appliedMigrations.isEmpty)
-            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 17)
+            #expect(try await store.integerForTesting("SELECT max(version) FROM schema_migrations") == 18)
             #expect(try await store.registration(id: "r1")?.pushVariables == ["m": "hi"])
             #expect(try await store.installation(id: "i1")?.userId == "alice")
         }
@@ -141,7 +141,7 @@ struct SQLiteStoreMigrationTests {
             ]
         )
         try await withStore(at: path) { store throws in
-            #expect(store.appliedMigrations == [10, 11, 12, 13, 14, 15, 16, 17])
+            #expect(store.appliedMigrations == [10, 11, 12, 13, 14, 15, 16, 17, 18])
             #expect(try await store.job(id: "j1")?.succeeded == 2)
             #expect(try await store.jobOutput(id: "j1", failures: false) == Data("line é 1\nline 2\n".utf8))
             #expect(try await store.jobOutput(id: "j1", failures: true) == Data())
@@ -152,6 +152,41 @@ struct SQLiteStoreMigrationTests {
             try await store.saveJobFile(name: "in.txt", bytes: Data("new".utf8), now: Date())
             #expect(try await store.jobFile(name: "in.txt") == Data("new".utf8))
             #expect(try await store.integerForTesting("SELECT count(*) FROM job_file_chunks") == 1)
+        }
+    }
+
+    /// Version 18 gives the app backend's Live Activity registrations of an earlier release
+    /// (its user's, with the one tag `liveactivity:<user>:<activity>`) their kind, and leaves
+    /// every other registration a device's.
+    @Test func theAppBackendsEarlierLiveActivityRegistrationsBecomeActivityTokens() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.databasePath
+        func row(_ id: String, owner: String?, tags: String, installation: String? = nil, platform: String = "apns") -> String {
+            """
+            INSERT INTO registrations (id, platform, handle, owner, version, created_at, updated_at, tags, installation_id)
+            VALUES ('\(id)', '\(platform)', '\(id)-handle', \(owner.map { "'\($0)'" } ?? "NULL"), 1, 1000, 1000, '\(tags)',
+                \(installation.map { "'\($0)'" } ?? "NULL"))
+            """
+        }
+        try await makeDatabase(
+            at: path,
+            statements: SQLiteStore.schemaForTesting(through: 17) + SchemaFixtures.migrationsTable(versions: 1...17) + [
+                row("activity", owner: "alice", tags: #"["liveactivity:alice:match-7"]"#),
+                row("phone", owner: "alice", tags: #"["sports","username:alice"]"#),
+                row("hub-api", owner: nil, tags: #"["liveactivity:alice:match-7"]"#),
+                row("someone-elses", owner: "bob", tags: #"["liveactivity:alice:match-7"]"#),
+                row("two-tags", owner: "alice", tags: #"["liveactivity:alice:match-7","news"]"#),
+                row("installation", owner: "alice", tags: #"["liveactivity:alice:match-7"]"#, installation: "i1"),
+                row("android", owner: "alice", tags: #"["liveactivity:alice:match-7"]"#, platform: "fcm"),
+            ]
+        )
+        try await withStore(at: path) { store throws in
+            #expect(store.appliedMigrations == [18])
+            #expect(try await store.registration(id: "activity")?.handleKind == .liveActivity)
+            for id in ["phone", "hub-api", "someone-elses", "two-tags", "installation", "android"] {
+                #expect(try await store.registration(id: id)?.handleKind == .device, "\(id)")
+            }
         }
     }
 
@@ -172,7 +207,7 @@ struct SQLiteStoreMigrationTests {
         try await SQLiteStore.executeForTesting(path: path, statements: ["DROP TABLE installations"], logger: testLogger)
         try await withStore(at: path) { store throws in
             // Had the ALTER TABLEs of the failed attempt stayed, this would fail on a duplicate column.
-            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
+            #expect(store.appliedMigrations == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18])
             #expect(try await store.registration(id: "r1")?.version == 3)
         }
     }
