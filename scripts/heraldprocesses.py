@@ -169,9 +169,10 @@ class HubAPI:
     def __init__(self, port, hub, key_name, key):
         self.port, self.hub, self.key_name, self.key = port, hub, key_name, key
 
-    def authorization(self):
+    def authorization(self, lifetime=3600):
+        """`SharedAccessSignature sr=…&sig=…&se=…&skn=…` for the hub's URL, good for `lifetime` seconds."""
         resource = urllib.parse.quote(f"http://127.0.0.1:{self.port}/{self.hub}", safe="").lower()
-        expiry = str(int(time.time()) + 3600)
+        expiry = str(int(time.time()) + lifetime)
         signature = base64.b64encode(hmac.new(self.key.encode(), f"{resource}\n{expiry}".encode(), hashlib.sha256).digest())
         return (f"SharedAccessSignature sr={resource}&sig={urllib.parse.quote(signature.decode(), safe='')}"
                 f"&se={expiry}&skn={self.key_name}")

@@ -17,20 +17,15 @@ without building: `scripts/openapi-test.py --contract Sources/HeraldServer/OpenA
 Needs openapi-spec-validator and schemathesis from PyPI.
 """
 import argparse
-import base64
-import hashlib
-import hmac
 import http.client
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from heraldprocesses import Node, free_port  # noqa: E402
+from heraldprocesses import HubAPI, Node, free_port  # noqa: E402
 
 from openapi_spec_validator import validate  # noqa: E402
 
@@ -41,18 +36,6 @@ def request(port, method, path, body=None, headers=None):
                        headers={"Content-Type": "application/json", **(headers or {})})
     response = connection.getresponse()
     return response.status, response.read()
-
-
-def shared_access_signature(resource, key_name, key, expiry):
-    """The `Authorization` value the hub API takes, as the hub SDKs make it:
-    `SharedAccessSignature sr=…&sig=…&se=…&skn=…`, where `sr` is the resource URL percent-encoded
-    (as encodeURIComponent does) and lowercased, and `sig` the base64 of HMAC-SHA256 over
-    `sr + "\\n" + se`, keyed with the rule's key as written in the connection string."""
-    sr = urllib.parse.quote(resource, safe="-_.!~*'()").lower()
-    se = str(int(expiry))
-    signature = base64.b64encode(hmac.new(key.encode(), f"{sr}\n{se}".encode(), hashlib.sha256).digest()).decode()
-    return (f"SharedAccessSignature sr={sr}&sig={urllib.parse.quote(signature, safe='')}"
-            f"&se={se}&skn={urllib.parse.quote(key_name, safe='')}")
 
 
 def toml_string(text):
@@ -97,7 +80,7 @@ def main():
         # The hub API: a shared access signature of the hub's full-access rule, for the hub's
         # URL, good for the whole run; every generated request names that hub.
         key_name, key = node.full_key(arguments.hub)
-        signature = shared_access_signature(f"http://127.0.0.1:{port}/{arguments.hub}", key_name, key, time.time() + 24 * 3600)
+        signature = HubAPI(port, arguments.hub, key_name, key).authorization(lifetime=24 * 3600)
         config = os.path.join(directory, "schemathesis.toml")
         with open(config, "w") as file:
             file.write(f"[auth.openapi.bearer]\nbearer = {toml_string(token)}\n\n"
