@@ -154,7 +154,7 @@ public final class HeraldMetrics: Sendable {
         help: "Scrapes whose figures from a hub's store could not be read (its gauges keep their last values)."
     )
 
-    /// Every family, in the order the README lists them.
+    /// Every family, in the order docs/operations.md lists them.
     public static let families: [Family] = [
         httpRequests, httpRequestDuration, notificationsAccepted, notificationsFinished, deliveries, channelsExpired, receipts, pushRetries,
         pushRequests, pushRequestDuration, tokenRefreshes, queueWaiting, queueProcessing, queueOldestAge,

@@ -11,7 +11,7 @@ struct Herald: AsyncParsableCommand {
             """,
         version: Herald.version,
         subcommands: [
-            Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, AdminCommand.self, StoreCommand.self, Bench.self,
+            Serve.self, Emulate.self, Demo.self, Device.self, Send.self, HubCommand.self, AdminCommand.self, StoreCommand.self, ConfigCommand.self, Bench.self,
             Completion.self,
         ]
     )

@@ -155,19 +155,62 @@ struct HeraldConfiguration: Sendable {
     var emulatorWNSPort = 0
     var emulatorTopic = "com.example.herald-demo"
 
-    /// Every setting: its variable, its description, and how to apply a value.
+    /// Every setting: its variable, the flag that sets it too, its default, its description
+    /// for `--help` and for the reference, and how to apply a value. The one table of settings:
+    /// `herald serve --help` lists it, and `herald config reference` prints it as the table of
+    /// docs/configuration.md.
     struct Setting: Sendable {
         var variable: String
+        /// The command-line flag that sets it too (`--port`), on the commands that take it.
+        var flag: String?
+        /// The default as the reference shows it (Markdown); `—` for none.
+        var defaultValue: String
+        /// The short description `herald serve --help` shows, default included (plain text).
         var help: String
+        /// The description the reference shows beside the default (Markdown; links are
+        /// relative to docs/).
+        var documentation: String
         var apply: @Sendable (inout HeraldConfiguration, String) throws -> Void
         var key: String { String(variable.dropFirst("HERALD_".count)).lowercased() }
+
+        init(
+            variable: String,
+            flag: String? = nil,
+            default defaultValue: String,
+            help: String,
+            docs documentation: String,
+            apply: @escaping @Sendable (inout HeraldConfiguration, String) throws -> Void
+        ) {
+            self.variable = variable
+            self.flag = flag
+            self.defaultValue = defaultValue
+            self.help = help
+            self.documentation = documentation
+            self.apply = apply
+        }
     }
 
     static let settings: [Setting] = [
-        .init(variable: "HERALD_HOST", help: "address to listen on (default 127.0.0.1)") { $0.host = $1 },
-        .init(variable: "HERALD_PORT", help: "HTTP port (default 8080)") { $0.port = try int($1, "HERALD_PORT", 0...65535) },
-        .init(variable: "HERALD_DATA_DIR", help: "data directory: the hubs (each with its SQLite store), keys, certificates (default ./herald-data)") { $0.dataDirectory = $1 },
-        .init(variable: "HERALD_DATABASE_URL", help: "keep the hubs in PostgreSQL, shared by several nodes: postgres://user:password@host/database (default: the data directory)") {
+        .init(
+            variable: "HERALD_HOST", flag: "--host", default: "`127.0.0.1`",
+            help: "address to listen on (default 127.0.0.1)",
+            docs: "address to listen on"
+        ) { $0.host = $1 },
+        .init(
+            variable: "HERALD_PORT", flag: "--port", default: "`8080`",
+            help: "HTTP port (default 8080)",
+            docs: "HTTP port"
+        ) { $0.port = try int($1, "HERALD_PORT", 0...65535) },
+        .init(
+            variable: "HERALD_DATA_DIR", flag: "--data-dir", default: "`./herald-data`",
+            help: "data directory: the hubs (each with its SQLite store), keys, certificates (default ./herald-data)",
+            docs: "the hubs (`hubs/<name>/`, each with its SQLite store, the app backend's `app` among them), keys and certificates; `herald hub …` takes the same flag"
+        ) { $0.dataDirectory = $1 },
+        .init(
+            variable: "HERALD_DATABASE_URL", flag: "--database-url", default: "—",
+            help: "keep the hubs in PostgreSQL, shared by several nodes: postgres://user:password@host/database (default: the data directory)",
+            docs: "`postgres://user:password@host:5432/database?sslmode=verify-full`: keep every hub in this PostgreSQL database instead, shared by several nodes ([Running several nodes](operations.md#running-several-nodes)); `herald hub …` and `herald send` take the same flag. libpq's `sslmode` (`disable`, `prefer`, `require`, `verify-ca`, `verify-full`), `sslrootcert=/path/ca.pem` (the CA of a server with a private certificate), `host=/socket/dir`, `application_name` and `connect_timeout` are understood; only `verify-full` checks that the server is the one named; the password never appears in logs or errors"
+        ) {
             guard !$1.isEmpty else {
                 $0.databaseURL = nil
                 return
@@ -178,155 +221,427 @@ struct HeraldConfiguration: Sendable {
                 throw ConfigurationError("HERALD_DATABASE_URL: \(error.message)")
             }
         },
-        .init(variable: "HERALD_DATABASE_CONNECTIONS", help: "most connections this node opens to HERALD_DATABASE_URL (default 20)") {
+        .init(
+            variable: "HERALD_DATABASE_CONNECTIONS", default: "`20`",
+            help: "most connections this node opens to HERALD_DATABASE_URL (default 20)",
+            docs: "most connections one node opens to the database"
+        ) {
             $0.databaseConnections = try int($1, "HERALD_DATABASE_CONNECTIONS", 1...1000)
         },
-        .init(variable: "HERALD_DELIVERY_LEASE", help: "seconds a delivery lease lasts: a node that dies or goes silent (killed, frozen, cut off from the database) has its notifications resumed by another within this; a live node renews its leases every quarter of it (default 10)") {
+        .init(
+            variable: "HERALD_DELIVERY_LEASE", default: "`10`",
+            help: "seconds a delivery lease lasts: a node that dies or goes silent (killed, frozen, cut off from the database) has its notifications resumed by another within this; a live node renews its leases every quarter of it (default 10)",
+            docs: "seconds a worker holds a notification without a heartbeat (it beats every quarter of it); after a node dies or goes silent, another resumes its notifications within this"
+        ) {
             $0.deliveryLeaseSeconds = try int($1, "HERALD_DELIVERY_LEASE", 2...3600)
         },
-        .init(variable: "HERALD_DELIVERY_PARTITION_SIZE", help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits (default 25000)") {
+        .init(
+            variable: "HERALD_DELIVERY_PARTITION_SIZE", default: "`25000`",
+            help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits (default 25000)",
+            docs: "registrations per partition of a large notification, which the delivery workers of every node share (at most 64 partitions); `0` never splits"
+        ) {
             $0.deliveryPartitionSize = try int($1, "HERALD_DELIVERY_PARTITION_SIZE", 0...100_000_000)
         },
-        .init(variable: "HERALD_DELIVERY_PAGE_SIZE", help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes (default 500)") {
+        .init(
+            variable: "HERALD_DELIVERY_PAGE_SIZE", default: "`500`",
+            help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes (default 500)",
+            docs: "devices read and sent per page of a delivery; progress is saved after each page, so a node killed mid-broadcast has at most a page per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
+        ) {
             $0.deliveryPageSize = try int($1, "HERALD_DELIVERY_PAGE_SIZE", 50...100_000)
         },
-        .init(variable: "HERALD_LOG_LEVEL", help: "trace, debug, info, notice, warning, error (default info)") {
+        .init(
+            variable: "HERALD_LOG_LEVEL", flag: "--log-level", default: "`info`",
+            help: "trace, debug, info, notice, warning, error (default info)",
+            docs: "trace … critical"
+        ) {
             guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }
             $0.logLevel = level
         },
-        .init(variable: "HERALD_LOG_FORMAT", help: "text, or json: one JSON object per line with the metadata as fields (default text)") {
+        .init(
+            variable: "HERALD_LOG_FORMAT", default: "`text`",
+            help: "text, or json: one JSON object per line with the metadata as fields (default text)",
+            docs: "`json`: one JSON object per line on standard error, the metadata as fields (`herald.hub`, `herald.request.id`, …), for log shippers"
+        ) {
             guard ["text", "json"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_LOG_FORMAT must be text or json, not '\($1)'") }
             $0.logFormat = $1.lowercased()
         },
-        .init(variable: "HERALD_INSECURE_DEMO_AUTH", help: "accept HTTP Basic with user name = password, no account (demos only; default false)") { $0.insecureDemoAuth = try bool($1, "HERALD_INSECURE_DEMO_AUTH") },
-        .init(variable: "HERALD_ALLOW_SIGNUP", help: "whether POST /api/accounts creates accounts (default true)") { $0.allowSignUp = try bool($1, "HERALD_ALLOW_SIGNUP") },
-        .init(variable: "HERALD_SIGNUP_RATE_LIMIT", help: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, bursts of twice that; above it 429 (default 5)") {
+        .init(
+            variable: "HERALD_INSECURE_DEMO_AUTH", flag: "--insecure-demo-auth", default: "`false`",
+            help: "accept HTTP Basic with user name = password, no account (demos only; default false)",
+            docs: "the tutorial's user = password scheme"
+        ) { $0.insecureDemoAuth = try bool($1, "HERALD_INSECURE_DEMO_AUTH") },
+        .init(
+            variable: "HERALD_ALLOW_SIGNUP", default: "`true`",
+            help: "whether POST /api/accounts creates accounts (default true)",
+            docs: "whether `POST /api/accounts` creates accounts"
+        ) { $0.allowSignUp = try bool($1, "HERALD_ALLOW_SIGNUP") },
+        .init(
+            variable: "HERALD_SIGNUP_RATE_LIMIT", default: "`5`",
+            help: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, bursts of twice that; above it 429 (default 5)",
+            docs: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, in bursts of twice that; above it `429` with `Retry-After` ([Limits on callers](security.md#limits-on-callers))"
+        ) {
             $0.signUpsPerMinute = try int($1, "HERALD_SIGNUP_RATE_LIMIT", 1...100_000)
         },
-        .init(variable: "HERALD_TOKEN_LIFETIME", help: "bearer token lifetime in seconds (default 604800)") { $0.tokenLifetimeSeconds = try int($1, "HERALD_TOKEN_LIFETIME", 60...31_536_000) },
-        .init(variable: "HERALD_BCRYPT_COST", help: "bcrypt cost of stored passwords (default 12)") { $0.bcryptCost = try int($1, "HERALD_BCRYPT_COST", 4...31) },
-        .init(variable: "HERALD_PUBLIC_URL", help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)") { $0.publicURL = $1 },
-        .init(variable: "HERALD_SECURE_RETENTION", help: "seconds a secure payload or rich content is kept (default 604800)") { $0.secureRetentionSeconds = try int($1, "HERALD_SECURE_RETENTION", 60...31_536_000) },
-        .init(variable: "HERALD_SECURE_PAYLOAD_KEY_FILE", help: "the key that seals secure payloads, read from this file (a mounted secret, the same on every node: 44 characters of base64 or 32 raw bytes); never created nor written, and never stored in the database (default <data-dir>/keys/secure-payload.key, created if missing)") {
+        .init(
+            variable: "HERALD_TOKEN_LIFETIME", default: "`604800`",
+            help: "bearer token lifetime in seconds (default 604800)",
+            docs: "bearer token lifetime, seconds"
+        ) { $0.tokenLifetimeSeconds = try int($1, "HERALD_TOKEN_LIFETIME", 60...31_536_000) },
+        .init(
+            variable: "HERALD_BCRYPT_COST", default: "`12`",
+            help: "bcrypt cost of stored passwords (default 12)",
+            docs: "bcrypt cost"
+        ) { $0.bcryptCost = try int($1, "HERALD_BCRYPT_COST", 4...31) },
+        .init(
+            variable: "HERALD_PUBLIC_URL", default: "from the request's `Host`",
+            help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)",
+            docs: "Herald's URL as devices reach it, for `richUrl`; an `https` one also serves the console on plain HTTP, behind a proxy that terminates TLS ([The console](console.md))"
+        ) { $0.publicURL = $1 },
+        .init(
+            variable: "HERALD_SECURE_RETENTION", default: "`604800`",
+            help: "seconds a secure payload or rich content is kept (default 604800)",
+            docs: "seconds secure payloads and rich content are kept"
+        ) { $0.secureRetentionSeconds = try int($1, "HERALD_SECURE_RETENTION", 60...31_536_000) },
+        .init(
+            variable: "HERALD_SECURE_PAYLOAD_KEY_FILE", default: "`<data-dir>/keys/secure-payload.key`, created if missing",
+            help: "the key that seals secure payloads, read from this file (a mounted secret, the same on every node: 44 characters of base64 or 32 raw bytes); never created nor written, and never stored in the database (default <data-dir>/keys/secure-payload.key, created if missing)",
+            docs: "the key that seals secure payloads, read from this file: a secret mounted into the container (Docker, Kubernetes), the same file for every node. It holds 44 characters of base64 (a line) or 32 raw bytes; Herald never creates nor writes it, and never stores the key in the database. A file that is missing, unreadable or not a 256-bit key stops `herald serve` at start with an error that names the variable and the file, never what the file holds"
+        ) {
             guard !$1.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ConfigurationError("HERALD_SECURE_PAYLOAD_KEY_FILE is empty: give the path of the key file, or leave it unset")
             }
             $0.securePayloadKeyFile = $1
         },
-        .init(variable: "HERALD_RICH_MAX_BYTES", help: "largest rich-content upload in bytes (default 10485760)") { $0.richMaxBytes = try int($1, "HERALD_RICH_MAX_BYTES", 1...1_073_741_824) },
-        .init(variable: "HERALD_TLS_PORT", help: "HTTPS port of the hub REST API (default 8443; 0 turns TLS off)") { $0.tlsPort = try int($1, "HERALD_TLS_PORT", 0...65535) },
-        .init(variable: "HERALD_TLS_CERT_FILE", help: "certificate chain (PEM) served on HERALD_TLS_PORT, with HERALD_TLS_KEY_FILE") { $0.tlsCertFile = $1 },
-        .init(variable: "HERALD_TLS_KEY_FILE", help: "private key (PEM) of HERALD_TLS_CERT_FILE") { $0.tlsKeyFile = $1 },
-        .init(variable: "HERALD_HUB_ENDPOINT", help: "endpoint in hub connection strings, e.g. sb://push.example.com/ (default sb://localhost:<HERALD_TLS_PORT>/)") {
+        .init(
+            variable: "HERALD_RICH_MAX_BYTES", default: "`10485760`",
+            help: "largest rich-content upload in bytes (default 10485760)",
+            docs: "largest rich upload"
+        ) { $0.richMaxBytes = try int($1, "HERALD_RICH_MAX_BYTES", 1...1_073_741_824) },
+        .init(
+            variable: "HERALD_TLS_PORT", flag: "--tls-port", default: "`8443`",
+            help: "HTTPS port of the hub REST API (default 8443; 0 turns TLS off)",
+            docs: "HTTPS port of every API (the hub SDKs need it); `0` turns TLS off"
+        ) { $0.tlsPort = try int($1, "HERALD_TLS_PORT", 0...65535) },
+        .init(
+            variable: "HERALD_TLS_CERT_FILE", default: "a certificate from `<data-dir>/tls`",
+            help: "certificate chain (PEM) served on HERALD_TLS_PORT, with HERALD_TLS_KEY_FILE",
+            docs: "certificate chain (PEM) for the TLS port, with its key in `HERALD_TLS_KEY_FILE`; without them Herald issues one from its local CA (`<data-dir>/tls/ca.pem`)"
+        ) { $0.tlsCertFile = $1 },
+        .init(
+            variable: "HERALD_TLS_KEY_FILE", default: "the key of that certificate",
+            help: "private key (PEM) of HERALD_TLS_CERT_FILE",
+            docs: "private key (PEM) of `HERALD_TLS_CERT_FILE`"
+        ) { $0.tlsKeyFile = $1 },
+        .init(
+            variable: "HERALD_HUB_ENDPOINT", flag: "--hub-endpoint", default: "`sb://localhost:<tls port>/`",
+            help: "endpoint in hub connection strings, e.g. sb://push.example.com/ (default sb://localhost:<HERALD_TLS_PORT>/)",
+            docs: "endpoint written into the connection strings `herald hub` prints"
+        ) {
             $0.hubEndpoint = try hubEndpoint($1)
         },
-        .init(variable: "HERALD_HUB_RATE_LIMIT", help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After (default 2000)") {
+        .init(
+            variable: "HERALD_HUB_RATE_LIMIT", default: "`2000`",
+            help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After (default 2000)",
+            docs: "requests per second one hub's REST API accepts (bursts of twice that) from each class of key — Listen-only keys, and keys with Send or Manage, each have the whole rate — over all nodes sharing a database; above it `429` with `Retry-After`"
+        ) {
             $0.hubRequestsPerSecond = try int($1, "HERALD_HUB_RATE_LIMIT", 1...1_000_000)
         },
-        .init(variable: "HERALD_JOBS_MAX_KEPT", help: "export and import jobs one hub keeps, finished ones included; beyond it POST /{hub}/jobs gets 403 (default 100)") {
+        .init(
+            variable: "HERALD_JOBS_MAX_KEPT", default: "`100`",
+            help: "export and import jobs one hub keeps, finished ones included; beyond it POST /{hub}/jobs gets 403 (default 100)",
+            docs: "jobs one hub keeps, finished ones included; beyond it `POST /{hub}/jobs` gets `403`"
+        ) {
             $0.jobsMaxKept = try int($1, "HERALD_JOBS_MAX_KEPT", 1...1_000_000)
         },
-        .init(variable: "HERALD_JOBS_MAX_ACTIVE", help: "jobs one hub has waiting or running at once; beyond it POST /{hub}/jobs gets 429 (default 2)") {
+        .init(
+            variable: "HERALD_JOBS_MAX_ACTIVE", default: "`2`",
+            help: "jobs one hub has waiting or running at once; beyond it POST /{hub}/jobs gets 429 (default 2)",
+            docs: "export and import jobs one hub has waiting or running at once; beyond it `POST /{hub}/jobs` gets `429` ([Export and import](migrating.md#export-and-import))"
+        ) {
             $0.jobsMaxActive = try int($1, "HERALD_JOBS_MAX_ACTIVE", 1...1000)
         },
-        .init(variable: "HERALD_JOBS_MAX_BYTES", help: "bytes of job files and job outputs one hub keeps; beyond it uploads and new jobs get 403 and a running job fails (default 1073741824)") {
+        .init(
+            variable: "HERALD_JOBS_MAX_BYTES", default: "`1073741824`",
+            help: "bytes of job files and job outputs one hub keeps; beyond it uploads and new jobs get 403 and a running job fails (default 1073741824)",
+            docs: "bytes of job files and job outputs one hub keeps; beyond it uploads and new jobs get `403`, and a running job fails"
+        ) {
             $0.jobsMaxBytes = try int($1, "HERALD_JOBS_MAX_BYTES", 1...1 << 50)
         },
-        .init(variable: "HERALD_JOB_FILE_MAX_BYTES", help: "largest job file PUT /{hub}/jobs/files/{name} takes; beyond it 413 (default 67108864)") {
+        .init(
+            variable: "HERALD_JOB_FILE_MAX_BYTES", default: "`67108864`",
+            help: "largest job file PUT /{hub}/jobs/files/{name} takes; beyond it 413 (default 67108864)",
+            docs: "largest job file `PUT /{hub}/jobs/files/{name}` takes (streamed into the store); beyond it `413`"
+        ) {
             $0.jobFileMaxBytes = try int($1, "HERALD_JOB_FILE_MAX_BYTES", 1...1 << 40)
         },
-        .init(variable: "HERALD_JOBS_RETENTION", help: "seconds finished jobs, their outputs and uploaded job files are kept before the sweep deletes them (default 604800)") {
+        .init(
+            variable: "HERALD_JOBS_RETENTION", default: "`604800`",
+            help: "seconds finished jobs, their outputs and uploaded job files are kept before the sweep deletes them (default 604800)",
+            docs: "seconds finished jobs with their outputs, and uploaded job files, are kept before the sweep deletes them"
+        ) {
             $0.jobsRetentionSeconds = try int($1, "HERALD_JOBS_RETENTION", 60...31_536_000)
         },
-        .init(variable: "HERALD_HTTP_MAX_CONNECTIONS", help: "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)") {
+        .init(
+            variable: "HERALD_HTTP_MAX_CONNECTIONS", default: "the open-file limit less 256, at most 10000",
+            help: "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)",
+            docs: "connections open at once over both ports; beyond it the connection idle the longest is closed to make room, and when every one is busy with a request the new one gets `503` with `Retry-After: 1`"
+        ) {
             $0.maximumConnections = try int($1, "HERALD_HTTP_MAX_CONNECTIONS", 1...1_000_000)
         },
-        .init(variable: "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", help: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, or, when all are busy, the new one gets 503; 0: no limit (default 256)") {
+        .init(
+            variable: "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", default: "`256`",
+            help: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, or, when all are busy, the new one gets 503; 0: no limit (default 256)",
+            docs: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, and when all of them are busy the new one gets `503`; other clients are not affected. `0`: no such limit (behind a reverse proxy, every connection is the proxy's)"
+        ) {
             $0.maximumConnectionsPerClient = try int($1, "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", 0...1_000_000)
         },
-        .init(variable: "HERALD_HTTP_IDLE_TIMEOUT", help: "seconds a connection may stay idle, or take to send a request's head, before it is closed (default 60)") {
+        .init(
+            variable: "HERALD_HTTP_IDLE_TIMEOUT", default: "`60`",
+            help: "seconds a connection may stay idle, or take to send a request's head, before it is closed (default 60)",
+            docs: "seconds a connection may sit idle, or take to send a request's head, before it is closed"
+        ) {
             $0.idleTimeoutSeconds = try int($1, "HERALD_HTTP_IDLE_TIMEOUT", 1...86_400)
         },
-        .init(variable: "HERALD_HTTP_BODY_TIMEOUT", help: "seconds a request's body may take to arrive after its head (default 60)") {
+        .init(
+            variable: "HERALD_HTTP_BODY_TIMEOUT", default: "`60`",
+            help: "seconds a request's body may take to arrive after its head (default 60)",
+            docs: "seconds a request's body may take to arrive after its head; then the connection is closed"
+        ) {
             $0.bodyTimeoutSeconds = try int($1, "HERALD_HTTP_BODY_TIMEOUT", 1...86_400)
         },
-        .init(variable: "HERALD_METRICS_TOKEN", help: "bearer token GET /metrics asks for (Authorization: Bearer <token>); default none: the page is open to whoever reaches the port") {
+        .init(
+            variable: "HERALD_METRICS_TOKEN", default: "—",
+            help: "bearer token GET /metrics asks for (Authorization: Bearer <token>); default none: the page is open to whoever reaches the port",
+            docs: "bearer token that `GET /metrics` asks for (`Authorization: Bearer <token>`; anything else gets `401`); without it the page is open to whoever reaches the port; `/ready` shows its details only to this token ([Health, readiness and request ids](operations.md#health-readiness-and-request-ids))"
+        ) {
             $0.metricsToken = $1.isEmpty ? nil : $1
         },
-        .init(variable: "HERALD_CONSOLE", help: "serve the console at /console: on (default) or off") {
+        .init(
+            variable: "HERALD_CONSOLE", default: "`on`",
+            help: "serve the console at /console: on (default) or off",
+            docs: "`off`: no console at `/console` ([The console](console.md))"
+        ) {
             $0.consoleEnabled = try bool($1, "HERALD_CONSOLE")
         },
-        .init(variable: "HERALD_CONSOLE_IDLE_TIMEOUT", help: "seconds a console session may sit unused before the operator must sign in again (default 1800)") {
+        .init(
+            variable: "HERALD_CONSOLE_IDLE_TIMEOUT", default: "`1800`",
+            help: "seconds a console session may sit unused before the operator must sign in again (default 1800)",
+            docs: "seconds a console session may sit unused; then the operator signs in again"
+        ) {
             $0.consoleIdleTimeoutSeconds = try int($1, "HERALD_CONSOLE_IDLE_TIMEOUT", 60...86_400)
         },
-        .init(variable: "HERALD_CONSOLE_SAMPLE_SECONDS", help: "how often the console's charts read the counters, in seconds (default 15)") {
+        .init(
+            variable: "HERALD_CONSOLE_SAMPLE_SECONDS", default: "`15`",
+            help: "how often the console's charts read the counters, in seconds (default 15)",
+            docs: "how often the console's charts read the counters of `/metrics`"
+        ) {
             $0.consoleSampleSeconds = try int($1, "HERALD_CONSOLE_SAMPLE_SECONDS", 1...3600)
         },
-        .init(variable: "HERALD_APP_HUB_CONNECTION_STRING", help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub") {
+        .init(
+            variable: "HERALD_APP_HUB_CONNECTION_STRING", default: "—",
+            help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub",
+            docs: "with `HERALD_APP_HUB_NAME`: keep the app backend's devices in that remote hub, through the hub REST API; accounts and content stay in the local `app` hub"
+        ) {
             $0.appHubConnectionString = $1
         },
-        .init(variable: "HERALD_APP_HUB_NAME", help: "the hub that keeps the app backend's devices, accounts and content (default app, created on first start); with HERALD_APP_HUB_CONNECTION_STRING, the name of that remote hub") { $0.appHubName = $1 },
-        .init(variable: "HERALD_APNS_KEY_FILE", help: "APNs token-auth key (.p8 file)") { $0.apns.keyFile = $1 },
-        .init(variable: "HERALD_APNS_KEY_ID", help: "APNs key id (10 characters)") { $0.apns.keyID = $1 },
-        .init(variable: "HERALD_APNS_TEAM_ID", help: "Apple developer team id") { $0.apns.teamID = $1 },
-        .init(variable: "HERALD_APNS_CERT_FILE", help: "APNs certificate authentication instead of a .p8 key: the certificate as a .p12 file (with HERALD_APNS_CERT_PASSWORD) or PEM (its key in the same file or in HERALD_APNS_CERT_KEY_FILE)") { $0.apns.certFile = $1 },
-        .init(variable: "HERALD_APNS_CERT_PASSWORD", help: "password of the .p12 HERALD_APNS_CERT_FILE (default none)") { $0.apns.certPassword = $1 },
-        .init(variable: "HERALD_APNS_CERT_KEY_FILE", help: "PEM private key of a PEM HERALD_APNS_CERT_FILE") { $0.apns.certKeyFile = $1 },
-        .init(variable: "HERALD_APNS_TOPIC", help: "default apns-topic: the app's bundle id (with a certificate, default: its subject UID)") { $0.apns.topic = $1 },
-        .init(variable: "HERALD_APNS_ENVIRONMENT", help: "production or sandbox (default production)") {
+        .init(
+            variable: "HERALD_APP_HUB_NAME", default: "`app`",
+            help: "the hub that keeps the app backend's devices, accounts and content (default app, created on first start); with HERALD_APP_HUB_CONNECTION_STRING, the name of that remote hub",
+            docs: "the hub of the catalog that keeps the app backend's devices, accounts and content (created on first start); with `HERALD_APP_HUB_CONNECTION_STRING`, the name of that remote hub"
+        ) { $0.appHubName = $1 },
+        .init(
+            variable: "HERALD_APNS_KEY_FILE", default: "—",
+            help: "APNs token-auth key (.p8 file)",
+            docs: "APNs token-auth key (`.p8`)"
+        ) { $0.apns.keyFile = $1 },
+        .init(
+            variable: "HERALD_APNS_KEY_ID", default: "—",
+            help: "APNs key id (10 characters)",
+            docs: "the key's id"
+        ) { $0.apns.keyID = $1 },
+        .init(
+            variable: "HERALD_APNS_TEAM_ID", default: "—",
+            help: "Apple developer team id",
+            docs: "your team id"
+        ) { $0.apns.teamID = $1 },
+        .init(
+            variable: "HERALD_APNS_CERT_FILE", default: "—",
+            help: "APNs certificate authentication instead of a .p8 key: the certificate as a .p12 file (with HERALD_APNS_CERT_PASSWORD) or PEM (its key in the same file or in HERALD_APNS_CERT_KEY_FILE)",
+            docs: "APNs certificate authentication instead of a `.p8` key: the certificate as a `.p12`, or PEM with its key in the same file ([APNs certificate authentication](#apns-certificate-authentication))"
+        ) { $0.apns.certFile = $1 },
+        .init(
+            variable: "HERALD_APNS_CERT_PASSWORD", default: "none",
+            help: "password of the .p12 HERALD_APNS_CERT_FILE (default none)",
+            docs: "password of a `.p12` `HERALD_APNS_CERT_FILE`"
+        ) { $0.apns.certPassword = $1 },
+        .init(
+            variable: "HERALD_APNS_CERT_KEY_FILE", default: "the certificate's file",
+            help: "PEM private key of a PEM HERALD_APNS_CERT_FILE",
+            docs: "PEM private key of a PEM `HERALD_APNS_CERT_FILE`"
+        ) { $0.apns.certKeyFile = $1 },
+        .init(
+            variable: "HERALD_APNS_TOPIC", default: "with a certificate, its subject `UID`",
+            help: "default apns-topic: the app's bundle id (with a certificate, default: its subject UID)",
+            docs: "default `apns-topic`: the app's bundle id"
+        ) { $0.apns.topic = $1 },
+        .init(
+            variable: "HERALD_APNS_ENVIRONMENT", default: "`production`",
+            help: "production or sandbox (default production)",
+            docs: "`production` or `sandbox`"
+        ) {
             guard ["production", "sandbox"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_APNS_ENVIRONMENT must be production or sandbox") }
             $0.apns.environment = $1.lowercased()
         },
-        .init(variable: "HERALD_APNS_ENDPOINT", help: "APNs base URL, overriding the environment's (a proxy or a test double)") { $0.apns.endpoint = $1 },
-        .init(variable: "HERALD_APNS_BROADCAST_ENDPOINT", help: "APNs broadcast channel management base URL, overriding the environment's") {
+        .init(
+            variable: "HERALD_APNS_ENDPOINT", default: "per environment",
+            help: "APNs base URL, overriding the environment's (a proxy or a test double)",
+            docs: "APNs base URL (a proxy or a test double)"
+        ) { $0.apns.endpoint = $1 },
+        .init(
+            variable: "HERALD_APNS_BROADCAST_ENDPOINT", default: "per environment",
+            help: "APNs broadcast channel management base URL, overriding the environment's",
+            docs: "APNs broadcast channel management base URL ([Broadcast channels](app-backend.md#broadcast-channels)); a proxy or a test double, such as the emulator's broadcast port that `herald emulate` prints"
+        ) {
             $0.apns.broadcastEndpoint = $1
         },
-        .init(variable: "HERALD_APNS_CA_FILE", help: "PEM file of the CAs trusted for APNs (default: the system's)") { $0.apns.caFile = $1 },
-        .init(variable: "HERALD_APNS_CONNECTIONS", help: "HTTP/2 connections to APNs (default 4)") { $0.apns.connections = try int($1, "HERALD_APNS_CONNECTIONS", 1...64) },
-        .init(variable: "HERALD_FCM_SERVICE_ACCOUNT_FILE", help: "Firebase service-account JSON file") { $0.fcm.serviceAccountFile = $1 },
-        .init(variable: "HERALD_FCM_ENDPOINT", help: "FCM base URL (default https://fcm.googleapis.com)") { $0.fcm.endpoint = $1 },
-        .init(variable: "HERALD_FCM_TOKEN_URI", help: "OAuth token URL, overriding the service account's token_uri") { $0.fcm.tokenURI = $1 },
-        .init(variable: "HERALD_FCM_CA_FILE", help: "PEM file of the CAs trusted for FCM and its token URL (default: the system's)") { $0.fcm.caFile = $1 },
-        .init(variable: "HERALD_WNS_PACKAGE_SID", help: "WNS package SID (client id) of the Windows app") { $0.wns.packageSID = $1 },
-        .init(variable: "HERALD_WNS_CLIENT_SECRET", help: "WNS client secret") { $0.wns.clientSecret = $1 },
-        .init(variable: "HERALD_WNS_TOKEN_URI", help: "WNS OAuth token URL (default https://login.live.com/accesstoken.srf)") { $0.wns.tokenURI = $1 },
-        .init(variable: "HERALD_WNS_CA_FILE", help: "PEM file of the CAs trusted for WNS (default: the system's)") { $0.wns.caFile = $1 },
         .init(
-            variable: "HERALD_WNS_ALLOWED_HOSTS",
-            help: "comma-separated hosts WNS channel URIs may name; *.domain for its subdomains (default *.notify.windows.com)"
+            variable: "HERALD_APNS_CA_FILE", default: "system roots",
+            help: "PEM file of the CAs trusted for APNs (default: the system's)",
+            docs: "PEM of the CAs trusted for APNs"
+        ) { $0.apns.caFile = $1 },
+        .init(
+            variable: "HERALD_APNS_CONNECTIONS", default: "`4`",
+            help: "HTTP/2 connections to APNs (default 4)",
+            docs: "HTTP/2 connections to APNs"
+        ) { $0.apns.connections = try int($1, "HERALD_APNS_CONNECTIONS", 1...64) },
+        .init(
+            variable: "HERALD_FCM_SERVICE_ACCOUNT_FILE", default: "—",
+            help: "Firebase service-account JSON file",
+            docs: "Firebase service-account JSON"
+        ) { $0.fcm.serviceAccountFile = $1 },
+        .init(
+            variable: "HERALD_FCM_ENDPOINT", default: "`https://fcm.googleapis.com`",
+            help: "FCM base URL (default https://fcm.googleapis.com)",
+            docs: "FCM base URL"
+        ) { $0.fcm.endpoint = $1 },
+        .init(
+            variable: "HERALD_FCM_TOKEN_URI", default: "the account's `token_uri`",
+            help: "OAuth token URL, overriding the service account's token_uri",
+            docs: "OAuth token URL"
+        ) { $0.fcm.tokenURI = $1 },
+        .init(
+            variable: "HERALD_FCM_CA_FILE", default: "system roots",
+            help: "PEM file of the CAs trusted for FCM and its token URL (default: the system's)",
+            docs: "PEM of the CAs trusted for FCM and its token URL"
+        ) { $0.fcm.caFile = $1 },
+        .init(
+            variable: "HERALD_WNS_PACKAGE_SID", default: "—",
+            help: "WNS package SID (client id) of the Windows app",
+            docs: "the Windows app's WNS package SID (client id)"
+        ) { $0.wns.packageSID = $1 },
+        .init(
+            variable: "HERALD_WNS_CLIENT_SECRET", default: "—",
+            help: "WNS client secret",
+            docs: "the Windows app's WNS client secret"
+        ) { $0.wns.clientSecret = $1 },
+        .init(
+            variable: "HERALD_WNS_TOKEN_URI", default: "`https://login.live.com/accesstoken.srf`",
+            help: "WNS OAuth token URL (default https://login.live.com/accesstoken.srf)",
+            docs: "WNS OAuth token URL"
+        ) { $0.wns.tokenURI = $1 },
+        .init(
+            variable: "HERALD_WNS_CA_FILE", default: "system roots",
+            help: "PEM file of the CAs trusted for WNS (default: the system's)",
+            docs: "PEM of the CAs trusted for WNS"
+        ) { $0.wns.caFile = $1 },
+        .init(
+            variable: "HERALD_WNS_ALLOWED_HOSTS", default: "`*.notify.windows.com`",
+            help: "comma-separated hosts WNS channel URIs may name; *.domain for its subdomains (default *.notify.windows.com)",
+            docs: "hosts a WNS channel URI may name (`*.domain`: its subdomains); a registration, installation or direct send naming another host gets `400`, and the WNS access token is sent to no other host"
         ) { $0.wns.allowedHosts = try allowList($1, "HERALD_WNS_ALLOWED_HOSTS") },
-        .init(variable: "HERALD_WEBPUSH_SUBJECT", help: "VAPID contact (mailto: or https:); turns on Web Push to real push services") {
+        .init(
+            variable: "HERALD_WEBPUSH_SUBJECT", default: "—",
+            help: "VAPID contact (mailto: or https:); turns on Web Push to real push services",
+            docs: "VAPID contact (`mailto:` / `https:`); turns on Web Push to real push services"
+        ) {
             guard $1.hasPrefix("mailto:") || $1.hasPrefix("https:") else { throw ConfigurationError("HERALD_WEBPUSH_SUBJECT must start with mailto: or https:") }
             $0.webPush.subject = $1
         },
-        .init(variable: "HERALD_WEBPUSH_VAPID_KEY_FILE", help: "VAPID private key (PEM); created if missing (default <data-dir>/keys/vapid-private.pem)") { $0.webPush.vapidKeyFile = $1 },
-        .init(variable: "HERALD_WEBPUSH_CA_FILE", help: "PEM file of the CAs trusted for push services (default: the system's)") { $0.webPush.caFile = $1 },
         .init(
-            variable: "HERALD_WEBPUSH_ALLOWED_HOSTS",
-            help: "comma-separated push-service hosts subscriptions may point at; *.domain for its subdomains (default: the major browsers' services)"
+            variable: "HERALD_WEBPUSH_VAPID_KEY_FILE", default: "`<data-dir>/keys/vapid-private.pem`",
+            help: "VAPID private key (PEM); created if missing (default <data-dir>/keys/vapid-private.pem)",
+            docs: "Herald's VAPID key, created if missing; its public key is the `applicationServerKey` web apps subscribe with (printed at start, and in `GET /emulators`)"
+        ) { $0.webPush.vapidKeyFile = $1 },
+        .init(
+            variable: "HERALD_WEBPUSH_CA_FILE", default: "system roots",
+            help: "PEM file of the CAs trusted for push services (default: the system's)",
+            docs: "PEM of the CAs trusted for push services"
+        ) { $0.webPush.caFile = $1 },
+        .init(
+            variable: "HERALD_WEBPUSH_ALLOWED_HOSTS", default: "the major browsers' push services",
+            help: "comma-separated push-service hosts subscriptions may point at; *.domain for its subdomains (default: the major browsers' services)",
+            docs: "hosts a subscription endpoint may point at (`*.domain`: its subdomains); another host gets `400` when the subscription is saved, so a client cannot make Herald POST anywhere"
         ) { $0.webPush.allowedHosts = try allowList($1, "HERALD_WEBPUSH_ALLOWED_HOSTS") },
         .init(
-            variable: "HERALD_WEBHOOK_ALLOWED_HOSTS",
-            help: "comma-separated hosts webhook endpoints may name; *.domain for its subdomains (default: any host)"
+            variable: "HERALD_WEBHOOK_ALLOWED_HOSTS", default: "any host",
+            help: "comma-separated hosts webhook endpoints may name; *.domain for its subdomains (default: any host)",
+            docs: "hosts a webhook endpoint's URL may name (`*.domain`: its subdomains); checked when an endpoint is added (`400`) and before every attempt"
         ) { $0.webhooks.allowedHosts = try allowList($1, "HERALD_WEBHOOK_ALLOWED_HOSTS") },
         .init(
-            variable: "HERALD_WEBHOOK_HTTP_HOSTS",
-            help: "comma-separated hosts webhook endpoints may reach over plain http, for a local receiver (default: none, https only)"
+            variable: "HERALD_WEBHOOK_HTTP_HOSTS", default: "none",
+            help: "comma-separated hosts webhook endpoints may reach over plain http, for a local receiver (default: none, https only)",
+            docs: "hosts a webhook endpoint may reach over plain `http` (a local receiver: `127.0.0.1`); every other endpoint is `https`"
         ) { $0.webhooks.plainHTTPHosts = HostAllowList(commaSeparated: $1) },
-        .init(variable: "HERALD_WEBHOOK_CA_FILE", help: "PEM file of the CAs trusted for webhook endpoints (default: the system's)") { $0.webhooks.caFile = $1 },
-        .init(variable: "HERALD_WEBHOOK_TIMEOUT", help: "seconds one webhook attempt may take (default 10)") {
+        .init(
+            variable: "HERALD_WEBHOOK_CA_FILE", default: "the system's CAs",
+            help: "PEM file of the CAs trusted for webhook endpoints (default: the system's)",
+            docs: "PEM file of the CAs trusted for webhook endpoints"
+        ) { $0.webhooks.caFile = $1 },
+        .init(
+            variable: "HERALD_WEBHOOK_TIMEOUT", default: "`10`",
+            help: "seconds one webhook attempt may take (default 10)",
+            docs: "seconds one webhook attempt may take (1–60)"
+        ) {
             $0.webhooks.timeoutSeconds = try int($1, "HERALD_WEBHOOK_TIMEOUT", 1...60)
         },
-        .init(variable: "HERALD_EMULATORS", help: "auto: built-in emulators for platforms without credentials; off: none (default auto)") {
+        .init(
+            variable: "HERALD_EMULATORS", default: "`auto`",
+            help: "auto: built-in emulators for platforms without credentials; off: none (default auto)",
+            docs: "`auto`: built-in emulators for platforms without credentials; `off`: none"
+        ) {
             guard ["auto", "off"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_EMULATORS must be auto or off") }
             $0.emulators = $1.lowercased()
         },
-        .init(variable: "HERALD_EMULATOR_APNS_PORT", help: "port of the built-in APNs emulator (default: any free port)") { $0.emulatorAPNsPort = try int($1, "HERALD_EMULATOR_APNS_PORT", 0...65535) },
-        .init(variable: "HERALD_EMULATOR_APNS_BROADCAST_PORT", help: "port of the built-in APNs emulator's broadcast channel management API (default: any free port)") { $0.emulatorAPNsBroadcastPort = try int($1, "HERALD_EMULATOR_APNS_BROADCAST_PORT", 0...65535) },
-        .init(variable: "HERALD_EMULATOR_FCM_PORT", help: "port of the built-in FCM emulator (default: any free port)") { $0.emulatorFCMPort = try int($1, "HERALD_EMULATOR_FCM_PORT", 0...65535) },
-        .init(variable: "HERALD_EMULATOR_WEBPUSH_PORT", help: "port of the built-in Web Push service emulator (default: any free port)") { $0.emulatorWebPushPort = try int($1, "HERALD_EMULATOR_WEBPUSH_PORT", 0...65535) },
-        .init(variable: "HERALD_EMULATOR_WNS_PORT", help: "port of the built-in WNS emulator (default: any free port)") { $0.emulatorWNSPort = try int($1, "HERALD_EMULATOR_WNS_PORT", 0...65535) },
-        .init(variable: "HERALD_EMULATOR_TOPIC", help: "bundle id the APNs emulator's devices belong to (default com.example.herald-demo)") { $0.emulatorTopic = $1 },
+        .init(
+            variable: "HERALD_EMULATOR_APNS_PORT", default: "any free port",
+            help: "port of the built-in APNs emulator (default: any free port)",
+            docs: "where the APNs emulator listens"
+        ) { $0.emulatorAPNsPort = try int($1, "HERALD_EMULATOR_APNS_PORT", 0...65535) },
+        .init(
+            variable: "HERALD_EMULATOR_APNS_BROADCAST_PORT", default: "any free port",
+            help: "port of the built-in APNs emulator's broadcast channel management API (default: any free port)",
+            docs: "where the APNs emulator's broadcast channel management API listens (Apple's is on port 2196)"
+        ) { $0.emulatorAPNsBroadcastPort = try int($1, "HERALD_EMULATOR_APNS_BROADCAST_PORT", 0...65535) },
+        .init(
+            variable: "HERALD_EMULATOR_FCM_PORT", default: "any free port",
+            help: "port of the built-in FCM emulator (default: any free port)",
+            docs: "where the FCM emulator listens"
+        ) { $0.emulatorFCMPort = try int($1, "HERALD_EMULATOR_FCM_PORT", 0...65535) },
+        .init(
+            variable: "HERALD_EMULATOR_WEBPUSH_PORT", default: "any free port",
+            help: "port of the built-in Web Push service emulator (default: any free port)",
+            docs: "where the Web Push emulator listens"
+        ) { $0.emulatorWebPushPort = try int($1, "HERALD_EMULATOR_WEBPUSH_PORT", 0...65535) },
+        .init(
+            variable: "HERALD_EMULATOR_WNS_PORT", default: "any free port",
+            help: "port of the built-in WNS emulator (default: any free port)",
+            docs: "where the WNS emulator listens"
+        ) { $0.emulatorWNSPort = try int($1, "HERALD_EMULATOR_WNS_PORT", 0...65535) },
+        .init(
+            variable: "HERALD_EMULATOR_TOPIC", default: "`com.example.herald-demo`",
+            help: "bundle id the APNs emulator's devices belong to (default com.example.herald-demo)",
+            docs: "bundle id of the emulator's devices"
+        ) { $0.emulatorTopic = $1 },
     ]
 
     /// Reads the config file (if any), then the environment, then `overrides` (from flags).
@@ -410,15 +725,10 @@ struct HeraldConfiguration: Sendable {
     }
 
     static var helpText: String {
-        let tracing: [(String, String)] = [
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "export traces over OTLP/HTTP to this collector (…/v1/traces); unset: no tracing, at no cost"),
-            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "the traces URL itself, instead"),
-            ("OTEL_SERVICE_NAME", "the service's name in the traces (default herald); the other OTEL_* variables apply too"),
-        ]
-        return "Settings (flag > environment > config file > default):\n"
+        "Settings (flag > environment > config file > default):\n"
             + settings.map { helpEntry($0.variable, $0.help) }.joined(separator: "\n")
             + "\n\nTracing (the OpenTelemetry variables, read by the exporter):\n"
-            + tracing.map { helpEntry($0.0, $0.1) }.joined(separator: "\n")
+            + tracingVariables.map { helpEntry($0.variable, $0.help) }.joined(separator: "\n")
     }
 
     /// One setting in the help's table: its name, then its description wrapped in a column of

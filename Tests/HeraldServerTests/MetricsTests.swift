@@ -252,15 +252,16 @@ import Testing
         }
     }
 
-    /// The README's table lists every family with its type and labels, as declared.
-    @Test func theReadmeListsEveryFamily() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    /// The metrics table of docs/operations.md lists every family with its type and labels, as
+    /// declared.
+    @Test func theOperationsPageListsEveryFamily() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/operations.md")
+        let text = try String(contentsOf: page, encoding: .utf8)
         #expect(Set(HeraldMetrics.families.map(\.name)).count == HeraldMetrics.families.count)
         for family in HeraldMetrics.families {
             let labels = family.labels.map { "`\($0)`" }.joined(separator: ", ")
-            #expect(text.contains("| `\(family.name)` | \(family.kind.rawValue) | \(labels) |"), "README: \(family.name)")
+            #expect(text.contains("| `\(family.name)` | \(family.kind.rawValue) | \(labels) |"), "docs/operations.md: \(family.name)")
         }
     }
 
