@@ -35,8 +35,8 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Installation PUTs through the hub REST API.")
     var installations = 30_000
 
-    @Option(help: "Sends accepted through the hub REST API, half of them under an Idempotency-Key, in rounds without and with (after one to warm up), to measure what keys cost (0 skips it).")
-    var sends = 8_000
+    @Option(help: "Sends accepted through the hub REST API, half of them under an Idempotency-Key, in eight pairs of rounds without and with a key (after one to warm up), to measure what keys cost (0 skips it).")
+    var sends = 32_000
 
     @Option(help: "Concurrent HTTP connections for the upsert, installation and send tests.")
     var connections = 32
@@ -169,7 +169,8 @@ struct Bench: AsyncParsableCommand {
                 try await Self.sendAcceptance(store, count: sends, connections: connections, logger: logger)
             }) {
                 summary.add("sends accepted, POST /{hub}/messages", store, accepted.plain, unit: "/s", target: "–")
-                summary.add("… each under an Idempotency-Key", store, accepted.keyed, unit: "/s", target: "≥ 95% of the row above")
+                summary.add("… each under an Idempotency-Key", store, accepted.keyed, unit: "/s", target: "–")
+                summary.add("… under a key / without (median of \(Self.acceptancePairs) pairs)", store, accepted.keyedShare * 100, unit: "%", target: "≥ 95%")
                 summary.add("CPU per send accepted and delivered", store, accepted.plainCPU * 1e6, unit: " µs", target: "–")
                 summary.add("… each under an Idempotency-Key (CPU)", store, accepted.keyedCPU * 1e6, unit: " µs", target: "≤ 105% of the row above")
             }

@@ -19,7 +19,7 @@ struct BenchCommandTests {
         let summary = try #require(result.output.components(separatedBy: "\nResults\n").last)
         for figure in [
             "fan-out to 300 APNs devices", "registration upserts", "installation PUTs", "Console pages over 2,000 registrations on SQLite",
-            "sends accepted, POST /{hub}/messages", "… each under an Idempotency-Key",
+            "sends accepted, POST /{hub}/messages", "… each under an Idempotency-Key", "… under a key / without (median of 8 pairs)",
             "devices, one user", "node CPU/notification", "FCM / APNs node CPU per device, broadcast",
             "template / native node CPU per device", "receipts, APNs: node CPU",
         ] {
