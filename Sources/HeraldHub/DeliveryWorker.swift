@@ -13,12 +13,12 @@ import Logging
 /// falls due (the store's `nextScheduledTime()`, read each time the lane goes idle), whichever
 /// comes first.
 public struct DeliveryWorker: Service {
-    let hub: HubEngine
+    let engine: HubEngine
     /// Notifications delivered at once.
     let lanes: Int
 
-    public init(hub: HubEngine, lanes: Int = 2) {
-        self.hub = hub
+    public init(engine: HubEngine, lanes: Int = 2) {
+        self.engine = engine
         self.lanes = max(1, lanes)
     }
 
@@ -26,13 +26,13 @@ public struct DeliveryWorker: Service {
     /// current page and hands its notification back (``HubEngine/interruptDelivery()``), or
     /// until cancelled.
     public func run() async throws {
-        let hub = self.hub
-        await hub.resumeLeasesOfEarlierRuns()
+        let engine = self.engine
+        await engine.resumeLeasesOfEarlierRuns()
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                if let announcements = hub.store.workAnnouncements() {
+                if let announcements = engine.store.workAnnouncements() {
                     group.addTask {
-                        for await _ in announcements { hub.wakeWorkers() }
+                        for await _ in announcements { engine.wakeWorkers() }
                     }
                 }
                 await withDiscardingTaskGroup { lanes in
@@ -44,8 +44,8 @@ public struct DeliveryWorker: Service {
                 group.cancelAll()
             }
         } onGracefulShutdown: {
-            hub.interruptDelivery()
-            hub.wakeJobWorker()
+            engine.interruptDelivery()
+            engine.wakeJobWorker()
         }
     }
 
@@ -53,8 +53,8 @@ public struct DeliveryWorker: Service {
     /// once, those submitted elsewhere (or left by a worker that died) within
     /// ``jobPollInterval``.
     private func jobLane() async {
-        await loop(failure: "A job failed to run; it will be resumed", next: { try await hub.runNextJob() }) {
-            await hub.waitForJobs(timeout: Self.jobPollInterval)
+        await loop(failure: "A job failed to run; it will be resumed", next: { try await engine.runNextJob() }) {
+            await engine.waitForJobs(timeout: Self.jobPollInterval)
         }
     }
 
@@ -62,21 +62,21 @@ public struct DeliveryWorker: Service {
     static let jobPollInterval: Duration = .seconds(2)
 
     private func lane() async {
-        await loop(failure: "Delivery failed; the notification will be retried", next: { try await hub.deliverNext() }) {
-            await hub.waitForWork()
+        await loop(failure: "Delivery failed; the notification will be retried", next: { try await engine.deliverNext() }) {
+            await engine.waitForWork()
         }
     }
 
     /// Does `next` until it finds nothing to do, then waits with `idle`, until shutdown; a
     /// failure is logged and tried again a second later.
     private func loop(failure: Logger.Message, next: () async throws -> Bool, idle: () async -> Void) async {
-        while !Task.isCancelled, !hub.isStopped, !hub.isInterrupted {
+        while !Task.isCancelled, !engine.isStopped, !engine.isInterrupted {
             do {
                 if try await next() { continue }
             } catch is CancellationError {
                 return
             } catch {
-                hub.logger.error(failure, metadata: ["error": "\(error)"])
+                engine.logger.error(failure, metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
             }
             await idle()

@@ -12,26 +12,26 @@ import Logging
 /// Every node runs one for every open hub: the store's purge deletes each row once, whichever
 /// node gets there first (``JobStore/purgeJobs(finishedBefore:filesBefore:uploadsBefore:)``).
 public struct JobSweeper: Service {
-    let hub: HubEngine
+    let engine: HubEngine
 
-    public init(hub: HubEngine) {
-        self.hub = hub
+    public init(engine: HubEngine) {
+        self.engine = engine
     }
 
     public func run() async throws {
-        let hub = self.hub
+        let engine = self.engine
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled, !hub.isStopped {
+            while !Task.isCancelled, !engine.isStopped {
                 do {
-                    try await hub.sweepJobs()
-                    try await hub.forgetIdempotencyKeys()
-                    try await hub.forgetReceipts()
+                    try await engine.sweepJobs()
+                    try await engine.forgetIdempotencyKeys()
+                    try await engine.forgetReceipts()
                 } catch is CancellationError {
                     return
                 } catch {
-                    hub.logger.error("Sweeping old jobs failed; it will be tried again", metadata: ["error": "\(error)"])
+                    engine.logger.error("Sweeping old jobs failed; it will be tried again", metadata: ["error": "\(error)"])
                 }
-                await hub.waitForSweep(timeout: hub.configuration.jobSweepInterval)
+                await engine.waitForSweep(timeout: engine.configuration.jobSweepInterval)
             }
         }
     }

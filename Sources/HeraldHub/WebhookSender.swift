@@ -14,33 +14,33 @@ import Logging
 /// credentials and records `credential.failing` and `credential.recovered` when their state
 /// changes.
 public struct WebhookSender: Service {
-    let hub: HubEngine
+    let engine: HubEngine
 
-    public init(hub: HubEngine) {
-        self.hub = hub
+    public init(engine: HubEngine) {
+        self.engine = engine
     }
 
     public func run() async throws {
-        let hub = self.hub
-        guard hub.configuration.webhookPoster != nil else { return }
+        let engine = self.engine
+        guard engine.configuration.webhookPoster != nil else { return }
         await cancelWhenGracefulShutdown {
             var lastPurge = ContinuousClock.now - .seconds(3600)
             var credentials: [Platform: PushCredentialHealth.Status] = [:]
-            while !Task.isCancelled, !hub.isStopped {
+            while !Task.isCancelled, !engine.isStopped {
                 var claimed = 0
-                await hub.recordCredentialEvents(previous: &credentials)
+                await engine.recordCredentialEvents(previous: &credentials)
                 do {
-                    claimed = try await hub.sendDueWebhooks()
+                    claimed = try await engine.sendDueWebhooks()
                     if ContinuousClock.now - lastPurge >= .seconds(3600) {
-                        try await hub.purgeWebhookLog()
+                        try await engine.purgeWebhookLog()
                         lastPurge = .now
                     }
                 } catch is CancellationError {
                     return
                 } catch {
-                    hub.logger.error("Sending webhook events failed; it will be tried again", metadata: ["error": "\(error)"])
+                    engine.logger.error("Sending webhook events failed; it will be tried again", metadata: ["error": "\(error)"])
                 }
-                if claimed == 0 { await hub.waitForWebhooks() }
+                if claimed == 0 { await engine.waitForWebhooks() }
             }
         }
     }

@@ -14,7 +14,7 @@ import HummingbirdTLS
 /// - Parameters:
 ///   - hubs: the hubs of this server: the hub REST API's (`/{hub}/…`), the app backend's among them.
 ///   - devices: the hub the app backend registers its users' devices with and sends through:
-///     a hub of `hubs` (``RegistryUserDevices``), or one reached through the hub REST API.
+///     a hub of `hubs` (``HubRegistryUserDevices``), or one reached through the hub REST API.
 ///   - appStore: where the app backend keeps its accounts, sessions and secure and rich
 ///     content: the store of its hub.
 ///   - scheme: `https` for the TLS listener: the scheme of the URLs the hub API hands out.

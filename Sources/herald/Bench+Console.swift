@@ -23,7 +23,7 @@ extension Bench {
     static func consoleReads(_ store: BenchStore, devices: Int, logger: Logger) async throws -> (reference: Double, timings: [ConsoleTiming]) {
         try await withRuntime(store, logger: logger) { runtime in
             say("console: seeding \(devices.formatted()) registrations (users, tags, two platforms)…")
-            let seeded = try await seedConsoleDevices(runtime.hub.store, count: devices)
+            let seeded = try await seedConsoleDevices(runtime.appHubEngine.store, count: devices)
             say(String(format: "  seeded in %.1f s", seeded))
             var server = ServerConfiguration()
             server.port = 0
@@ -32,7 +32,7 @@ extension Bench {
             let (_, password) = try await console.operators.create(name: "bench")
             let (ports, portContinuation) = AsyncStream<Int>.makeStream()
             let app = buildApplication(
-                hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.hub.store, configuration: server,
+                hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.appHubEngine.store, configuration: server,
                 console: console, onServerRunning: { portContinuation.yield($0) }, logger: logger
             )
             let group = ServiceGroup(services: [app], logger: logger)

@@ -41,17 +41,17 @@ extension Bench {
     static func fanOut(_ store: BenchStore, devices: Int, recordsMetrics: Bool = true, logger: Logger) async throws -> Double {
         try await withRuntime(store, recordsMetrics: recordsMetrics, logger: logger) { runtime in
             say("fan-out\(recordsMetrics ? "" : " without metrics"): seeding \(devices.formatted()) APNs registrations with the tag 'bench'…")
-            let seed = try await seedRegistrations(runtime.hub.store, count: devices, tags: ["bench"])
+            let seed = try await seedRegistrations(runtime.appHubEngine.store, count: devices, tags: ["bench"])
             say(String(format: "  seeded in %.1f s", seed))
             let content = NotificationContent(body: "Benchmark")
             let request = SendRequest(target: .tags(try SendRequest.Tags(parsing: "bench")), content: .native([try content.payload(for: .apns)]))
-            let record = try await runtime.hub.send(request).record
+            let record = try await runtime.appHubEngine.send(request).record
             let start = ContinuousClock.now
             try await withDeliveryProgress(runtime.apnsEmulator, total: devices) {
-                while try await runtime.hub.deliverNext() {}
+                while try await runtime.appHubEngine.deliverNext() {}
             }
             let elapsed = (ContinuousClock.now - start).seconds
-            let finished = try await runtime.hub.store.notification(id: record.id)
+            let finished = try await runtime.appHubEngine.store.notification(id: record.id)
             let success = finished?.counts.total(.success) ?? 0
             let accepted = runtime.apnsEmulator?.acceptedCount ?? 0
             let perSecond = Double(success) / elapsed
@@ -73,7 +73,7 @@ extension Bench {
                 let token = try JSONDecoder().decode([String: String].self, from: tokenBody)["token"]!
                 say("upserts: reserving \((count / 2).formatted()) registration ids…")
                 let ids = (0..<(count / 2)).map { _ in RegistrationID.make() }
-                for id in ids { try await runtime.hub.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
+                for id in ids { try await runtime.appHubEngine.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
                 let work = createThenUpdate(ids)
                 say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
                 let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) { index, id, tag in
@@ -192,12 +192,12 @@ extension Bench {
     /// Waits (up to a minute) until the hub's workers have delivered everything it accepted.
     /// A round that is not drained by then would meet the next one's: the bench stops.
     static func drainQueue(_ runtime: HeraldRuntime, hub name: String) async throws {
-        guard let hub = try await runtime.registry.hub(named: name) else {
+        guard let engine = try await runtime.registry.engine(named: name) else {
             throw ValidationError("the bench's hub '\(name)' is not open")
         }
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            let queue = try await hub.queueStatistics()
+            let queue = try await engine.queueStatistics()
             if queue.waiting == 0, queue.processing == 0 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -237,10 +237,10 @@ extension Bench {
         var configuration = HeraldConfiguration()
         configuration.dataDirectory = directory
         configuration.emulatorTopic = "com.example.bench"
-        let engine = configuration.hubConfiguration
+        let engine = configuration.engineConfiguration
         func run(_ configuration: HeraldConfiguration, storage: (any HubStorage)?) async throws -> T {
             let runtime = try await HeraldRuntime.start(
-                configuration, storage: storage, hubConfiguration: engine, openDeviceRegistry: true, recordsPayloads: false,
+                configuration, storage: storage, engineConfiguration: engine, openDeviceRegistry: true, recordsPayloads: false,
                 recordsMetrics: recordsMetrics, logger: logger
             )
             do {
@@ -279,7 +279,7 @@ extension Bench {
         server.hubRequestsPerSecond = 1_000_000
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
-            hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.hub.store, configuration: server,
+            hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.appHubEngine.store, configuration: server,
             onServerRunning: { portContinuation.yield($0) }, logger: logger
         )
         let group = ServiceGroup(services: [app], logger: logger)

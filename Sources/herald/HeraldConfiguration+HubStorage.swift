@@ -6,16 +6,16 @@ import Logging
 
 extension HeraldConfiguration {
     /// How the hubs' engines deliver, from these settings.
-    var hubConfiguration: HubEngine.Configuration {
-        var hub = HubEngine.Configuration()
-        hub.lease = .seconds(deliveryLeaseSeconds)
-        hub.partitionSize = deliveryPartitionSize
-        hub.pageSize = deliveryPageSize
-        hub.channelHosts = PushChannelHosts(wns: wns.allowedHosts, webPush: webPush.allowedHosts)
-        hub.jobQuota = JobQuota(maxJobs: jobsMaxKept, maxActiveJobs: jobsMaxActive, maxBytes: jobsMaxBytes)
-        hub.maxJobFileBytes = jobFileMaxBytes
-        hub.jobRetention = .seconds(jobsRetentionSeconds)
-        return hub
+    var engineConfiguration: HubEngine.Configuration {
+        var engine = HubEngine.Configuration()
+        engine.lease = .seconds(deliveryLeaseSeconds)
+        engine.partitionSize = deliveryPartitionSize
+        engine.pageSize = deliveryPageSize
+        engine.channelHosts = PushChannelHosts(wns: wns.allowedHosts, webPush: webPush.allowedHosts)
+        engine.jobQuota = JobQuota(maxJobs: jobsMaxKept, maxActiveJobs: jobsMaxActive, maxBytes: jobsMaxBytes)
+        engine.maxJobFileBytes = jobFileMaxBytes
+        engine.jobRetention = .seconds(jobsRetentionSeconds)
+        return engine
     }
 
     /// Where the hubs are, in words: the database (without its password) or the data directory.

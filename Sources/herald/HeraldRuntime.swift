@@ -29,7 +29,7 @@ struct HeraldRuntime {
     /// The name of the hub that keeps the app backend's devices, accounts and content.
     let appHubName: String
     /// The app backend's hub's engine.
-    let hub: HubEngine
+    let appHubEngine: HubEngine
     /// The server's own providers, which hubs without credentials of their own deliver through.
     let providers: [any PushProvider]
     let emulators: BuiltInEmulators?
@@ -76,7 +76,7 @@ struct HeraldRuntime {
     static func start(
         _ configuration: HeraldConfiguration,
         storage: (any HubStorage)? = nil,
-        hubConfiguration: HubEngine.Configuration? = nil,
+        engineConfiguration: HubEngine.Configuration? = nil,
         openDeviceRegistry: Bool = false,
         recordsPayloads: Bool = true,
         recordsMetrics: Bool = true,
@@ -129,7 +129,7 @@ struct HeraldRuntime {
         let catalog = HubCatalog(storage: storage)
         let appHubName = configuration.localAppHubName
         let node = NodeIdentity.acquire(dataDirectory: dataDirectory, logger: logger)
-        var engineConfiguration = hubConfiguration ?? configuration.hubConfiguration
+        var engineConfiguration = engineConfiguration ?? configuration.engineConfiguration
         engineConfiguration.nodeName = node.name
         let webhookPoster: WebhookPoster
         do {
@@ -156,15 +156,15 @@ struct HeraldRuntime {
         }
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: factory,
-            hubConfiguration: engineConfiguration, metrics: metrics, logger: logger
+            engineConfiguration: engineConfiguration, metrics: metrics, logger: logger
         )
-        let hub: HubEngine
+        let appHubEngine: HubEngine
         do {
             try await catalog.prepareAppHub(named: appHubName, logger: logger)
-            guard let opened = try await registry.hub(named: appHubName) else {
+            guard let opened = try await registry.engine(named: appHubName) else {
                 throw ConfigurationError("the app backend's hub '\(appHubName)' could not be opened")
             }
-            hub = opened
+            appHubEngine = opened
         } catch {
             await registry.close()
             for provider in providers { try? await provider.shutdown() }
@@ -175,7 +175,7 @@ struct HeraldRuntime {
         }
         // Releases before the bytes of rich content were in the store kept them in files.
         let richFiles = "\(dataDirectory)/rich"
-        if let store = hub.store as? SQLiteStore, FileManager.default.fileExists(atPath: richFiles) {
+        if let store = appHubEngine.store as? SQLiteStore, FileManager.default.fileExists(atPath: richFiles) {
             do {
                 let moved = try await store.importRichContentFiles(directory: richFiles)
                 logger.info("Moved the rich content files of an earlier release into the store", metadata: ["herald.count": "\(moved)"])
@@ -188,7 +188,7 @@ struct HeraldRuntime {
             catalog: catalog,
             registry: registry,
             appHubName: appHubName,
-            hub: hub,
+            appHubEngine: appHubEngine,
             providers: providers,
             emulators: emulators,
             platformLines: Platform.allCases.compactMap { lines[$0] },
@@ -312,7 +312,7 @@ struct HeraldRuntime {
     /// The app backend's devices: in its hub of the catalog, or, with
     /// `HERALD_APP_HUB_CONNECTION_STRING`, in a hub reached through the hub REST API.
     var userDevices: any UserDevices {
-        RegistryUserDevices(registry: registry, hubName: appHubName)
+        HubRegistryUserDevices(registry: registry, hubName: appHubName)
     }
 
     /// Closes what ``services`` would have closed, for a runtime whose services did not run

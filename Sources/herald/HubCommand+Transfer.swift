@@ -31,7 +31,7 @@ extension HubCommand {
         func run() async throws {
             let configuration = try common.load()
             let path = file
-            try await HubCommand.withHub(name, configuration) { hub, definition in
+            try await HubCommand.withHub(name, configuration) { engine, definition in
                 let output: FileHandle
                 if let path {
                     // Every device handle of the hub: readable by this user only, and never
@@ -45,12 +45,12 @@ extension HubCommand {
                     output = FileHandle.standardOutput
                 }
                 defer { if path != nil { try? output.close() } }
-                let total = try await hub.registrationCount()
+                let total = try await engine.registrationCount()
                 let progress = ProgressReporter(title: "registrations exported", total: total)
                 var cursor: String?
                 var written = 0
                 while true {
-                    let page = try await hub.exportPage(after: cursor, limit: 1000)
+                    let page = try await engine.exportPage(after: cursor, limit: 1000)
                     var text = ""
                     for registration in page { text += RegistrationDescription.line(registration) + "\n" }
                     try output.write(contentsOf: Data(text.utf8))
@@ -104,13 +104,13 @@ extension HubCommand {
             }
             let configuration = try common.load()
             let file = self.file
-            let failed = try await HubCommand.withHub(name, configuration) { hub, definition in
+            let failed = try await HubCommand.withHub(name, configuration) { engine, definition in
                 let lines = HubEngine.importLines(data)
                 let progress = ProgressReporter(title: "lines imported", total: lines.count)
                 var actions: [String: Int] = [:]
                 var failed = 0
                 for (index, line) in lines.enumerated() {
-                    if let outcome = try await hub.importRegistration(line: line, number: index + 1, mode: mode) {
+                    if let outcome = try await engine.importRegistration(line: line, number: index + 1, mode: mode) {
                         if outcome.succeeded {
                             actions[outcome.action ?? "done", default: 0] += 1
                         } else {
@@ -122,7 +122,7 @@ extension HubCommand {
                 }
                 progress.finish()
                 let succeeded = actions.values.reduce(0, +)
-                await hub.importFinished(changed: succeeded - actions["unchanged", default: 0])
+                await engine.importFinished(changed: succeeded - actions["unchanged", default: 0])
                 let details = actions.sorted { $0.key < $1.key }.map { "\($0.value.formatted()) \($0.key)" }.joined(separator: ", ")
                 HubCommand.printErr(
                     "Imported \(file) into hub \(definition.name) (\(mode.rawValue)): \(succeeded.formatted()) succeeded"

@@ -193,7 +193,7 @@ struct Send: AsyncParsableCommand {
         }
     }
 
-    private func send(through hub: HubEngine, configuration: HeraldConfiguration, retention: Duration?) async throws {
+    private func send(through engine: HubEngine, configuration: HeraldConfiguration, retention: Duration?) async throws {
         let record: NotificationRecord
         let replayed: Bool
         do {
@@ -211,7 +211,7 @@ struct Send: AsyncParsableCommand {
                 payloads = options.replacingDefaults(in: try platforms.map { try content.payload(for: $0) })
             }
             let request = SendRequest(target: .tags(tags), content: .native(payloads), options: options)
-            let result = try await hub.send(request)
+            let result = try await engine.send(request)
             record = result.record
             replayed = result.replay != nil
         } catch let error as HeraldError {
@@ -233,7 +233,7 @@ struct Send: AsyncParsableCommand {
         var hinted = false
         var current = record
         while !current.state.isFinal, Date() < deadline {
-            current = try await hub.waitForCompletion(id: record.id, timeout: .seconds(1)) ?? current
+            current = try await engine.waitForCompletion(id: record.id, timeout: .seconds(1)) ?? current
             if current.state == .processing {
                 print("  processing: \(current.counts.total) devices so far")
             } else if current.state == .enqueued, !hinted, Date().timeIntervalSince(record.enqueuedAt) > 3 {

@@ -69,7 +69,7 @@ struct Serve: AsyncParsableCommand {
             remoteAppHub = name
         }
 
-        let registrations = try await runtime.hub.registrationCount()
+        let registrations = try await runtime.appHubEngine.registrationCount()
         var banner = [
             "Herald is listening on http://\(configuration.host):\(configuration.port)",
             configuration.databaseURL.map { "  data     \($0) (PostgreSQL, shared by every node on it); files in \(configuration.dataDirectory)" }
@@ -129,7 +129,7 @@ struct Serve: AsyncParsableCommand {
         let app = buildApplication(
             hubs: runtime.registry,
             devices: devices,
-            appStore: runtime.hub.store,
+            appStore: runtime.appHubEngine.store,
             configuration: server,
             services: runtime.services,
             connections: connections,
@@ -147,7 +147,7 @@ struct Serve: AsyncParsableCommand {
                 try buildTLSApplication(
                     hubs: runtime.registry,
                     devices: devices,
-                    appStore: runtime.hub.store,
+                    appStore: runtime.appHubEngine.store,
                     configuration: server,
                     tls: tls.configuration,
                     connections: connections,

@@ -40,7 +40,7 @@ struct AppHubMigrationTests {
         await #expect(try catalog.list().map(\.name) == ["app", "legacy"])
 
         let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
-        let app = try #require(try await registry.hub(named: "app"))
+        let app = try #require(try await registry.engine(named: "app"))
         for id in Self.registrations {
             let registration = try #require(try await app.registration(id: id))
             #expect(registration.owner == "alice")
@@ -56,7 +56,7 @@ struct AppHubMigrationTests {
         #expect(try await app.store.readSecureMessage(id: Self.secureMessage, recipient: "carol", now: now) != nil)
         #expect(try await app.store.richContent(id: Self.richContent, now: now) != nil)
         // The hub that was in the catalog already is untouched.
-        #expect(try await registry.hub(named: "legacy") != nil)
+        #expect(try await registry.engine(named: "legacy") != nil)
 
         // A second start finds nothing left to move.
         await registry.close()
@@ -71,7 +71,7 @@ struct AppHubMigrationTests {
         try await catalog.create(name: "app")
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .migrated)
         let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
-        let app = try #require(try await registry.hub(named: "app"))
+        let app = try #require(try await registry.engine(named: "app"))
         #expect(try await app.registrationCount() == 2)
         await registry.close()
     }
@@ -82,14 +82,14 @@ struct AppHubMigrationTests {
         let catalog = HubCatalog(dataDirectory: directory)
         try await catalog.create(name: "app")
         let registry = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
-        let app = try #require(try await registry.hub(named: "app"))
+        let app = try #require(try await registry.engine(named: "app"))
         _ = try await app.createRegistration(Registration(id: "", platform: .fcm, handle: "new-device"))
         await registry.close()
 
         #expect(try await catalog.prepareAppHub(named: "app", logger: Self.logger) == .existing)
         #expect(FileManager.default.fileExists(atPath: directory + "/herald.sqlite"), "the old store is left where it is")
         let reopened = HubRegistry(catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Self.logger), logger: Self.logger)
-        #expect(try await reopened.hub(named: "app")?.registrationCount() == 1)
+        #expect(try await reopened.engine(named: "app")?.registrationCount() == 1)
         await reopened.close()
     }
 

@@ -141,8 +141,8 @@ struct HubAPNsCertificateTests {
                 $0.apns = .init(
                     certificatePEM: hubCertificate.certificatePEM, keyPEM: hubCertificate.privateKeyPEM, topic: "com.example.other")
             }
-            let certhub = try #require(try await registry.hub(named: "certhub"))
-            let plain = try #require(try await registry.hub(named: "plain"))
+            let certhub = try #require(try await registry.engine(named: "certhub"))
+            let plain = try #require(try await registry.engine(named: "plain"))
 
             func gauges() async -> [String] {
                 await registry.updateMetricGauges()
@@ -163,9 +163,9 @@ struct HubAPNsCertificateTests {
                     keyID: "ABC123DEFG", teamID: "TEAM123456", topic: Self.topic,
                     privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation)
             }
-            let reopened = try #require(try await registry.hub(named: "certhub"))
+            let reopened = try #require(try await registry.engine(named: "certhub"))
             #expect(await gauges() == ["\(family){platform=\"apns\",hub=\"*\"} \(seconds(serverCertificate.notValidAfter))"])
-            for hub in [certhub, plain, reopened] { try? await hub.store.close() }
+            for engine in [certhub, plain, reopened] { try? await engine.store.close() }
             try await server.shutdown()
         }
     }

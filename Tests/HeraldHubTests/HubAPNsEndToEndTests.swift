@@ -46,7 +46,7 @@ struct HubAPNsEndToEndTests {
         do {
             var configuration = HubEngine.Configuration()
             configuration.retry = RetryPolicy(maxAttempts: 1)
-            let hub = HubEngine(store: store, providers: [provider], configuration: configuration, logger: hubTestLogger)
+            let engine = HubEngine(store: store, providers: [provider], configuration: configuration, logger: hubTestLogger)
 
             let ann = emulator.registerDevice(topic: Self.topic)
             let bob = emulator.registerDevice(topic: Self.topic)
@@ -64,8 +64,8 @@ struct HubAPNsEndToEndTests {
                 Registration(id: "gone", platform: .apns, handle: gone, tags: ["team"], template: template),
             ])
 
-            let templated = try await hub.enqueueTemplate(tagExpression: "team", send: TemplateSend(properties: ["title": "News"]))
-            let native = try await hub.enqueue(
+            let templated = try await engine.enqueueTemplate(tagExpression: "team", send: TemplateSend(properties: ["title": "News"]))
+            let native = try await engine.enqueue(
                 tagExpression: "team",
                 payloads: [
                     try PlatformPayload.hubNative(
@@ -74,7 +74,7 @@ struct HubAPNsEndToEndTests {
                     )
                 ]
             )
-            while try await hub.deliverNext() {}
+            while try await engine.deliverNext() {}
 
             let annInbox = emulator.notifications(for: ann)
             #expect(annInbox.count == 1)
@@ -87,11 +87,11 @@ struct HubAPNsEndToEndTests {
             #expect(bobInbox.map { ReceiptIDs.removed(from: $0.payload) } == [#"{"aps":{"alert":"native"}}"#])
             #expect(bobInbox.first?.headers["apns-priority"] == "5")
 
-            let templatedRecord = try #require(try await hub.notification(id: templated.id))
+            let templatedRecord = try #require(try await engine.notification(id: templated.id))
             #expect(templatedRecord.state == .completed)
             #expect(templatedRecord.counts.count(.success, .apns) == 1)
             #expect(templatedRecord.counts.count(.expiredChannel, .apns) == 1)
-            #expect(try await hub.notification(id: native.id)?.counts.count(.success, .apns) == 1)
+            #expect(try await engine.notification(id: native.id)?.counts.count(.success, .apns) == 1)
             #expect(try await store.registration(id: "gone") == nil, "the emulator said the device is gone")
         } catch {
             try? await provider.shutdown()

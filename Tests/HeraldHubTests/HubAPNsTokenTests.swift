@@ -79,12 +79,12 @@ struct HubAPNsTokenTests {
         {
             var configuration = HubEngine.Configuration()
             configure(&configuration)
-            let hub = HubEngine(store: store, providers: [provider], configuration: configuration, logger: hubTestLogger)
+            let engine = HubEngine(store: store, providers: [provider], configuration: configuration, logger: hubTestLogger)
             let payload = try PlatformPayload.hubNative(
                 platform: .apns, legacyGCM: false, body: Data(#"{"aps":{"alert":"hello"}}"#.utf8), headers: [])
-            let accepted = try await hub.enqueue(tagExpression: tag, payloads: [payload])
-            while try await hub.deliverNext() {}
-            return try #require(try await hub.notification(id: accepted.id))
+            let accepted = try await engine.enqueue(tagExpression: tag, payloads: [payload])
+            while try await engine.deliverNext() {}
+            return try #require(try await engine.notification(id: accepted.id))
         }
 
         func close() async {
@@ -190,11 +190,11 @@ struct HubAPNsTokenTests {
         try await harness.acceptTokenElsewhere(sendingTo: handles[0])
 
         let provider = try harness.provider(keepsTokens: false, pause: .seconds(60))
-        let hub = HubEngine(store: harness.store, providers: [provider], logger: hubTestLogger)
+        let engine = HubEngine(store: harness.store, providers: [provider], logger: hubTestLogger)
         let payload = try PlatformPayload.hubNative(
             platform: .apns, legacyGCM: false, body: Data(#"{"aps":{"alert":"hello"}}"#.utf8), headers: [])
-        let accepted = try await hub.enqueue(tagExpression: "all", payloads: [payload])
-        let delivering = Task { try await hub.deliverNext() }
+        let accepted = try await engine.enqueue(tagExpression: "all", payloads: [payload])
+        let delivering = Task { try await engine.deliverNext() }
         // The pause begins once APNs has refused the token (sooner or later on a loaded machine).
         let waitingSince = ContinuousClock.now
         while provider.problem == nil, ContinuousClock.now - waitingSince < .seconds(20) {
@@ -202,13 +202,13 @@ struct HubAPNsTokenTests {
         }
         let problem = try #require(provider.problem, "/ready names the paused provider")
         #expect(problem.contains("TooManyProviderTokenUpdates"))
-        hub.interruptDelivery()
+        engine.interruptDelivery()
         let started = ContinuousClock.now
         _ = try? await delivering.value
         #expect(ContinuousClock.now - started < .seconds(5), "shutdown does not wait out the pause")
         try await provider.shutdown()
 
-        let record = try #require(try await hub.notification(id: accepted.id))
+        let record = try #require(try await engine.notification(id: accepted.id))
         #expect(!record.state.isFinal, "not reported as delivered")
         #expect(record.cursor == nil, "the page is sent again by whoever resumes it")
         #expect(record.counts.total == 0)

@@ -67,7 +67,7 @@ struct HubCredentialStateTests {
             headers: [(name: "X-WNS-Type", value: "wns/toast")])
         /// Sends one notification through each of the hub's providers; returns the outcomes.
         func sendThrough(_ hub: String) async throws -> [Platform: DeliveryOutcome] {
-            let engine = try #require(try await registry.hub(named: hub))
+            let engine = try #require(try await registry.engine(named: hub))
             let fcmProvider = try #require(engine.provider(for: .fcm))
             let wnsProvider = try #require(engine.provider(for: .wns))
             let fcmResult = await fcmProvider.send(fcmMessage, to: PushTarget(handle: fcmDevice))
@@ -114,12 +114,12 @@ struct HubCredentialStateTests {
             // The right secret: the hub's providers are made anew, configured until used; then
             // WNS works and its gauge goes back to 0. (The registry does not run here: the
             // replaced providers are shut down by hand, not retired.)
-            let badEngine = try #require(try await registry.hub(named: "bad"))
+            let badEngine = try #require(try await registry.engine(named: "bad"))
             let replaced = [badEngine.provider(for: .fcm), badEngine.provider(for: .wns)].compactMap { $0 }
             try await catalog.setCredentials(name: "bad") {
                 $0.wns = .init(packageSID: credentials.wnsPackageSID, clientSecret: credentials.wnsClientSecret)
             }
-            _ = try await registry.hub(named: "bad")
+            _ = try await registry.engine(named: "bad")
             for provider in replaced { try await provider.shutdown() }
             let renewed = try await registry.credentialStates(hub: "bad").map(\.status)
             #expect(renewed == [.configured, .configured])

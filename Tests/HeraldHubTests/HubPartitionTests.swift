@@ -19,16 +19,16 @@ struct HubPartitionTests {
     @Test func aBroadcastIsSplitAndTheOtherNodeDeliversThePartitions() async throws {
         try await HubFixture.with(platforms: [.apns], configure: Self.small) { f in
             try await f.store.insertRegistrations((0..<200).map { Registration.apns($0) })
-            let record = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
 
             // The first worker claims it, splits it into runs of 30 registrations, and keeps the
             // first run.
-            #expect(try await f.hub.deliverNext())
+            #expect(try await f.engine.deliverNext())
             #expect(f.apns.sent.count == 30)
             #expect(try await f.stored(record.id).state == .processing)
 
             let otherProvider = RecordingProvider(.apns)
-            let otherNode = HubEngine(store: f.store, providers: [otherProvider], configuration: f.hub.configuration, logger: hubTestLogger)
+            let otherNode = HubEngine(store: f.store, providers: [otherProvider], configuration: f.engine.configuration, logger: hubTestLogger)
             var claimed = 0
             while try await otherNode.deliverNext() { claimed += 1 }
             #expect(claimed == 6, "six more partitions: five runs of 30 and the last 20")
@@ -51,7 +51,7 @@ struct HubPartitionTests {
             let nodes = [RecordingProvider(.apns), RecordingProvider(.apns)].map { provider in
                 for n in stride(from: 0, to: 100, by: 10) { provider.expire(Registration.apns(n).handle) }
                 return HubEngine(
-                    store: f.store, providers: [provider], configuration: f.hub.configuration,
+                    store: f.store, providers: [provider], configuration: f.engine.configuration,
                     metrics: metrics.hub("partitioned"), logger: hubTestLogger
                 )
             }
@@ -72,16 +72,16 @@ struct HubPartitionTests {
     @Test func twoNodesDeliveringAtOnceReachEveryDeviceOnce() async throws {
         try await HubFixture.with(platforms: [.apns], configure: Self.small) { f in
             try await f.store.insertRegistrations((0..<1_000).map { Registration.apns($0, tags: $0 % 2 == 0 ? ["even"] : []) })
-            let broadcast = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
-            let tagged = try await f.hub.enqueue(tagExpression: "even", payloads: [Self.payload])
+            let broadcast = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
+            let tagged = try await f.engine.enqueue(tagExpression: "even", payloads: [Self.payload])
             let otherProvider = RecordingProvider(.apns)
-            let otherNode = HubEngine(store: f.store, providers: [otherProvider], configuration: f.hub.configuration, logger: hubTestLogger)
+            let otherNode = HubEngine(store: f.store, providers: [otherProvider], configuration: f.engine.configuration, logger: hubTestLogger)
 
             // Two lanes on each node, claiming until both notifications have ended (a lane that
             // finds nothing looks again: partitions appear when a notification is split).
             let ids = [broadcast.id, tagged.id]
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for node in [f.hub, f.hub, otherNode, otherNode] {
+                for node in [f.engine, f.engine, otherNode, otherNode] {
                     group.addTask {
                         while true {
                             if try await node.deliverNext() { continue }
@@ -107,7 +107,7 @@ struct HubPartitionTests {
     @Test func aSmallOrTaggedSendIsNotSplit() async throws {
         try await HubFixture.with(platforms: [.apns], configure: Self.small) { f in
             try await f.store.insertRegistrations((0..<200).map { Registration.apns($0, tags: $0 < 8 ? ["few"] : []) })
-            let record = try await f.hub.enqueue(tagExpression: "few", payloads: [Self.payload])
+            let record = try await f.engine.enqueue(tagExpression: "few", payloads: [Self.payload])
             #expect(try await f.deliverAll() == 1, "one claim: the first page was not full")
             #expect(f.apns.sent.count == 8)
             #expect(try await f.stored(record.id).state == .completed)
@@ -117,7 +117,7 @@ struct HubPartitionTests {
     @Test func withoutPartitionsOneWorkerDeliversAll() async throws {
         try await HubFixture.with(platforms: [.apns], configure: { $0.pageSize = 10; $0.partitionSize = 0 }) { f in
             try await f.store.insertRegistrations((0..<100).map { Registration.apns($0) })
-            let record = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
             #expect(try await f.deliverAll() == 1)
             #expect(f.apns.sent.count == 100)
             #expect(try await f.stored(record.id).state == .completed)

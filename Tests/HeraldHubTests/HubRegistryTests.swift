@@ -25,28 +25,28 @@ struct HubRegistryTests {
         try await body(catalog, registry, serverAPNs)
     }
 
-    private static func providerID(_ hub: HubEngine, _ platform: Platform) -> ObjectIdentifier? {
-        hub.provider(for: platform).map { ObjectIdentifier($0 as AnyObject) }
+    private static func providerID(_ engine: HubEngine, _ platform: Platform) -> ObjectIdentifier? {
+        engine.provider(for: platform).map { ObjectIdentifier($0 as AnyObject) }
     }
 
-    private static func storeID(_ hub: HubEngine) -> ObjectIdentifier { ObjectIdentifier(hub.store as AnyObject) }
+    private static func storeID(_ engine: HubEngine) -> ObjectIdentifier { ObjectIdentifier(engine.store as AnyObject) }
 
-    private static func close(_ hubs: HubEngine...) async {
+    private static func close(_ engines: HubEngine...) async {
         var closed = Set<ObjectIdentifier>()
-        for hub in hubs where closed.insert(storeID(hub)).inserted {
-            try? await hub.store.close()
+        for engine in engines where closed.insert(storeID(engine)).inserted {
+            try? await engine.store.close()
         }
     }
 
     @Test func aHubOpensOnceAndIsFoundByAnySpellingOfItsName() async throws {
         try await withRegistry { catalog, registry, serverAPNs in
             try await catalog.create(name: "MyHub")
-            let first = try #require(try await registry.hub(named: "MyHub"))
-            let again = try #require(try await registry.hub(named: "myhub"))
+            let first = try #require(try await registry.engine(named: "MyHub"))
+            let again = try #require(try await registry.engine(named: "myhub"))
             #expect(ObjectIdentifier(first) == ObjectIdentifier(again))
             #expect(first.configuredPlatforms == [.apns], "a hub without credentials delivers through the server's providers")
             #expect(Self.providerID(first, .apns) == ObjectIdentifier(serverAPNs))
-            #expect(try await registry.hub(named: "other") == nil)
+            #expect(try await registry.engine(named: "other") == nil)
             await Self.close(first)
         }
     }
@@ -54,19 +54,19 @@ struct HubRegistryTests {
     @Test func newCredentialsGetNewProvidersOnTheSameStore() async throws {
         try await withRegistry { catalog, registry, serverAPNs in
             try await catalog.create(name: "hub")
-            let before = try #require(try await registry.hub(named: "hub"))
+            let before = try #require(try await registry.engine(named: "hub"))
             #expect(before.configuredPlatforms == [.apns])
             try await catalog.setCredentials(name: "hub") {
                 $0.wns = .init(packageSID: "ms-app://s-1-15-2-1", clientSecret: "wns-client-secret-value")
             }
-            let after = try #require(try await registry.hub(named: "hub"))
+            let after = try #require(try await registry.engine(named: "hub"))
             #expect(ObjectIdentifier(after) == ObjectIdentifier(before), "one engine per hub, given the new providers")
             #expect(Self.storeID(after) == Self.storeID(before), "the registrations stay where they are")
             #expect(after.configuredPlatforms == [.apns, .wns], "the hub's own WNS credentials, the server's APNs")
             #expect(Self.providerID(after, .apns) == ObjectIdentifier(serverAPNs))
             let wns = try #require(Self.providerID(after, .wns))
             #expect(!after.isStopped)
-            let current = try #require(try await registry.hub(named: "hub"))
+            let current = try #require(try await registry.engine(named: "hub"))
             #expect(ObjectIdentifier(current) == ObjectIdentifier(after))
             #expect(Self.providerID(current, .wns) == wns, "unchanged credentials make no providers")
             await registry.close()
@@ -77,17 +77,17 @@ struct HubRegistryTests {
     @Test func aHubCreatedAgainUnderTheSameNameIsAnotherHub() async throws {
         try await withRegistry { catalog, registry, _ in
             try await catalog.create(name: "hub")
-            let old = try #require(try await registry.hub(named: "hub"))
+            let old = try #require(try await registry.engine(named: "hub"))
             _ = try await old.store.upsertRegistration(
                 Registration(id: "old-1", platform: .apns, handle: String(repeating: "ab", count: 32)),
                 ifVersion: nil
             )
             try await catalog.delete(name: "hub")
-            #expect(try await registry.hub(named: "hub") == nil)
+            #expect(try await registry.engine(named: "hub") == nil)
             // A definition made a second later, as a person running `herald hub create` again would.
             try await Task.sleep(for: .milliseconds(1100))
             try await catalog.create(name: "hub")
-            let new = try #require(try await registry.hub(named: "hub"))
+            let new = try #require(try await registry.engine(named: "hub"))
             #expect(Self.storeID(new) != Self.storeID(old))
             #expect(try await new.store.registration(id: "old-1") == nil, "the new hub starts empty")
             #expect(old.isStopped, "the old hub's worker stops")
@@ -107,7 +107,7 @@ struct HubRegistryTests {
             logger: Logger(label: "test")
         )
         #expect(await registry.readiness().problems == ["no hub is open", "no push provider is configured: set a platform's credentials, or leave HERALD_EMULATORS=auto"])
-        _ = try #require(try await registry.hub(named: "hub"))
+        _ = try #require(try await registry.engine(named: "hub"))
         let readiness = await registry.readiness()
         #expect(!readiness.isReady)
         #expect(readiness.hubs == ["hub": "ok"], "the store answers; what is missing is a provider")

@@ -18,7 +18,7 @@ struct HubReplacingCopiesTests {
                 Registration(id: "fcm-1", platform: .fcm, handle: "fcm-token-1", tags: ["news"]),
                 Registration(id: "wns-1", platform: .wns, handle: "https://wns.example.com/?token=1", tags: ["news"])
             )
-            let record = try await f.hub.enqueue(
+            let record = try await f.engine.enqueue(
                 tagExpression: "news",
                 payloads: [
                     Self.alert,
@@ -33,7 +33,7 @@ struct HubReplacingCopiesTests {
             #expect(f.wns.sent.first?.headers["x-wns-tag"] == nil)
 
             let keys = WebPushKeys(p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
-            let direct = try await f.hub.enqueueDirect(
+            let direct = try await f.engine.enqueueDirect(
                 payload: PlatformPayload(platform: .webpush, body: Data("Goal!".utf8)),
                 targets: [DirectTarget(platform: .webpush, handle: "https://push.example.com/1", webPushKeys: keys)]
             )
@@ -47,7 +47,7 @@ struct HubReplacingCopiesTests {
     @Test func theSendersCollapseIDAndALiveActivityPushAreLeftAsTheyAre() async throws {
         try await HubFixture.with { f in
             try await f.register(.apns(1, tags: ["a"]), .apns(2, tags: ["b"], kind: .liveActivity))
-            _ = try await f.hub.send(
+            _ = try await f.engine.send(
                 SendRequest(target: .tags(try HubEngine.tags("a")), content: .native([Self.alert]), options: .init(collapseID: "score"))
             )
             let update = PlatformPayload(
@@ -55,7 +55,7 @@ struct HubReplacingCopiesTests {
                 body: Data(#"{"aps":{"timestamp":1,"event":"update","content-state":{"score":1}}}"#.utf8),
                 headers: [.init(name: "apns-push-type", value: "liveactivity")]
             )
-            _ = try await f.hub.enqueue(tagExpression: "b", payloads: [update])
+            _ = try await f.engine.enqueue(tagExpression: "b", payloads: [update])
             try await f.deliverAll()
             let sent = Dictionary(uniqueKeysWithValues: f.apns.sent.map { ($0.handle, $0.headers) })
             #expect(sent[apnsToken(1)]?["apns-collapse-id"] == "score")
@@ -79,7 +79,7 @@ struct HubReplacingCopiesTests {
                 Registration(id: "b1", platform: .webpush, handle: "https://push.example.com/s/1", webPushKeys: keys, template: web),
                 Registration(id: "b2", platform: .webpush, handle: "https://push.example.com/s/2", webPushKeys: keys, template: webOwn)
             )
-            let record = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "hi"]))
+            let record = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "hi"]))
             try await f.deliverAll()
             let sent = Dictionary(uniqueKeysWithValues: f.apns.sent.map { ($0.handle, $0.headers) })
             #expect(sent[apnsToken(1)]?["apns-collapse-id"] == record.id)
@@ -94,7 +94,7 @@ struct HubReplacingCopiesTests {
     @Test func thePartitionsOfABroadcastShareTheNotificationsID() async throws {
         try await HubFixture.with(platforms: [.apns], configure: HubPartitionTests.small) { f in
             try await f.store.insertRegistrations((0..<100).map { Registration.apns($0) })
-            let record = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.alert])
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.alert])
             #expect(try await f.deliverAll() > 1, "split into partitions")
             #expect(f.apns.sent.count == 100)
             #expect(Set(f.apns.sent.compactMap { $0.headers["apns-collapse-id"] }) == [record.id])

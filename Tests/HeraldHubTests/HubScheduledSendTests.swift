@@ -14,7 +14,7 @@ struct HubScheduledSendTests {
         try await HubFixture.with { f in
             try await f.register(.apns(1, tags: ["t"]))
             let at = Date().addingTimeInterval(3600)
-            let record = try await f.hub.enqueue(tagExpression: "t", payloads: [Self.payload], scheduledAt: at)
+            let record = try await f.engine.enqueue(tagExpression: "t", payloads: [Self.payload], scheduledAt: at)
             #expect(record.state == .scheduled)
             #expect(record.scheduledAt == at)
             #expect(try await f.store.nextScheduledTime().map { abs($0.timeIntervalSince(at)) < 0.01 } == true)
@@ -35,7 +35,7 @@ struct HubScheduledSendTests {
         try await HubFixture.with { f in
             try await f.register(.template("t1", handle: apnsToken(1), template: RegistrationTemplate(body: #"{"aps":{"alert":"$(m)"}}"#)))
             let at = Date().addingTimeInterval(600)
-            let record = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "x"]), scheduledAt: at)
+            let record = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "x"]), scheduledAt: at)
             #expect(record.state == .scheduled)
             #expect(try await f.deliverAll(now: at) == 1)
             #expect(f.apns.sent.map { ReceiptIDs.removed(from: $0.body) } == [#"{"aps":{"alert":"x"}}"#])
@@ -45,7 +45,7 @@ struct HubScheduledSendTests {
     @Test func aPastScheduleIsDeliveredAtOnce() async throws {
         try await HubFixture.with { f in
             try await f.register(.apns(1))
-            let record = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload], scheduledAt: Date().addingTimeInterval(-5))
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload], scheduledAt: Date().addingTimeInterval(-5))
             #expect(record.state == .enqueued)
             #expect(try await f.deliverAll() == 1)
         }
@@ -55,20 +55,20 @@ struct HubScheduledSendTests {
         try await HubFixture.with { f in
             try await f.register(.apns(1))
             let at = Date().addingTimeInterval(60)
-            let record = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload], scheduledAt: at)
-            #expect(try await f.hub.cancelScheduled(id: record.id))
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload], scheduledAt: at)
+            #expect(try await f.engine.cancelScheduled(id: record.id))
             let cancelled = try await f.stored(record.id)
             #expect(cancelled.state == .cancelled)
             #expect(cancelled.state.isFinal)
             #expect(try await f.deliverAll(now: at.addingTimeInterval(1)) == 0)
             #expect(f.apns.sent.isEmpty)
 
-            await expectHeraldError(.conflict) { _ = try await f.hub.cancelScheduled(id: record.id) }
-            #expect(try await f.hub.cancelScheduled(id: "no-such-notification") == false)
+            await expectHeraldError(.conflict) { _ = try await f.engine.cancelScheduled(id: record.id) }
+            #expect(try await f.engine.cancelScheduled(id: "no-such-notification") == false)
 
-            let started = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
+            let started = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
             try await f.deliverAll()
-            await expectHeraldError(.conflict) { _ = try await f.hub.cancelScheduled(id: started.id) }
+            await expectHeraldError(.conflict) { _ = try await f.engine.cancelScheduled(id: started.id) }
         }
     }
 
@@ -76,17 +76,17 @@ struct HubScheduledSendTests {
     @Test func theWorkerWakesWhenTheEarliestScheduledSendFallsDue() async throws {
         try await HubFixture.with(configure: { $0.pollInterval = .seconds(3600) }) { f in
             try await f.register(.apns(1))
-            let worker = DeliveryWorker(hub: f.hub, lanes: 1)
+            let worker = DeliveryWorker(engine: f.engine, lanes: 1)
             let running = Task { try await worker.run() }
             defer { running.cancel() }
             // Let the worker go idle first, so that it has to wake for the due time.
-            let first = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
-            #expect(try await f.hub.waitForCompletion(id: first.id, timeout: .seconds(60))?.state == .completed)
+            let first = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
+            #expect(try await f.engine.waitForCompletion(id: first.id, timeout: .seconds(60))?.state == .completed)
 
-            let record = try await f.hub.enqueue(
+            let record = try await f.engine.enqueue(
                 tagExpression: nil, payloads: [Self.payload], scheduledAt: Date().addingTimeInterval(0.3)
             )
-            let done = try await f.hub.waitForCompletion(id: record.id, timeout: .seconds(60))
+            let done = try await f.engine.waitForCompletion(id: record.id, timeout: .seconds(60))
             #expect(done?.state == .completed)
             running.cancel()
             try? await running.value

@@ -47,7 +47,7 @@ struct HubSendBudgetTests {
     /// drawing from `budget`.
     static func engine(_ f: HubFixture, _ provider: any PushProvider, budget: SendBudget) -> HubEngine {
         HubEngine(
-            store: f.store, providers: [provider], budgets: [provider.platform: budget], configuration: f.hub.configuration, logger: hubTestLogger)
+            store: f.store, providers: [provider], budgets: [provider.platform: budget], configuration: f.engine.configuration, logger: hubTestLogger)
     }
 
     static func fcm(_ n: Int) -> Registration {
@@ -58,10 +58,10 @@ struct HubSendBudgetTests {
         try await HubFixture.with(platforms: [.apns]) { f in
             try await f.store.insertRegistrations((0..<25).map { Registration.apns($0) })
             let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 600))
-            let hub = Self.engine(f, f.apns, budget: budget)
-            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
+            let engine = Self.engine(f, f.apns, budget: budget)
+            let record = try await engine.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
             let start = ContinuousClock.now
-            #expect(try await hub.deliverNext())
+            #expect(try await engine.deliverNext())
             let elapsed = ContinuousClock.now - start
             #expect(try await f.stored(record.id).counts.total(.success) == 25)
             #expect(Set(f.apns.sent.map(\.handle)).count == 25)
@@ -77,9 +77,9 @@ struct HubSendBudgetTests {
             let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3)
             let budget = SendBudgets().budget(platform: .fcm, credential: "project", rate: nil)
             // One attempt per device (the fixture's policy): only the budget's waiting saves them.
-            let hub = Self.engine(f, provider, budget: budget)
-            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
-            #expect(try await hub.deliverNext())
+            let engine = Self.engine(f, provider, budget: budget)
+            let record = try await engine.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
+            #expect(try await engine.deliverNext())
             let stored = try await f.stored(record.id)
             #expect(stored.counts.total(.success) == 20, "\(stored.counts)")
             #expect(stored.counts.total(.throttled) == 0)
@@ -95,9 +95,9 @@ struct HubSendBudgetTests {
             try await f.store.insertRegistrations((0..<20).map(Self.fcm))
             let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3, perDevice: true)
             let budget = SendBudgets().budget(platform: .fcm, credential: "project", rate: nil)
-            let hub = Self.engine(f, provider, budget: budget)
-            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
-            #expect(try await hub.deliverNext())
+            let engine = Self.engine(f, provider, budget: budget)
+            let record = try await engine.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
+            #expect(try await engine.deliverNext())
             let stored = try await f.stored(record.id)
             #expect(stored.counts.total(.throttled) == 8)
             #expect(stored.counts.total(.success) == 12)
@@ -109,9 +109,9 @@ struct HubSendBudgetTests {
         try await HubFixture.with(platforms: []) { f in
             try await f.store.insertRegistrations((0..<20).map(Self.fcm))
             let provider = ThrottledProvider(refusing: 8, retryAfter: 0.3)
-            let hub = HubEngine(store: f.store, providers: [provider], configuration: f.hub.configuration, logger: hubTestLogger)
-            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
-            #expect(try await hub.deliverNext())
+            let engine = HubEngine(store: f.store, providers: [provider], configuration: f.engine.configuration, logger: hubTestLogger)
+            let record = try await engine.enqueue(tagExpression: nil, payloads: [Self.fcmPayload])
+            #expect(try await engine.deliverNext())
             let stored = try await f.stored(record.id)
             #expect(stored.counts.total(.throttled) == 8)
             #expect(stored.counts.total(.success) == 12)
@@ -122,9 +122,9 @@ struct HubSendBudgetTests {
         try await HubFixture.with(platforms: [.apns], configure: { $0.abandonAfter = .seconds(1) }) { f in
             try await f.store.insertRegistrations((0..<5).map { Registration.apns($0) })
             let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 60))
-            let hub = Self.engine(f, f.apns, budget: budget)
-            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
-            #expect(try await hub.deliverNext())
+            let engine = Self.engine(f, f.apns, budget: budget)
+            let record = try await engine.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
+            #expect(try await engine.deliverNext())
             let stored = try await f.stored(record.id)
             // One a second, stale after one: the first one or two go, the rest wait too long.
             #expect(stored.state == .abandoned)
@@ -138,11 +138,11 @@ struct HubSendBudgetTests {
         try await HubFixture.with(platforms: [.apns]) { f in
             try await f.store.insertRegistrations((0..<6).map { Registration.apns($0) })
             let budget = SendBudgets().budget(platform: .apns, credential: "TEAM.KEY", rate: try SendRate(perMinute: 60))
-            let hub = Self.engine(f, f.apns, budget: budget)
-            let record = try await hub.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
-            let delivering = Task { try await hub.deliverNext() }
+            let engine = Self.engine(f, f.apns, budget: budget)
+            let record = try await engine.enqueue(tagExpression: nil, payloads: [Self.apnsPayload])
+            let delivering = Task { try await engine.deliverNext() }
             try await Task.sleep(for: .milliseconds(1500))
-            hub.interruptDelivery()
+            engine.interruptDelivery()
             _ = await delivering.result
             let sentBefore = f.apns.sent.count
             #expect(sentBefore < 6, "one a second: the shutdown came before every device was reached")
@@ -152,7 +152,7 @@ struct HubSendBudgetTests {
             #expect(handedBack.counts.total(.success) == sentBefore)
 
             // The next worker (no budget here) resumes it: every device is reached, once.
-            let next = HubEngine(store: f.store, providers: [f.apns], configuration: f.hub.configuration, logger: hubTestLogger)
+            let next = HubEngine(store: f.store, providers: [f.apns], configuration: f.engine.configuration, logger: hubTestLogger)
             #expect(try await next.deliverNext())
             #expect(try await f.stored(record.id).state == .completed)
             #expect(try await f.stored(record.id).counts.total(.success) == 6)

@@ -15,7 +15,7 @@ struct HubSendRequestTests {
     @Test func aSendToAUserReachesThatUsersDevicesOnly() async throws {
         try await HubFixture.with { f in
             try await f.register(.apns(1, tags: ["username:ann"]), .apns(2, tags: ["username:bob"]), .apns(3, tags: ["username:ann", "news"]))
-            let sent = try await f.hub.send(SendRequest(target: .user("ann"), content: .native([Self.apnsPayload])))
+            let sent = try await f.engine.send(SendRequest(target: .user("ann"), content: .native([Self.apnsPayload])))
             #expect(sent.results.isEmpty, "a send through the queue reports no outcome yet")
             #expect(sent.record.tagExpression == "username:ann")
             try await f.deliverAll()
@@ -28,11 +28,11 @@ struct HubSendRequestTests {
             let device = DirectTarget(platform: .webpush, handle: "https://push.example.com/1", webPushKeys: Self.keys)
             let options = SendRequest.Options(timeToLive: .seconds(60), urgency: "High")
             let plain = PlatformPayload(platform: .webpush, body: Data("text".utf8))
-            _ = try await f.hub.send(SendRequest(target: .devices([device]), content: .native([plain]), options: options))
+            _ = try await f.engine.send(SendRequest(target: .devices([device]), content: .native([plain]), options: options))
             let own = PlatformPayload(platform: .webpush, body: Data("own".utf8), headers: [.init(name: "TTL", value: "5")])
-            _ = try await f.hub.send(SendRequest(target: .devices([device]), content: .native([own]), options: options))
+            _ = try await f.engine.send(SendRequest(target: .devices([device]), content: .native([own]), options: options))
             let before = Int(Date().timeIntervalSince1970)
-            _ = try await f.hub.send(
+            _ = try await f.engine.send(
                 SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(1))]), content: .native([Self.apnsPayload]), options: options)
             )
             try await f.deliverAll()
@@ -49,18 +49,18 @@ struct HubSendRequestTests {
         try await HubFixture.with { f in
             let options = SendRequest.Options(timeToLive: .seconds(90), priority: .high, collapseID: "score-42")
             let apns = DirectTarget(platform: .apns, handle: apnsToken(1))
-            _ = try await f.hub.send(SendRequest(target: .devices([apns]), content: .native([Self.apnsPayload]), options: options))
+            _ = try await f.engine.send(SendRequest(target: .devices([apns]), content: .native([Self.apnsPayload]), options: options))
             let ownPriority = PlatformPayload(
                 platform: .apns, body: Data(#"{"aps":{"alert":"own"}}"#.utf8), headers: [.init(name: "apns-priority", value: "5")])
-            _ = try await f.hub.send(SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(2))]), content: .native([ownPriority]), options: options))
+            _ = try await f.engine.send(SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(2))]), content: .native([ownPriority]), options: options))
             let fcm = PlatformPayload(
                 platform: .fcm, body: Data(#"{"message":{"android":{"priority":"NORMAL"},"data":{"n":"1"}}}"#.utf8))
-            _ = try await f.hub.send(SendRequest(target: .devices([DirectTarget(platform: .fcm, handle: "fcm-1")]), content: .native([fcm]), options: options))
+            _ = try await f.engine.send(SendRequest(target: .devices([DirectTarget(platform: .fcm, handle: "fcm-1")]), content: .native([fcm]), options: options))
             let wns = PlatformPayload(platform: .wns, body: Data("<toast/>".utf8), headers: [.init(name: "X-WNS-Type", value: "wns/toast")])
-            _ = try await f.hub.send(
+            _ = try await f.engine.send(
                 SendRequest(target: .devices([DirectTarget(platform: .wns, handle: "https://wns.example.com/1")]), content: .native([wns]), options: options))
             let web = DirectTarget(platform: .webpush, handle: "https://push.example.com/1", webPushKeys: Self.keys)
-            _ = try await f.hub.send(
+            _ = try await f.engine.send(
                 SendRequest(target: .devices([web]), content: .native([PlatformPayload(platform: .webpush, body: Data("text".utf8))]), options: options))
             try await f.deliverAll()
 
@@ -83,23 +83,23 @@ struct HubSendRequestTests {
             let web = DirectTarget(platform: .webpush, handle: "https://push.example.com/1", webPushKeys: Self.keys)
             let webPayload = PlatformPayload(platform: .webpush, body: Data("text".utf8))
             await expectHeraldError(.badRequest, containing: "Web Push collapse id (Topic) is at most 32 characters") {
-                _ = try await f.hub.send(
+                _ = try await f.engine.send(
                     SendRequest(target: .devices([web]), content: .native([webPayload]), options: .init(collapseID: "has spaces")))
             }
             let apns = DirectTarget(platform: .apns, handle: apnsToken(1))
             await expectHeraldError(.badRequest, containing: "APNs takes at most 64") {
-                _ = try await f.hub.send(
+                _ = try await f.engine.send(
                     SendRequest(target: .devices([apns]), content: .native([Self.apnsPayload]), options: .init(collapseID: String(repeating: "x", count: 65))))
             }
             let background = PlatformPayload(
                 platform: .apns, body: Data(#"{"aps":{"content-available":1}}"#.utf8), headers: [.init(name: "apns-push-type", value: "background")])
             await expectHeraldError(.badRequest, containing: "background APNs push is sent at priority normal") {
-                _ = try await f.hub.send(SendRequest(target: .devices([apns]), content: .native([background]), options: .init(priority: .high)))
+                _ = try await f.engine.send(SendRequest(target: .devices([apns]), content: .native([background]), options: .init(priority: .high)))
             }
             let fcm = DirectTarget(platform: .fcm, handle: "fcm-1")
             let oddAndroid = PlatformPayload(platform: .fcm, body: Data(#"{"message":{"android":"high"}}"#.utf8))
             await expectHeraldError(.badRequest, containing: "message.android must be an object") {
-                _ = try await f.hub.send(SendRequest(target: .devices([fcm]), content: .native([oddAndroid]), options: .init(priority: .high)))
+                _ = try await f.engine.send(SendRequest(target: .devices([fcm]), content: .native([oddAndroid]), options: .init(priority: .high)))
             }
             let delivered = try await f.deliverAll()
             #expect(delivered == 0)
@@ -118,23 +118,23 @@ struct HubSendRequestTests {
             try await f.register(.apns(1))
             let native = SendRequest.Content.native([Self.apnsPayload])
             await expectHeraldError(.badRequest, containing: "1 to 10 registrations, not 11") {
-                _ = try await f.hub.send(SendRequest(target: .test(nil, limit: 11), content: native))
+                _ = try await f.engine.send(SendRequest(target: .test(nil, limit: 11), content: native))
             }
             await expectHeraldError(.badRequest, containing: "1 to 10 registrations, not 0") {
-                _ = try await f.hub.send(SendRequest(target: .test(nil, limit: 0), content: native))
+                _ = try await f.engine.send(SendRequest(target: .test(nil, limit: 0), content: native))
             }
             await expectHeraldError(.badRequest, containing: "cannot be scheduled") {
-                _ = try await f.hub.send(
+                _ = try await f.engine.send(
                     SendRequest(target: .registration("reg-00001"), content: native, options: .init(scheduledAt: Date().addingTimeInterval(60)))
                 )
             }
             await expectHeraldError(.badRequest, containing: "one native payload") {
-                _ = try await f.hub.send(
+                _ = try await f.engine.send(
                     SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(1))]), content: .template(TemplateSend(properties: [:])))
                 )
             }
             await expectHeraldError(.notFound) {
-                _ = try await f.hub.send(SendRequest(target: .registration("reg-99999"), content: native))
+                _ = try await f.engine.send(SendRequest(target: .registration("reg-99999"), content: native))
             }
             #expect(try await f.deliverAll() == 0)
             #expect(f.apns.sent.isEmpty)

@@ -13,9 +13,9 @@ struct HubShutdownTests {
     @Test func anInterruptedBroadcastIsHandedBackAfterItsPageAndResumedAtOnceWithoutRepeats() async throws {
         try await HubFixture.with(platforms: [.apns], configure: { $0.pageSize = 10 }) { f in
             try await f.store.insertRegistrations((0..<35).map { Registration.apns($0) })
-            let record = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
-            f.hub.interruptDelivery()
-            await #expect(throws: CancellationError.self) { try await f.hub.deliverNext() }
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
+            f.engine.interruptDelivery()
+            await #expect(throws: CancellationError.self) { try await f.engine.deliverNext() }
             #expect(f.apns.sent.count == 10, "the page being sent is finished, and no other is started")
             let handedBack = try await f.stored(record.id)
             #expect(handedBack.state == .processing)
@@ -23,7 +23,7 @@ struct HubShutdownTests {
 
             // The next worker (a new engine on the store, as after a restart) takes it over at
             // once: its lease ended when it was handed back.
-            var configuration = f.hub.configuration
+            var configuration = f.engine.configuration
             configuration.pageSize = 10
             let next = HubEngine(store: f.store, providers: [f.apns], configuration: configuration, logger: hubTestLogger)
             #expect(try await next.deliverNext())
@@ -38,9 +38,9 @@ struct HubShutdownTests {
     @Test func aNotificationOnItsLastPageIsFinishedNotHandedBack() async throws {
         try await HubFixture.with(platforms: [.apns], configure: { $0.pageSize = 10 }) { f in
             try await f.store.insertRegistrations((0..<7).map { Registration.apns($0) })
-            let record = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
-            f.hub.interruptDelivery()
-            #expect(try await f.hub.deliverNext())
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
+            f.engine.interruptDelivery()
+            #expect(try await f.engine.deliverNext())
             #expect(try await f.stored(record.id).state == .completed)
             #expect(f.apns.sent.count == 7)
         }

@@ -25,7 +25,7 @@ struct HubTemplateSendTests {
                           pushVariables: ["Name": "Bob", "greeting": "Hey"]),
                 .apns(3, tags: ["news"])
             )
-            let record = try await f.hub.enqueueTemplate(tagExpression: "news", send: TemplateSend(properties: ["GREETING": "Hi"]))
+            let record = try await f.engine.enqueueTemplate(tagExpression: "news", send: TemplateSend(properties: ["GREETING": "Hi"]))
             #expect(record.payloads.isEmpty)
             #expect(record.template == TemplateSend(properties: ["GREETING": "Hi"]))
             #expect(try await f.deliverAll() == 1)
@@ -59,7 +59,7 @@ struct HubTemplateSendTests {
                 // The same handle and template twice (a stale duplicate): sent once.
                 .template("a-long-again", handle: apnsToken(1), template: long)
             )
-            let named = try await f.hub.enqueueTemplate(
+            let named = try await f.engine.enqueueTemplate(
                 tagExpression: nil, send: TemplateSend(properties: ["m": "hello"], templateName: "long")
             )
             try await f.deliverAll()
@@ -68,12 +68,12 @@ struct HubTemplateSendTests {
             #expect(namedRecord.counts.count(.success, .apns) == 1)
             #expect(namedRecord.counts.count(.skipped, .apns) == 1)
 
-            let all = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "hello"]))
+            let all = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "hello"]))
             try await f.deliverAll()
             #expect(f.apns.sent.dropFirst().map { ReceiptIDs.removed(from: $0.body) }.sorted() == [#"{"aps":{"alert":"hel"}}"#, #"{"aps":{"alert":"hello"}}"#])
             #expect(try await f.stored(all.id).counts.count(.success, .apns) == 2)
 
-            let none = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: [:], templateName: "other"))
+            let none = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: [:], templateName: "other"))
             try await f.deliverAll()
             #expect(try await f.stored(none.id).state == .noTargetFound)
         }
@@ -89,12 +89,12 @@ struct HubTemplateSendTests {
             let payload = try PlatformPayload.hubNative(
                 platform: .apns, legacyGCM: false, body: Data(#"{"aps":{"alert":"native"}}"#.utf8), headers: []
             )
-            let native = try await f.hub.enqueue(tagExpression: "t", payloads: [payload])
+            let native = try await f.engine.enqueue(tagExpression: "t", payloads: [payload])
             try await f.deliverAll()
             #expect(f.apns.sent.map(\.handle) == [apnsToken(1)])
             #expect(try await f.stored(native.id).counts.total == 1)
 
-            let templated = try await f.hub.enqueueTemplate(tagExpression: "t", send: TemplateSend(properties: ["m": "tpl"]))
+            let templated = try await f.engine.enqueueTemplate(tagExpression: "t", send: TemplateSend(properties: ["m": "tpl"]))
             try await f.deliverAll()
             #expect(f.apns.sent.map(\.handle) == [apnsToken(1), apnsToken(2)])
             #expect(f.apns.sent.last.map { ReceiptIDs.removed(from: $0.body) } == #"{"aps":{"alert":"tpl"}}"#)
@@ -118,7 +118,7 @@ struct HubTemplateSendTests {
                 .template("w1", platform: .wns, handle: "https://wns.example.com/channel/1", template: wns),
                 Registration(id: "b1", platform: .webpush, handle: "https://push.example.com/s/1", webPushKeys: keys, template: web)
             )
-            let record = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "a<b"]))
+            let record = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "a<b"]))
             try await f.deliverAll()
 
             #expect(Set(f.fcm.sent.map { ReceiptIDs.removed(from: $0.body) }) == [
@@ -155,7 +155,7 @@ struct HubTemplateSendTests {
                 .template("r3", handle: apnsToken(3), template: tooBig),
                 .template("r4", platform: .wns, handle: "https://wns.example.com/c/4", template: wnsUnknown)
             )
-            let record = try await f.hub.enqueueTemplate(
+            let record = try await f.engine.enqueueTemplate(
                 tagExpression: nil,
                 send: TemplateSend(properties: ["m": "x", "big": String(repeating: "y", count: 5000)])
             )
@@ -184,7 +184,7 @@ struct HubTemplateSendTests {
                 .template("la-1", handle: apnsToken(1), template: update),
                 .template("la-2", handle: apnsToken(2), template: noTimestamp)
             )
-            let record = try await f.hub.enqueueTemplate(
+            let record = try await f.engine.enqueueTemplate(
                 tagExpression: nil, send: TemplateSend(properties: ["at": "1800000000", "home": "2", "away": "1"]))
             try await f.deliverAll()
             #expect(f.apns.sent.map(\.handle) == [apnsToken(1)])
@@ -199,7 +199,7 @@ struct HubTemplateSendTests {
         try await HubFixture.with(platforms: [.apns]) { f in
             let template = RegistrationTemplate(body: #"{"message":{"data":{"m":"$(m)"}}}"#)
             try await f.register(.template("f1", platform: .fcm, handle: "fcm-1", template: template))
-            let record = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "x"]))
+            let record = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "x"]))
             try await f.deliverAll()
             #expect(try await f.stored(record.id).counts.count(.noProvider, .fcm) == 1)
         }
@@ -208,10 +208,10 @@ struct HubTemplateSendTests {
     @Test func badTemplateSendsAreRefused() async throws {
         try await HubFixture.with { f in
             await expectHeraldError(.badRequest, containing: "1 to 200 characters") {
-                _ = try await f.hub.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: [:], templateName: ""))
+                _ = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: [:], templateName: ""))
             }
             await expectHeraldError(.badRequest) {
-                _ = try await f.hub.enqueueTemplate(tagExpression: "a &&", send: TemplateSend(properties: [:]))
+                _ = try await f.engine.enqueueTemplate(tagExpression: "a &&", send: TemplateSend(properties: [:]))
             }
         }
     }

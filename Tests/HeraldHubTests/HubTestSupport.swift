@@ -62,7 +62,7 @@ final class RecordingProvider: PushProvider {
 }
 
 let hubTestLogger: Logger = {
-    var logger = Logger(label: "herald.hub.tests")
+    var logger = Logger(label: "herald.appHubEngine.tests")
     logger.logLevel = .critical
     return logger
 }()
@@ -70,7 +70,7 @@ let hubTestLogger: Logger = {
 /// A hub over a SQLite store in a fresh temporary directory, with recording providers for
 /// APNs, FCM, WNS and Web Push.
 struct HubFixture {
-    let hub: HubEngine
+    let engine: HubEngine
     let store: SQLiteStore
     let apns: RecordingProvider
     let fcm: RecordingProvider
@@ -92,14 +92,14 @@ struct HubFixture {
         // The recording providers reach no host: handles may name any (example.com's).
         configuration.channelHosts = PushChannelHosts(wns: .anyHost, webPush: .anyHost)
         configure(&configuration)
-        let hub = HubEngine(
+        let engine = HubEngine(
             store: store,
             providers: providers.filter { platforms.contains($0.platform) },
             configuration: configuration,
             logger: hubTestLogger
         )
         let fixture = HubFixture(
-            hub: hub, store: store, apns: providers[0], fcm: providers[1], wns: providers[2], webPush: providers[3]
+            engine: engine, store: store, apns: providers[0], fcm: providers[1], wns: providers[2], webPush: providers[3]
         )
         do {
             let result = try await body(fixture)
@@ -120,13 +120,13 @@ struct HubFixture {
     @discardableResult
     func deliverAll(now: Date = Date()) async throws -> Int {
         var delivered = 0
-        while try await hub.deliverNext(now: now) { delivered += 1 }
+        while try await engine.deliverNext(now: now) { delivered += 1 }
         return delivered
     }
 
     /// The notification as stored.
     func stored(_ id: String) async throws -> NotificationRecord {
-        try #require(try await hub.notification(id: id))
+        try #require(try await engine.notification(id: id))
     }
 }
 

@@ -15,12 +15,12 @@ struct HubWebhookEventTests {
         try await HubFixture.with { f in
             try await f.register(.apns(1), .apns(2), .apns(3), .apns(4))
             for n in 1...3 { f.apns.expire(apnsToken(n)) }
-            let gone = try await f.hub.addWebhookEndpoint(url: "https://hooks.example/gone", events: ["registration.expired"])
-            let done = try await f.hub.addWebhookEndpoint(url: "https://hooks.example/done", events: ["notification.completed"])
-            let disabled = try await f.hub.addWebhookEndpoint(url: "https://hooks.example/off", events: ["*"])
-            _ = try await f.hub.setWebhookEndpointEnabled(id: disabled.id, enabled: false)
+            let gone = try await f.engine.addWebhookEndpoint(url: "https://hooks.example/gone", events: ["registration.expired"])
+            let done = try await f.engine.addWebhookEndpoint(url: "https://hooks.example/done", events: ["notification.completed"])
+            let disabled = try await f.engine.addWebhookEndpoint(url: "https://hooks.example/off", events: ["*"])
+            _ = try await f.engine.setWebhookEndpointEnabled(id: disabled.id, enabled: false)
 
-            _ = try await f.hub.enqueue(tagExpression: nil, payloads: [Self.payload])
+            _ = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
             #expect(try await f.deliverAll() == 1)
             #expect(try await f.store.pendingWebhookDeliveries(endpointID: gone.id) == 3)
             #expect(try await f.store.pendingWebhookDeliveries(endpointID: done.id) == 1)
@@ -31,8 +31,8 @@ struct HubWebhookEventTests {
     @Test func aNotificationTooLateIsRecordedAsAbandoned() async throws {
         try await HubFixture.with { f in
             try await f.register(.apns(1))
-            let abandoned = try await f.hub.addWebhookEndpoint(url: "https://hooks.example/abandoned", events: ["notification.abandoned"])
-            let completed = try await f.hub.addWebhookEndpoint(url: "https://hooks.example/completed", events: ["notification.completed"])
+            let abandoned = try await f.engine.addWebhookEndpoint(url: "https://hooks.example/abandoned", events: ["notification.abandoned"])
+            let completed = try await f.engine.addWebhookEndpoint(url: "https://hooks.example/completed", events: ["notification.completed"])
             // Accepted 40 minutes ago for at once: too late to send.
             let late = NotificationRecord(id: "late", tagExpression: nil, payloads: [Self.payload], enqueuedAt: Date().addingTimeInterval(-2400))
             try await f.store.enqueueNotification(late)
@@ -51,8 +51,8 @@ struct HubWebhookEventTests {
     @Test func anotherNodesNewEndpointGetsEventsOnceTheEndpointsAreReadAgain() async throws {
         try await HubFixture.with(configure: { $0.webhookEndpointsRefresh = .seconds(3600) }) { f in
             try await f.register(.apns(1))
-            let slow = f.hub
-            var configuration = f.hub.configuration
+            let slow = f.engine
+            var configuration = f.engine.configuration
             configuration.webhookEndpointsRefresh = .milliseconds(200)
             let quick = HubEngine(store: f.store, providers: [f.apns], configuration: configuration, logger: hubTestLogger)
             let operatorNode = HubEngine(store: f.store, providers: [f.apns], configuration: configuration, logger: hubTestLogger)

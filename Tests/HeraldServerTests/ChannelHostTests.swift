@@ -56,8 +56,8 @@ import Testing
                 expectHubError(direct, 400)
 
                 // Nothing was saved, nothing was sent: the attacker saw no connection at all.
-                #expect(try await server.hub().registrationCount() == 0)
-                #expect(try await herald.hub.registrationCount() == 0)
+                #expect(try await server.engine().registrationCount() == 0)
+                #expect(try await herald.appHubEngine.registrationCount() == 0)
                 #expect(attacker.connections == 0)
 
                 // The emulator's own channels still register.
@@ -110,7 +110,7 @@ import Testing
                     }
                     #expect(refused?.status == 400, "\(platform) \(handle)")
                 }
-                #expect(try await herald.hub.registrationCount() == 0)
+                #expect(try await herald.appHubEngine.registrationCount() == 0)
             }
         }
     }
@@ -125,7 +125,7 @@ import Testing
                         try await mallory.register(handle: attacker.url("/push/x"), platform: .webpush, webPushKeys: keys)
                     }
                     #expect(refused?.status == 400)
-                    #expect(try await herald.hub.registrationCount() == 0)
+                    #expect(try await herald.appHubEngine.registrationCount() == 0)
                     #expect(attacker.connections == 0)
                 }
             }

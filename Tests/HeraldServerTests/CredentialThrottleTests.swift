@@ -42,10 +42,10 @@ import Testing
             default: herald.webPush.injectFaults(Fault.throttled.withRetryAfter(1), count: refusals)
             }
 
-            let sent = try await herald.hub.send(
+            let sent = try await herald.appHubEngine.send(
                 SendRequest(target: .tags(try SendRequest.Tags(parsing: "paced")), content: .native([payload])))
-            while try await herald.hub.deliverNext() {}
-            let stored = try #require(try await herald.hub.notification(id: sent.record.id))
+            while try await herald.appHubEngine.deliverNext() {}
+            let stored = try #require(try await herald.appHubEngine.notification(id: sent.record.id))
             #expect(stored.state == .completed, "\(stored.counts)")
             #expect(stored.counts.total(.success) == devices, "\(stored.counts)")
             #expect(stored.counts.total(.throttled) == 0, "\(stored.counts)")

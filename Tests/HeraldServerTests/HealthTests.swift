@@ -68,7 +68,7 @@ import Testing
     @Test func aStoreThatDoesNotAnswerMakesTheServerUnready() async throws {
         try await TestHerald.withHerald(configure: { $0.metricsToken = Self.metricsToken }) { herald in
             try await herald.application().test(.router) { client in
-                try await herald.hub.store.close()
+                try await herald.appHubEngine.store.close()
                 try await client.execute(uri: "/ready", method: .get) { response in
                     #expect(response.status == .serviceUnavailable)
                     #expect(String(buffer: response.body) == #"{"status":"unready"}"#)
@@ -125,7 +125,7 @@ import Testing
                 try await client.execute(uri: "/ready", method: .get) { response in
                     #expect(response.status == .ok)
                 }
-                try await herald.hub.store.close()
+                try await herald.appHubEngine.store.close()
                 // Within the minute: the check just made, although the store is closed now.
                 try await client.execute(uri: "/ready", method: .get) { response in
                     #expect(response.status == .ok)

@@ -94,7 +94,7 @@ import Testing
             for id in [first, second] { _ = try await server.finishedDetails(id) }
             #expect(server.herald.apns.notifications(for: token).count == 2)
 
-            let engine = try #require(try await server.registry.hub(named: Self.hub))
+            let engine = try #require(try await server.registry.engine(named: Self.hub))
             try await Task.sleep(for: .milliseconds(1100))
             #expect(try await engine.forgetIdempotencyKeys() == 1)
             #expect(try await engine.forgetIdempotencyKeys() == 0)

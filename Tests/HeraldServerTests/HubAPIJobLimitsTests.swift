@@ -40,7 +40,7 @@ import Testing
             let export = try await HubAPIJobTests.runJob(server, "ExportRegistrations")
             #expect(export.value("Status") == "Completed")
             let id = try #require(export.value("JobId"))
-            let store = try await server.hub().store
+            let store = try await server.engine().store
             let chunks = try #require(try await store.jobOutputChunks(id: id, failures: false))
             #expect(chunks.map(\.sequence) == [0, 1, 2], "one chunk a saved page, none for the empty last page")
 
@@ -61,7 +61,7 @@ import Testing
             let body = Data((0..<(5 * JobChunk.uploadSize / 2)).map { UInt8(truncatingIfNeeded: $0 % 251) })
             let accepted = try await server.wire(.PUT, path, body: body, streamed: true)
             #expect(accepted.status == 201, "\(accepted.text)")
-            let store = try await server.hub().store
+            let store = try await server.engine().store
             let stored = try #require(try await store.jobFileChunks(name: "in.txt"))
             #expect(stored.chunks.map(\.size) == [JobChunk.uploadSize, JobChunk.uploadSize, JobChunk.uploadSize / 2])
             let download = try await server.wire(.GET, path)
@@ -82,7 +82,7 @@ import Testing
         try await HubTestServer.withServer(configureHubs: {
             $0.jobQuota = JobQuota(maxJobs: 3, maxActiveJobs: 1, maxBytes: 64 * 1024)
         }) { server in
-            let store = try await server.hub().store
+            let store = try await server.engine().store
             // A job held by another worker: the one place for a waiting or running job is taken.
             // (Should this node's worker take it first, it runs it at once: try again once it
             // is idle, which it is for 2 seconds after it found no more work.)
@@ -132,7 +132,7 @@ import Testing
             let export = try await HubAPIJobTests.runJob(server, "ExportRegistrations")
             let id = try #require(export.value("JobId"))
             let paths = ["/\(Self.hub)/jobs/\(id)", "/\(Self.hub)/jobs/\(id)/Output.txt", "/\(Self.hub)/jobs/files/in.txt"]
-            let store = try await server.hub().store
+            let store = try await server.engine().store
             var gone = false
             for _ in 0..<100 where !gone {
                 try await Task.sleep(for: .milliseconds(100))

@@ -91,15 +91,15 @@ struct HubInteropTests {
             #expect(apple.first?.headers["apns-push-type"] == "alert" && apple.first?.headers["apns-priority"] == "10")
 
             // The hub recorded what the script saw, and the script cleaned up after itself.
-            let hub = try await server.hub()
+            let engine = try await server.engine()
             for name in ["browser", "apple", "template"] {
                 let id = try #require(results.notifications[name])
-                #expect(try await hub.notification(id: id)?.state == .completed, "\(name) send \(id)")
+                #expect(try await engine.notification(id: id)?.state == .completed, "\(name) send \(id)")
             }
             let scheduled = try #require(results.notifications["scheduled"])
-            #expect(try await hub.notification(id: scheduled)?.state == .cancelled)
-            #expect(try await hub.store.installation(id: "interop-browser-\(run)") == nil)
-            #expect(try await hub.store.installation(id: "interop-apple-\(run)") == nil)
+            #expect(try await engine.notification(id: scheduled)?.state == .cancelled)
+            #expect(try await engine.store.installation(id: "interop-browser-\(run)") == nil)
+            #expect(try await engine.store.installation(id: "interop-apple-\(run)") == nil)
         }
     }
 
@@ -117,9 +117,9 @@ struct HubInteropTests {
     func restSample() async throws {
         try await HubTestServer.withServer { server in
             let herald = server.herald
-            let hub = try await server.hub()
+            let engine = try await server.engine()
             func register(_ platform: Platform, _ handle: String, tag: String, template: RegistrationTemplate? = nil) async throws {
-                _ = try await hub.store.upsertRegistration(
+                _ = try await engine.store.upsertRegistration(
                     Registration(id: RegistrationID.make(), platform: platform, handle: handle, tags: [tag], template: template),
                     ifVersion: nil
                 )

@@ -144,9 +144,9 @@ struct HubTestServer: Sendable {
     }
 
     /// The hub's engine, as the server runs it.
-    func hub() async throws -> HubEngine {
-        guard let hub = try await registry.hub(named: Self.hubName) else { throw TestFailure("the test hub is missing") }
-        return hub
+    func engine() async throws -> HubEngine {
+        guard let engine = try await registry.engine(named: Self.hubName) else { throw TestFailure("the test hub is missing") }
+        return engine
     }
 }
 

@@ -16,7 +16,7 @@ import Testing
         let lines = Lines()
         var logger = Logger(label: "herald") { label in JSONLogHandler(label: label) { lines.append($0) } }
         logger.logLevel = .debug
-        logger[metadataKey: "herald.hub"] = "app"
+        logger[metadataKey: "herald.appHubEngine"] = "app"
         logger.info(
             "Opened \"hub\"\nsecond line",
             metadata: ["herald.count": "3", "message": "a clash", "list": ["a", "b"], "nested": ["k": "v"]]
@@ -31,7 +31,7 @@ import Testing
         #expect(object["level"] as? String == "info")
         #expect(object["logger"] as? String == "herald")
         #expect(object["message"] as? String == "Opened \"hub\"\nsecond line")
-        #expect(object["herald.hub"] as? String == "app")
+        #expect(object["herald.appHubEngine"] as? String == "app")
         #expect(object["herald.count"] as? String == "3")
         #expect(object["metadata.message"] as? String == "a clash", "a metadata name that is taken moves aside")
         #expect(object["list"] as? [String] == ["a", "b"])

@@ -127,9 +127,9 @@ import Testing
         try await TestHerald.withHerald { herald in
             try await herald.application().test(.router) { client in
                 // No worker takes it: the hub's workers are stopped (accepting still works).
-                herald.hub.stop()
+                herald.appHubEngine.stop()
                 let accepted = Date().addingTimeInterval(-5)
-                try await herald.hub.store.enqueueNotification(
+                try await herald.appHubEngine.store.enqueueNotification(
                     NotificationRecord(
                         id: "waiting-1", tagExpression: "nobody", payloads: [PlatformPayload(platform: .apns, body: Data("{}".utf8))],
                         enqueuedAt: accepted

@@ -243,14 +243,14 @@ import HeraldSQLite
             ])
             // Accepted, then the process "dies" before any worker ran.
             let content = NotificationContent.notifyUser(from: "bob", message: "survive")
-            let record = try await herald.hub.send(SendRequest(target: .user("alice"), content: .native([try content.payload(for: .apns)]))).record
+            let record = try await herald.appHubEngine.send(SendRequest(target: .user("alice"), content: .native([try content.payload(for: .apns)]))).record
             try await herald.store.close()
 
             var logger = Logger(label: "test")
             logger.logLevel = .warning
             let reopened = try await SQLiteStore.open(path: herald.catalog.directoryStorage!.storePath(of: TestHerald.appHubName), logger: logger)
-            let hub = HubEngine(store: reopened, providers: herald.providers, logger: logger)
-            #expect(try await hub.deliverNext())
+            let engine = HubEngine(store: reopened, providers: herald.providers, logger: logger)
+            #expect(try await engine.deliverNext())
             let finished = try #require(try await reopened.notification(id: record.id))
             #expect(finished.state == .completed)
             #expect(finished.counts.total(.success) == 1)

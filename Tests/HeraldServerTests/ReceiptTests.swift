@@ -174,14 +174,14 @@ import Testing
                 // The SDK confirms with the device's registration; a repeat counts once.
                 try await ann.acknowledge(id)
                 try await ann.acknowledge(id)
-                #expect(try await herald.hub.confirmedCounts(notificationID: id) == [.apns: 1])
+                #expect(try await herald.appHubEngine.confirmedCounts(notificationID: id) == [.apns: 1])
                 // Another user's registration is not the caller's to confirm with.
                 await #expect(throws: HeraldError.notFound("no registration with id \(bobsRegistration)")) {
                     try await herald.devices.confirm([id], registrationID: bobsRegistration, user: "ann")
                 }
                 let unknown = await #expect(throws: HeraldClientError.self) { try await ann.acknowledge("no-such-notification") }
                 #expect(unknown?.status == 404)
-                #expect(try await herald.hub.confirmedCounts(notificationID: id) == [.apns: 1])
+                #expect(try await herald.appHubEngine.confirmedCounts(notificationID: id) == [.apns: 1])
             }
         }
     }

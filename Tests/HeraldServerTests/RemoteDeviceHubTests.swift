@@ -41,7 +41,7 @@ import HeraldSQLite
                     try await b1.register(handle: bobIPhone, platform: .apns)
 
                     // The registrations are B's, with the tags A set; A's own hub has none.
-                    let stored = try #require(try await hubServer.hub().store.registration(id: aliceIPhoneID))
+                    let stored = try #require(try await hubServer.engine().store.registration(id: aliceIPhoneID))
                     #expect(stored.handle == aliceIPhone && stored.tags == ["news", "username:alice"])
                     #expect(try await backend.store.registrationCount() == 0)
 
@@ -64,7 +64,7 @@ import HeraldSQLite
                     let id = try #require(ReceiptIDs.id(in: apns.payload))
                     try await a1.acknowledge(id)
                     try await a1.acknowledge(id)
-                    #expect(try await hubServer.hub().confirmedCounts(notificationID: id) == [.apns: 1])
+                    #expect(try await hubServer.engine().confirmedCounts(notificationID: id) == [.apns: 1])
                     await #expect(throws: HeraldError.notFound("no registration with id \(aliceIPhoneID)")) {
                         try await devices.confirm([id], registrationID: aliceIPhoneID, user: "bob")
                     }
@@ -74,11 +74,11 @@ import HeraldSQLite
                     try await hubServer.client(.tls).deleteRegistration(id: aliceIPhoneID)
                     let renewed = try await a1.register(handle: aliceIPhone, platform: .apns, tags: ["news"])
                     #expect(renewed != aliceIPhoneID)
-                    #expect(try await hubServer.hub().store.registration(id: renewed)?.tags == ["news", "username:alice"])
+                    #expect(try await hubServer.engine().store.registration(id: renewed)?.tags == ["news", "username:alice"])
 
                     // Unregistering deletes it on B.
                     try await a1.unregister()
-                    #expect(try await hubServer.hub().store.registration(id: renewed) == nil)
+                    #expect(try await hubServer.engine().store.registration(id: renewed) == nil)
 
                     // A backend whose key may not send is a server problem (503), not the
                     // caller's 401 or 403.

@@ -33,7 +33,7 @@ struct TestHerald {
     /// Opens the hubs of ``catalog`` with ``providers``; run by the app.
     let registry: HubRegistry
     /// The app backend's hub's engine.
-    let hub: HubEngine
+    let appHubEngine: HubEngine
     let apns: APNsEmulator
     let fcm: FCMEmulator
     let wns: WNSEmulator
@@ -124,18 +124,18 @@ struct TestHerald {
             try WNSProvider(configuration: wnsClient, logger: logger, metrics: metrics),
             try WebPushProvider(configuration: webPushClient, logger: logger, metrics: metrics),
         ]
-        var hubConfiguration = HubEngine.Configuration()
-        hubConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
-        hubConfiguration.pollInterval = .milliseconds(100)
-        hubConfiguration.channelHosts = PushChannelHosts(wns: [emulatorHost], webPush: [emulatorHost])
-        configureHubs(&hubConfiguration)
+        var engineConfiguration = HubEngine.Configuration()
+        engineConfiguration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+        engineConfiguration.pollInterval = .milliseconds(100)
+        engineConfiguration.channelHosts = PushChannelHosts(wns: [emulatorHost], webPush: [emulatorHost])
+        configureHubs(&engineConfiguration)
         let catalog = HubCatalog(dataDirectory: directory)
         try await catalog.prepareAppHub(named: appHubName, logger: logger)
         let registry = HubRegistry(
             catalog: catalog, serverProviders: providers, factory: PushProviderFactory(logger: logger, metrics: metrics),
-            hubConfiguration: hubConfiguration, metrics: metrics, logger: logger
+            engineConfiguration: engineConfiguration, metrics: metrics, logger: logger
         )
-        let hub = try #require(try await registry.hub(named: appHubName))
+        let appHubEngine = try #require(try await registry.engine(named: appHubName))
         var server = ServerConfiguration()
         server.port = 0
         server.bcryptCost = 4
@@ -150,7 +150,7 @@ struct TestHerald {
         server.now = { clock.now }
         configure(&server)
         let herald = TestHerald(
-            directory: directory, catalog: catalog, registry: registry, hub: hub, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
+            directory: directory, catalog: catalog, registry: registry, appHubEngine: appHubEngine, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
             clock: clock, metrics: metrics, authority: authority
         )
         do {
@@ -164,10 +164,10 @@ struct TestHerald {
     }
 
     /// The app backend's hub's store: the registry opens hubs on SQLite.
-    var store: SQLiteStore { hub.store as! SQLiteStore }
+    var store: SQLiteStore { appHubEngine.store as! SQLiteStore }
 
     /// The app backend's devices, as the binary has them.
-    var devices: RegistryUserDevices { RegistryUserDevices(registry: registry, hubName: Self.appHubName) }
+    var devices: HubRegistryUserDevices { HubRegistryUserDevices(registry: registry, hubName: Self.appHubName) }
 
     func close() async {
         await registry.close()
@@ -181,7 +181,7 @@ struct TestHerald {
     func application(console: Console? = nil) -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        return buildApplication(hubs: registry, devices: devices, appStore: hub.store, configuration: server, console: console, logger: logger)
+        return buildApplication(hubs: registry, devices: devices, appStore: appHubEngine.store, configuration: server, console: console, logger: logger)
     }
 }
 

@@ -104,8 +104,8 @@ struct WebhookTests {
             let live = apns.registerDevice(topic: TestHerald.topic)
             let gone = apns.registerDevice(topic: TestHerald.topic)
             apns.unregister(token: gone)
-            let hub = try #require(try await server.registry.hub(named: HubTestServer.hubName))
-            try await hub.store.insertRegistrations([
+            let engine = try #require(try await server.registry.engine(named: HubTestServer.hubName))
+            try await engine.store.insertRegistrations([
                 Registration(id: "live", platform: .apns, handle: live, tags: ["team"]),
                 Registration(id: "gone", platform: .apns, handle: gone, tags: ["team"]),
             ])
@@ -154,8 +154,8 @@ struct WebhookTests {
             let endpoint = try await Self.addEndpoint(server, url: receiver.url(), events: ["notification.confirmed"])
             let apns = server.herald.apns
             let tokens = (0..<5).map { _ in apns.registerDevice(topic: TestHerald.topic) }
-            let hub = try #require(try await server.registry.hub(named: HubTestServer.hubName))
-            try await hub.store.insertRegistrations(
+            let engine = try #require(try await server.registry.engine(named: HubTestServer.hubName))
+            try await engine.store.insertRegistrations(
                 tokens.enumerated().map { Registration(id: "r\($0.offset)", platform: .apns, handle: $0.element, tags: ["team"]) })
             let notification = try server.acceptedID(try await server.send(format: "apple", #"{"aps":{"alert":"hello"}}"#, tags: "team"))
             _ = try await server.finishedDetails(notification)
@@ -190,8 +190,8 @@ struct WebhookTests {
             _ = try await Self.addEndpoint(server, url: receiver.url(), events: ["credential.failing", "credential.recovered"])
             let apns = server.herald.apns
             let device = apns.registerDevice(topic: TestHerald.topic)
-            let hub = try #require(try await server.registry.hub(named: HubTestServer.hubName))
-            try await hub.store.insertRegistrations([Registration(id: "one", platform: .apns, handle: device, tags: ["team"])])
+            let engine = try #require(try await server.registry.engine(named: HubTestServer.hubName))
+            try await engine.store.insertRegistrations([Registration(id: "one", platform: .apns, handle: device, tags: ["team"])])
 
             // APNs refuses the provider token once: the send fails, and the credential is failing.
             apns.injectFaults(Fault(status: 403, reason: "InvalidProviderToken"), count: 1)

@@ -8,7 +8,7 @@ extension HubRegistry {
     ///
     /// - Throws: `HeraldError.notFound` when there is no such hub.
     public func credentialStates(hub name: String) async throws -> [PushCredentialState] {
-        guard let engine = try await hub(named: name) else {
+        guard let engine = try await engine(named: name) else {
             throw HubCatalog.noSuchHub(name)
         }
         let shared = Set(serverProviders.map { ObjectIdentifier($0 as AnyObject) })

@@ -40,7 +40,7 @@ extension HubRegistry {
     /// that cannot be read counts a store error and keeps its last figures.
     public func updateMetricGauges(now: Date = Date()) async {
         guard let metrics else { return }
-        let open = openHubs()
+        let open = openEngines()
         let names = Set(open.map(\.0))
         let clock = ContinuousClock.now
         let (gone, recount): (Set<String>, Set<String>) = gaugeState.withLock { state in
@@ -67,8 +67,8 @@ extension HubRegistry {
                 available: snapshot.available, pausedFor: snapshot.pausedFor, newlyWaited: budget.unreportedWait())
         }
         await withTaskGroup(of: Void.self) { group in
-            for (name, hub) in open {
-                let store = hub.store
+            for (name, engine) in open {
+                let store = engine.store
                 let countRegistrations = recount.contains(name)
                 group.addTask {
                     do {

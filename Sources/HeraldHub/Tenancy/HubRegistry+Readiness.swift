@@ -26,12 +26,12 @@ extension HubRegistry {
     /// Checks every open hub's store (each must answer within `timeout`) and that there is a
     /// push provider. The stores were migrated when they opened.
     public func readiness(timeout: Duration = .seconds(2)) async -> Readiness {
-        let open = openHubs()
+        let open = openEngines()
         var hubs: [String: String] = [:]
         await withTaskGroup(of: (String, String).self) { group in
-            for (name, hub) in open {
+            for (name, engine) in open {
                 group.addTask {
-                    let store = hub.store
+                    let store = engine.store
                     let answer = await withTaskGroup(of: String?.self) { race in
                         race.addTask {
                             do {
@@ -65,13 +65,13 @@ extension HubRegistry {
         // A provider shared by every hub is named by its platform; a hub's own, by both.
         var providers: [String: String] = [:]
         var shared: [Platform: ObjectIdentifier] = [:]
-        for (_, hub) in open {
-            for (platform, provider) in hub.providers where shared[platform] == nil {
+        for (_, engine) in open {
+            for (platform, provider) in engine.providers where shared[platform] == nil {
                 shared[platform] = ObjectIdentifier(provider as AnyObject)
             }
         }
-        for (name, hub) in open {
-            for (platform, provider) in hub.providers {
+        for (name, engine) in open {
+            for (platform, provider) in engine.providers {
                 let key = shared[platform] == ObjectIdentifier(provider as AnyObject) ? platform.rawValue : "\(name)/\(platform.rawValue)"
                 providers[key] = provider.problem ?? "ok"
             }

@@ -30,7 +30,7 @@ public final class HubRegistry: Service, Sendable {
     /// Makes the providers of hubs with credentials of their own; the registry shuts those
     /// down when the hub's credentials change, and when it ends.
     let factory: PushProviderFactory
-    let hubConfiguration: HubEngine.Configuration
+    let engineConfiguration: HubEngine.Configuration
     let logger: Logger
     /// How long replaced providers are kept for the sends still in flight on them.
     let retirementDelay: Duration
@@ -42,7 +42,7 @@ public final class HubRegistry: Service, Sendable {
     public let metrics: HeraldMetrics?
 
     private struct OpenHub {
-        var hub: HubEngine
+        var engine: HubEngine
         /// The credentials its providers were made from.
         var credentials: HubCredentials
         /// When the hub was created: a hub deleted and created again under the same name is
@@ -99,7 +99,7 @@ public final class HubRegistry: Service, Sendable {
         catalog: HubCatalog,
         serverProviders: [any PushProvider],
         factory: PushProviderFactory,
-        hubConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
+        engineConfiguration: HubEngine.Configuration = HubEngine.Configuration(),
         retirementDelay: Duration = .seconds(30),
         catalogRefreshInterval: Duration = .seconds(10),
         metrics: HeraldMetrics? = nil,
@@ -108,7 +108,7 @@ public final class HubRegistry: Service, Sendable {
         self.catalog = catalog
         self.serverProviders = serverProviders
         self.factory = factory
-        self.hubConfiguration = hubConfiguration
+        self.engineConfiguration = engineConfiguration
         self.retirementDelay = retirementDelay
         self.catalogRefreshInterval = catalogRefreshInterval
         self.metrics = metrics
@@ -136,14 +136,14 @@ public final class HubRegistry: Service, Sendable {
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
     /// such hub. When the hub's push credentials changed since it was opened, its providers
     /// are made anew first.
-    public func hub(named requested: String) async throws -> HubEngine? {
+    public func engine(named requested: String) async throws -> HubEngine? {
         guard let definition = try await catalog.hub(named: requested) else { return nil }
-        return try await hub(for: definition)
+        return try await engine(for: definition)
     }
 
     /// The hubs open now, with their engines.
-    public func openHubs() -> [(String, HubEngine)] {
-        state.withLock { state in state.hubs.map { ($0.key, $0.value.hub) } }
+    public func openEngines() -> [(String, HubEngine)] {
+        state.withLock { state in state.hubs.map { ($0.key, $0.value.engine) } }
     }
 
     /// Every provider in use: the server's, and those made from open hubs' own credentials.
@@ -157,16 +157,16 @@ public final class HubRegistry: Service, Sendable {
     }
 
     /// The engine of a hub that is open already, as it is now; `nil` if it is not open.
-    public func openHub(named name: String) -> HubEngine? {
+    public func openEngine(named name: String) -> HubEngine? {
         state.withLock { state in
-            state.hubs[name]?.hub ?? state.hubs.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value.hub
+            state.hubs[name]?.engine ?? state.hubs.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value.engine
         }
     }
 
     /// The engine of the hub `definition` describes (as just read from the catalog), opened
     /// if needed; given new providers when its credentials changed; opened anew when it was
     /// created again.
-    public func hub(for definition: HubDefinition) async throws -> HubEngine {
+    public func engine(for definition: HubDefinition) async throws -> HubEngine {
         // Names are looked up case-insensitively; the definition's spelling is the key.
         let name = definition.name
         enum Next {
@@ -177,14 +177,14 @@ public final class HubRegistry: Service, Sendable {
         while true {
             let next: Next = try state.withLock { state in
                 if state.closed { throw HeraldError.unavailable("the server is shutting down") }
-                if let open = state.hubs[name], open.serves(definition) { return .ready(open.hub) }
+                if let open = state.hubs[name], open.serves(definition) { return .ready(open.engine) }
                 if state.opening[name] != nil { return .wait }
                 state.opening[name] = []
                 return .open(state.hubs[name])
             }
             switch next {
-            case .ready(let hub):
-                return hub
+            case .ready(let engine):
+                return engine
             case .wait:
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let waiting = state.withLock { state in
@@ -219,12 +219,12 @@ public final class HubRegistry: Service, Sendable {
             try? await store.close()
             throw error
         }
-        let hub = HubEngine(
-            store: store, providers: providers.all, budgets: budgets(for: providers.all, definition), configuration: hubConfiguration,
+        let engine = HubEngine(
+            store: store, providers: providers.all, budgets: budgets(for: providers.all, definition), configuration: engineConfiguration,
             metrics: metrics?.hub(definition.name), logger: hubLogger
         )
         let opened = OpenHub(
-            hub: hub,
+            engine: engine,
             credentials: definition.credentials,
             createdAt: definition.createdAt,
             owned: providers.owned,
@@ -234,7 +234,7 @@ public final class HubRegistry: Service, Sendable {
         let registered: OpenHub?? = state.withLock { state in
             if state.closed { return nil }
             state.hubs[definition.name] = opened
-            state.submit(.deliver(hub))
+            state.submit(.deliver(engine))
             return .some(replaced)
         }
         guard let closing = registered else {
@@ -244,11 +244,11 @@ public final class HubRegistry: Service, Sendable {
             throw HeraldError.unavailable("the server is shutting down")
         }
         if let closing {
-            closing.hub.stop()
-            state.withLock { $0.submit(.retire(closing.owned, store: closing.hub.store)) }
+            closing.engine.stop()
+            state.withLock { $0.submit(.retire(closing.owned, store: closing.engine.store)) }
         }
         hubLogger.info("Opened hub", metadata: ["herald.platforms": "\(providers.all.map(\.platform.rawValue).sorted())"])
-        return hub
+        return engine
     }
 
     /// Gives an open hub's engine providers made from its new credentials; the replaced ones
@@ -256,13 +256,13 @@ public final class HubRegistry: Service, Sendable {
     private func replaceProviders(of current: OpenHub, for definition: HubDefinition) async throws -> HubEngine {
         if current.credentials == definition.credentials {
             // Only the send rates changed: the providers stay.
-            current.hub.replaceBudgets(budgets(for: Array(current.hub.providers.values), definition))
+            current.engine.replaceBudgets(budgets(for: Array(current.engine.providers.values), definition))
             state.withLock { $0.hubs[definition.name]?.sendRates = definition.sendRates }
             hubLogger(definition.name).info("Hub send rates changed", metadata: ["herald.send_rates": "\(definition.sendRates)"])
-            return current.hub
+            return current.engine
         }
         let (providers, owned) = try makeProviders(definition)
-        current.hub.replaceProviders(providers, budgets: budgets(for: providers, definition))
+        current.engine.replaceProviders(providers, budgets: budgets(for: providers, definition))
         state.withLock { state in
             state.hubs[definition.name]?.credentials = definition.credentials
             state.hubs[definition.name]?.sendRates = definition.sendRates
@@ -273,7 +273,7 @@ public final class HubRegistry: Service, Sendable {
             "Hub credentials changed: providers made anew",
             metadata: ["herald.platforms": "\(providers.map(\.platform.rawValue).sorted())"]
         )
-        return current.hub
+        return current.engine
     }
 
     private func hubLogger(_ name: String) -> Logger {
@@ -292,7 +292,7 @@ public final class HubRegistry: Service, Sendable {
             defer { state.pending = [] }
             // Every open hub gets a worker; what else waited is done now.
             let retiring = state.pending.filter { if case .deliver = $0 { false } else { true } }
-            return state.hubs.values.filter { !$0.hub.isStopped }.map { .deliver($0.hub) } + retiring
+            return state.hubs.values.filter { !$0.engine.isStopped }.map { .deliver($0.engine) } + retiring
         }
         for item in start { continuation.yield(item) }
         await reportAlive()
@@ -316,10 +316,10 @@ public final class HubRegistry: Service, Sendable {
                 }
                 for await item in stream {
                     switch item {
-                    case .deliver(let hub):
-                        group.addTask { try? await DeliveryWorker(hub: hub).run() }
-                        group.addTask { try? await JobSweeper(hub: hub).run() }
-                        group.addTask { try? await WebhookSender(hub: hub).run() }
+                    case .deliver(let engine):
+                        group.addTask { try? await DeliveryWorker(engine: engine).run() }
+                        group.addTask { try? await JobSweeper(engine: engine).run() }
+                        group.addTask { try? await WebhookSender(engine: engine).run() }
                     case .retire(let providers, let store):
                         group.addTask {
                             await cancelWhenGracefulShutdown { try? await Task.sleep(for: retirementDelay) }
@@ -364,7 +364,7 @@ public final class HubRegistry: Service, Sendable {
         }
         for definition in definitions {
             do {
-                _ = try await hub(for: definition)
+                _ = try await engine(for: definition)
             } catch {
                 logger.error("Cannot open hub", metadata: ["herald.hub": "\(definition.name)", "error": "\(error)"])
             }
@@ -383,9 +383,9 @@ public final class HubRegistry: Service, Sendable {
             return hubs
         }
         for open in hubs {
-            open.hub.stop()
+            open.engine.stop()
             for provider in open.owned { try? await provider.shutdown() }
-            try? await open.hub.store.close()
+            try? await open.engine.store.close()
         }
     }
 }

@@ -31,14 +31,14 @@ extension ConsoleController {
 
     /// The hub's engine and the channel id the path names.
     private func engineAndChannel(_ name: String, _ context: AppRequestContext) async throws -> (HubEngine, String) {
-        let (_, engine) = try await hub(name)
+        let (_, engine) = try await definitionAndEngine(name)
         return (engine, try BroadcastChannelSegment.channelID(try context.parameters.require("channel")))
     }
 
     @Sendable func channelsPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             var values: [String: Any] = [:]
             do {
                 let ids = try await engine.apnsProvider().channelIDs()
@@ -53,7 +53,7 @@ extension ConsoleController {
     @Sendable func createChannel(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             guard let policy = Int(context.consoleForm["policy"] ?? "0"), policy == 0 || policy == 1 else {
                 throw HeraldError.badRequest("the message storage policy is 0 (no storage) or 1 (the most recent message)")
             }

@@ -8,7 +8,7 @@ import HeraldPush
 /// how they sign in, and whether they work (with the last error and the expiry date).
 extension ConsoleController {
     func credentials(_ hub: String) async throws -> [[String: Any]] {
-        let engine = try await hubs.hub(named: hub)
+        let engine = try await hubs.engine(named: hub)
         return try await hubs.credentialStates(hub: hub).map { state -> [String: Any] in
             var details: [String] = []
             if let error = state.lastError {

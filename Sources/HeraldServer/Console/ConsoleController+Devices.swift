@@ -49,7 +49,7 @@ extension ConsoleController {
     @Sendable func devicesPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             let fields = ConsolePages.form(request.uri.query ?? "")
             let filter: [(String, String?)] = ["expression", "user", "platform", "handle"].map { ($0, fields[$0]) }
             var values: [String: Any] = [
@@ -92,7 +92,7 @@ extension ConsoleController {
     @Sendable func devicePage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub"), id = try Self.decoded(context.parameters.require("id"))
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             guard let registration = try await engine.registration(id: id) else {
                 throw HeraldError.notFound("there is no device with the registration id \(id) in \(name)")
             }
@@ -124,7 +124,7 @@ extension ConsoleController {
     @Sendable func deleteDevice(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub"), id = try Self.decoded(context.parameters.require("id"))
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             guard try await engine.deleteRegistration(id: id) else {
                 throw HeraldError.notFound("there is no device with the registration id \(id) in \(name)")
             }
@@ -136,7 +136,7 @@ extension ConsoleController {
     @Sendable func deleteInstallation(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub"), id = try Self.decoded(context.parameters.require("id"))
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             guard try await engine.deleteInstallation(id: id) else {
                 throw HeraldError.notFound("there is no installation \(id) in \(name)")
             }

@@ -32,7 +32,7 @@ extension ConsoleController {
     @Sendable func notificationsPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             let fields = ConsolePages.form(request.uri.query ?? "")
             let state = fields["state"].flatMap { $0.isEmpty ? nil : $0 }
             var states: Set<NotificationState>?
@@ -76,7 +76,7 @@ extension ConsoleController {
     @Sendable func notificationPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub"), id = try context.parameters.require("id")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             guard let record = try await engine.notification(id: id) else {
                 throw HeraldError.notFound("there is no notification \(id) in \(name)")
             }
@@ -133,7 +133,7 @@ extension ConsoleController {
     @Sendable func cancelNotification(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub"), id = try context.parameters.require("id")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             guard try await engine.cancelScheduled(id: id) else {
                 throw HeraldError.notFound("there is no notification \(id) in \(name)")
             }
@@ -145,7 +145,7 @@ extension ConsoleController {
     @Sendable func queuePage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             let statistics = try await engine.queueStatistics()
             let entries = try await engine.queueEntries(limit: 200)
             let values: [String: Any] = [

@@ -94,7 +94,7 @@ extension ConsoleController {
     @Sendable func sendPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            _ = try await hub(name)
+            _ = try await definitionAndEngine(name)
             let fields = ConsolePages.form(request.uri.query ?? "")
             return pages.page("send", title: "Test send", sendValues(fields), context: context, hub: name, nav: "Send")
         }
@@ -108,7 +108,7 @@ extension ConsoleController {
             pages.page("send", title: "Test send", values, context: context, hub: name, nav: "Send", status: status, error: error)
         }
         do {
-            let (_, engine) = try await hub(name)
+            let (_, engine) = try await definitionAndEngine(name)
             let kind = try SendKind(parsing: fields["platform"] ?? "")
             let platform = kind.platform
             let payload = try kind.payload(fields["payload"] ?? "")

@@ -169,7 +169,7 @@ struct ConsoleController {
         await handling(context) {
             var rows: [[String: Any]] = []
             for definition in try await hubs.catalog.list() {
-                let engine = try await hubs.hub(for: definition)
+                let engine = try await hubs.engine(for: definition)
                 let statistics = try await engine.queueStatistics()
                 rows.append([
                     "name": definition.name,
@@ -187,7 +187,7 @@ struct ConsoleController {
         await handling(context) {
             let name = (context.consoleForm["name"] ?? "").trimmingCharacters(in: .whitespaces)
             let created = try await hubs.catalog.create(name: name)
-            _ = try await hubs.hub(for: created)
+            _ = try await hubs.engine(for: created)
             audit("created a hub", context, hub: created.name)
             return ConsolePages.redirect("/console/hubs/\(ConsolePages.segment(created.name))?done=created")
         }
@@ -208,7 +208,7 @@ struct ConsoleController {
     @Sendable func hubPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub")
         return await handling(context, hub: name) {
-            let (definition, engine) = try await hub(name)
+            let (definition, engine) = try await definitionAndEngine(name)
             let statistics = try await engine.queueStatistics()
             let perPlatform = try await engine.registrationCountsByPlatform()
             let rules = definition.rules.enumerated().map { index, rule -> [String: Any] in
@@ -239,7 +239,7 @@ struct ConsoleController {
     /// carries the CSRF token). Every view is logged, without the keys.
     @Sendable func revealKeys(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("hub"), ruleName = try context.parameters.require("rule")
-        let (definition, _) = try await hub(name)
+        let (definition, _) = try await definitionAndEngine(name)
         guard let rule = definition.rule(named: ruleName) else { throw HTTPError(.notFound) }
         guard let endpoint = hubEndpoint else {
             throw HTTPError(.conflict, message: "TLS is off and no hub endpoint is set (HERALD_HUB_ENDPOINT)")
@@ -267,11 +267,11 @@ struct ConsoleController {
     // MARK: Shared pieces
 
     /// The hub's definition and open engine; 404 if there is no such hub.
-    func hub(_ name: String) async throws -> (HubDefinition, HubEngine) {
+    func definitionAndEngine(_ name: String) async throws -> (HubDefinition, HubEngine) {
         guard let definition = try await hubs.catalog.hub(named: name) else {
             throw HeraldError.notFound("there is no hub \(name)")
         }
-        return (definition, try await hubs.hub(for: definition))
+        return (definition, try await hubs.engine(for: definition))
     }
 
     /// The charts of a hub's deliveries (or every hub's, with the push services' latency).

@@ -48,7 +48,7 @@ extension HubAPIController {
     }
 
     @Sendable func createBroadcastChannel(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
         let body = try await request.bodyData(limit: 1024)
         var policy = 0
         if !body.isEmpty {
@@ -62,7 +62,7 @@ extension HubAPIController {
             }
             policy = Int(number)
         }
-        let id = try await hub.apnsProvider().createChannel(messageStoragePolicy: policy)
+        let id = try await engine.apnsProvider().createChannel(messageStoragePolicy: policy)
         context.logger.info("Broadcast channel created", metadata: ["herald.hub": "\(name)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/broadcastchannels/\(BroadcastChannelSegment.segment(id))"
@@ -70,26 +70,26 @@ extension HubAPIController {
     }
 
     @Sendable func listBroadcastChannels(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
-        return try .json(BroadcastChannelList(channels: try await hub.apnsProvider().channelIDs()))
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
+        return try .json(BroadcastChannelList(channels: try await engine.apnsProvider().channelIDs()))
     }
 
     @Sendable func getBroadcastChannel(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.channelID(context)
-        let policy = try await hub.apnsProvider().channelStoragePolicy(id: id)
+        let policy = try await engine.apnsProvider().channelStoragePolicy(id: id)
         return try .json(BroadcastChannelView(id: id, messageStoragePolicy: policy))
     }
 
     @Sendable func deleteBroadcastChannel(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
-        try await hub.apnsProvider().deleteChannel(id: try Self.channelID(context))
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
+        try await engine.apnsProvider().deleteChannel(id: try Self.channelID(context))
         context.logger.info("Broadcast channel deleted", metadata: ["herald.hub": "\(name)"])
         return Response(status: .noContent)
     }
 
     @Sendable func listChannelBroadcasts(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let (name, engine) = try await authorize(request, context: context, right: .send)
         let id = try Self.channelID(context)
         let top = try Self.top(request)
         let cursor = try request.formQuery("continuationtoken").map { token in
@@ -98,7 +98,7 @@ extension HubAPIController {
             }
             return cursor
         }
-        let page = try await hub.broadcasts(toChannel: id, before: cursor, limit: top)
+        let page = try await engine.broadcasts(toChannel: id, before: cursor, limit: top)
         var headers = HTTPFields()
         if page.count == top, let last = page.last {
             headers[HTTPField.Name("X-MS-ContinuationToken")!] = NotificationHistoryCursor(after: last).token

@@ -24,19 +24,19 @@ extension HubAPIController {
     static let maxJobsListed = 100
 
     @Sendable func submitJob(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
         let submitted = try NotificationHubJobDocument.parseRequest(try await request.bodyData(limit: Self.maxBodyBytes))
         var inputFile: String?
         if let uri = submitted.importFileURI {
             let file = try Self.jobFileName(importFileURI: uri, hub: name)
-            guard try await hub.jobFileContents(named: file) != nil else {
+            guard try await engine.jobFileContents(named: file) != nil else {
                 throw HeraldError.badRequest(
                     "ImportFileUri names the job file '\(file)', which hub \(name) does not have; upload it first with PUT /\(name)/jobs/files/{name}"
                 )
             }
             inputFile = file
         }
-        let job = try await hub.submitJob(kind: submitted.kind, inputFile: inputFile)
+        let job = try await engine.submitJob(kind: submitted.kind, inputFile: inputFile)
         context.logger.info("Submitted a job", metadata: ["herald.job.id": "\(job.id)", "herald.job.type": "\(job.kind.rawValue)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/jobs/\(job.id)?api-version=\(Self.apiVersion)"
@@ -44,15 +44,15 @@ extension HubAPIController {
     }
 
     @Sendable func getJob(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
-        guard let job = try await hub.job(id: id) else { throw HeraldError.notFound("no job with id \(id)") }
+        guard let job = try await engine.job(id: id) else { throw HeraldError.notFound("no job with id \(id)") }
         return .xml(jobEntry(job, request: request, hub: name), contentType: Self.entryContentType)
     }
 
     @Sendable func listJobs(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
-        let jobs = try await hub.jobs(limit: Self.maxJobsListed)
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
+        let jobs = try await engine.jobs(limit: Self.maxJobsListed)
         let feed = NotificationHubJobDocument.feed(
             jobs.map { ($0, locations($0, request: request, hub: name)) }, hubURL: hubURL(request, hub: name), apiVersion: Self.apiVersion
         )
@@ -64,16 +64,16 @@ extension HubAPIController {
     /// (`413`) or the hub's job storage quota (`403`) the upload stops and nothing is kept.
     /// A file of the same name is replaced only once the new one is complete.
     @Sendable func uploadJobFile(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
         let file = try Self.pathParameter("name", context)
         guard HubJob.isValidFileName(file) else {
             throw HeraldError.badRequest("a job file's name is 1–128 letters, digits, '-', '_' and '.', not starting with '.'; '\(file.prefix(40))' is not")
         }
-        let limit = hub.configuration.maxJobFileBytes
+        let limit = engine.configuration.maxJobFileBytes
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             throw HeraldError.payloadTooLarge("a job file is at most \(limit) bytes (\(limit / 1024 / 1024) MiB); this one is \(declared)")
         }
-        var upload = try await hub.beginJobFileUpload(name: file)
+        var upload = try await engine.beginJobFileUpload(name: file)
         do {
             for try await buffer in request.body {
                 try await upload.append(buffer.readableBytesView)
@@ -92,9 +92,9 @@ extension HubAPIController {
 
     /// `GET /{hub}/jobs/files/{name}`: an uploaded job file, streamed from its chunks.
     @Sendable func downloadJobFile(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let file = try Self.pathParameter("name", context)
-        guard HubJob.isValidFileName(file), let contents = try await hub.jobFileContents(named: file) else {
+        guard HubJob.isValidFileName(file), let contents = try await engine.jobFileContents(named: file) else {
             throw HeraldError.notFound("no job file named \(file.prefix(128))")
         }
         return Self.textFile(contents)
@@ -103,13 +103,13 @@ extension HubAPIController {
     /// `GET /{hub}/jobs/{id}/Output.txt` and `…/Failed.txt`: what a job wrote, streamed from
     /// the chunks its pages saved.
     @Sendable func downloadJobOutput(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
         let file = try Self.pathParameter("file", context)
         guard file == HubJob.outputFile || file == HubJob.failuresFile else {
             throw HeraldError.notFound("a job has two files, \(HubJob.outputFile) and \(HubJob.failuresFile); \(file.prefix(40)) is neither")
         }
-        guard let contents = try await hub.jobFileContents(named: "\(id)/\(file)") else { throw HeraldError.notFound("no job with id \(id)") }
+        guard let contents = try await engine.jobFileContents(named: "\(id)/\(file)") else { throw HeraldError.notFound("no job with id \(id)") }
         return Self.textFile(contents)
     }
 

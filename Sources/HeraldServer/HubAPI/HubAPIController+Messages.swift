@@ -12,7 +12,7 @@ import NIOCore
 extension HubAPIController {
     @Sendable func send(request: Request, context: AppRequestContext) async throws -> Response {
         let authorized = try await authorizeRequest(request, context: context, right: .send)
-        let (name, hub) = (authorized.name, authorized.hub)
+        let (name, engine) = (authorized.name, authorized.engine)
         let format = try HubFormat(parsing: request.header("ServiceBusNotification-Format"))
         try Self.checkContentType(request.headers[.contentType], format: format, wnsType: request.header("X-WNS-Type"))
         let body = try await request.bodyData(limit: Self.maxBodyBytes)
@@ -33,7 +33,7 @@ extension HubAPIController {
             }
             let payload = try nativePayload(platform: .apns, legacyGCM: false, body: body, request: request)
                 .removingHeader("apns-channel-id")
-            let record = try await hub.broadcast(payload, toChannel: channel, options: options)
+            let record = try await engine.broadcast(payload, toChannel: channel, options: options)
             return accepted(SendResult(record: record, results: []), request: request, hub: name, context: context)
         }
 
@@ -46,14 +46,14 @@ extension HubAPIController {
             }
             let payload = try nativePayload(platform: platform, legacyGCM: legacyGCM, body: body, request: request)
             let target = Self.directTarget(platform: platform, handle: handle, auth: request.header("Auth"), p256dh: request.header("P256DH"))
-            let sent = try await hub.send(SendRequest(target: .devices([target]), content: .native([payload]), options: options))
+            let sent = try await engine.send(SendRequest(target: .devices([target]), content: .native([payload]), options: options))
             return accepted(sent, request: request, hub: name, context: context)
         }
 
         let content = try content(format: format, body: body, request: request)
 
         if request.hasQueryFlag("test") || request.header("ServiceBusNotification-TestSend")?.lowercased() == "true" {
-            let result = try await hub.send(
+            let result = try await engine.send(
                 SendRequest(target: .test(tags, limit: SendRequest.testLimit), content: content, options: options)
             )
             let outcome = NotificationOutcome(
@@ -73,7 +73,7 @@ extension HubAPIController {
             return .xml(outcome.xml(), status: .created, headers: headers)
         }
 
-        let sent = try await hub.send(SendRequest(target: .tags(tags), content: content, options: options))
+        let sent = try await engine.send(SendRequest(target: .tags(tags), content: content, options: options))
         return accepted(sent, request: request, hub: name, context: context)
     }
 
@@ -81,7 +81,7 @@ extension HubAPIController {
     /// `multipart/mixed` with a `notification` part and a `devices` part (a JSON array).
     @Sendable func sendBatch(request: Request, context: AppRequestContext) async throws -> Response {
         let authorized = try await authorizeRequest(request, context: context, right: .send)
-        let (name, hub) = (authorized.name, authorized.hub)
+        let (name, engine) = (authorized.name, authorized.engine)
         guard case .native(let platform, let legacyGCM) = try HubFormat(parsing: request.header("ServiceBusNotification-Format")) else {
             throw HeraldError.badRequest("a batch send carries a native payload: format template cannot be sent directly")
         }
@@ -101,13 +101,13 @@ extension HubAPIController {
         var options = try Self.options(request)
         // The parts, not the multipart body: its boundary is any client's choice.
         options.idempotencyKey = try Self.idempotencyKey(request, authorized, body: Self.lengthPrefixed([notification.body, devices.body]))
-        let sent = try await hub.send(SendRequest(target: .devices(targets), content: .native([payload]), options: options))
+        let sent = try await engine.send(SendRequest(target: .devices(targets), content: .native([payload]), options: options))
         return accepted(sent, request: request, hub: name, context: context)
     }
 
     @Sendable func schedule(request: Request, context: AppRequestContext) async throws -> Response {
         let authorized = try await authorizeRequest(request, context: context, right: .send)
-        let (name, hub) = (authorized.name, authorized.hub)
+        let (name, engine) = (authorized.name, authorized.engine)
         // Ignoring `?direct` here would turn a send meant for one handle into a broadcast.
         guard !request.hasQueryFlag("direct") else {
             throw HeraldError.badRequest(
@@ -125,7 +125,7 @@ extension HubAPIController {
         let content = try content(format: format, body: body, request: request)
         var options = try Self.options(request, scheduledAt: at)
         options.idempotencyKey = try Self.idempotencyKey(request, authorized, body: body)
-        let sent = try await hub.send(SendRequest(target: .tags(tags), content: content, options: options))
+        let sent = try await engine.send(SendRequest(target: .tags(tags), content: content, options: options))
         let record = sent.record
         context.logger.info(sent.replay == nil ? "Notification scheduled" : "Scheduled notification replayed", metadata: ["herald.notification.id": "\(record.id)"])
         var headers = HTTPFields()
@@ -135,22 +135,22 @@ extension HubAPIController {
     }
 
     @Sendable func cancelScheduled(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .send)
+        let (_, engine) = try await authorize(request, context: context, right: .send)
         let id = try Self.pathParameter("id", context)
-        guard try await hub.cancelScheduled(id: id) else {
+        guard try await engine.cancelScheduled(id: id) else {
             throw HeraldError.notFound("no scheduled notification with id \(id)")
         }
         return Response(status: .ok, headers: [.contentLength: "0"])
     }
 
     @Sendable func notificationDetails(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .send)
+        let (name, engine) = try await authorize(request, context: context, right: .send)
         let id = try Self.pathParameter("id", context)
-        guard let record = try await hub.notification(id: id) else {
+        guard let record = try await engine.notification(id: id) else {
             throw HeraldError.notFound("no notification with id \(id)")
         }
         var details = NotificationDetails(record, location: location(id, request: request, hub: name))
-        details.confirmed = try await hub.confirmedCounts(notificationID: id)
+        details.confirmed = try await engine.confirmedCounts(notificationID: id)
         return .xml(details.xml())
     }
 

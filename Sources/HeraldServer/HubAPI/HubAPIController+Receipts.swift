@@ -19,7 +19,7 @@ import Logging
 /// `404` for an unknown device or notification, which records nothing.
 extension HubAPIController {
     @Sendable func confirmReceipt(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let (_, engine) = try await authorize(request, context: context, right: .listen)
         let body = try await request.decodeJSONBody(context: context)
         let ids = try ReceiptBody.notificationIDs(in: body)
         let sender: HubEngine.ReceiptSender
@@ -36,7 +36,7 @@ extension HubAPIController {
         case (nil, nil):
             throw HeraldError.badRequest("name the device that received it: installationId, or platform and pushChannel")
         }
-        let new = try await hub.confirm(ids, from: sender)
+        let new = try await engine.confirm(ids, from: sender)
         context.logger.debug("Receipt recorded", metadata: ["herald.receipts.new": "\(new)"])
         return Response(status: .noContent)
     }

@@ -48,11 +48,11 @@ extension HubAPIController {
     }
 
     @Sendable func addWebhook(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
         let body = try await Self.decodeBody(
             AddWebhookBody.self, request, shape: #"{"url": "https://…", "events": ["notification.completed", …], "secret"?: "whsec_…"}"#
         )
-        let endpoint = try await hub.addWebhookEndpoint(url: body.url, events: body.events, secret: body.secret, now: now())
+        let endpoint = try await engine.addWebhookEndpoint(url: body.url, events: body.events, secret: body.secret, now: now())
         context.logger.info("Added a webhook endpoint", metadata: ["herald.webhook.endpoint": "\(endpoint.id)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/webhooks/\(endpoint.id)"
@@ -60,29 +60,29 @@ extension HubAPIController {
     }
 
     @Sendable func listWebhooks(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         var documents: [WebhookEndpointDocument] = []
-        for endpoint in try await hub.webhookEndpoints() {
+        for endpoint in try await engine.webhookEndpoints() {
             var document = WebhookEndpointDocument(endpoint)
-            document.pending = try await hub.pendingWebhookDeliveries(endpointID: endpoint.id)
+            document.pending = try await engine.pendingWebhookDeliveries(endpointID: endpoint.id)
             documents.append(document)
         }
         return try .json(["endpoints": documents])
     }
 
     @Sendable func getWebhook(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
-        var document = WebhookEndpointDocument(try await hub.webhookEndpoint(id: id))
-        document.pending = try await hub.pendingWebhookDeliveries(endpointID: id)
-        document.attempts = try await hub.webhookAttempts(endpointID: id).map(WebhookAttemptDocument.init)
+        var document = WebhookEndpointDocument(try await engine.webhookEndpoint(id: id))
+        document.pending = try await engine.pendingWebhookDeliveries(endpointID: id)
+        document.attempts = try await engine.webhookAttempts(endpointID: id).map(WebhookAttemptDocument.init)
         return try .json(document)
     }
 
     @Sendable func removeWebhook(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
-        try await hub.removeWebhookEndpoint(id: id)
+        try await engine.removeWebhookEndpoint(id: id)
         context.logger.info("Removed a webhook endpoint", metadata: ["herald.webhook.endpoint": "\(id)"])
         return Response(status: .noContent)
     }
@@ -96,29 +96,29 @@ extension HubAPIController {
     }
 
     private func setWebhookEnabled(_ enabled: Bool, request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
-        let endpoint = try await hub.setWebhookEndpointEnabled(id: id, enabled: enabled, now: now())
+        let endpoint = try await engine.setWebhookEndpointEnabled(id: id, enabled: enabled, now: now())
         context.logger.info(enabled ? "Enabled a webhook endpoint" : "Disabled a webhook endpoint", metadata: ["herald.webhook.endpoint": "\(id)"])
         return try .json(WebhookEndpointDocument(endpoint))
     }
 
     @Sendable func rotateWebhookSecret(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
         let body = try await Self.decodeBody(
             RotateSecretBody.self, request, shape: #"{"previousSecretValidFor"?: seconds}"#, emptyIsDefault: RotateSecretBody()
         )
         let validity = body.previousSecretValidFor.map { Duration.seconds($0) } ?? HubEngine.defaultPreviousSecretValidity
-        let endpoint = try await hub.rotateWebhookSecret(id: id, previousValidFor: validity, now: now())
+        let endpoint = try await engine.rotateWebhookSecret(id: id, previousValidFor: validity, now: now())
         context.logger.info("Rotated a webhook endpoint's secret", metadata: ["herald.webhook.endpoint": "\(id)"])
         return try .json(WebhookEndpointDocument(endpoint, showingSecret: true))
     }
 
     @Sendable func testWebhook(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .manage)
+        let (_, engine) = try await authorize(request, context: context, right: .manage)
         let id = try Self.pathParameter("id", context)
-        let event = try await hub.sendTestWebhookEvent(endpointID: id, now: now())
+        let event = try await engine.sendTestWebhookEvent(endpointID: id, now: now())
         return try .json(["eventId": event.id, "type": event.type.rawValue], status: .accepted)
     }
 }

@@ -94,16 +94,16 @@ public struct HubAPIController: Sendable {
     // MARK: Authorization
 
     /// The hub a request addresses, once its signature is checked for `right`.
-    func authorize(_ request: Request, context: AppRequestContext, right: AccessRight) async throws -> (name: String, hub: HubEngine) {
+    func authorize(_ request: Request, context: AppRequestContext, right: AccessRight) async throws -> (name: String, engine: HubEngine) {
         let authorized = try await authorizeRequest(request, context: context, right: right)
-        return (authorized.name, authorized.hub)
+        return (authorized.name, authorized.engine)
     }
 
     /// A request whose signature was checked: the hub's name, engine and definition, and the
     /// rule the request was signed with.
     struct AuthorizedRequest {
         var name: String
-        var hub: HubEngine
+        var engine: HubEngine
         var definition: HubDefinition
         var rule: SharedAccessRule
 
@@ -130,7 +130,7 @@ public struct HubAPIController: Sendable {
         )
         let caller: HubRateLimiter.Caller = rule.rights.contains(.send) || rule.rights.contains(.manage) ? .sendOrManage : .listen
         try limiter.admit(definition.name, caller: caller, nodes: registry.liveNodeCount)
-        return AuthorizedRequest(name: name, hub: try await registry.hub(for: definition), definition: definition, rule: rule)
+        return AuthorizedRequest(name: name, engine: try await registry.engine(for: definition), definition: definition, rule: rule)
     }
 
     func host(_ request: Request) -> String {
@@ -149,8 +149,8 @@ public struct HubAPIController: Sendable {
     // MARK: Registrations
 
     @Sendable func newRegistrationID(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .listen)
-        let id = try await hub.issueRegistrationID()
+        let (name, engine) = try await authorize(request, context: context, right: .listen)
+        let id = try await engine.issueRegistrationID()
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/registrationids/\(id)?api-version=\(Self.apiVersion)"
         headers[.contentLength] = "0"
@@ -159,17 +159,17 @@ public struct HubAPIController: Sendable {
 
     @Sendable func createRegistration(request: Request, context: AppRequestContext) async throws -> Response {
         let authorized = try await authorizeRequest(request, context: context, right: .listen)
-        let (name, hub) = (authorized.name, authorized.hub)
+        let (name, engine) = (authorized.name, authorized.engine)
         let registration = try RegistrationDescription.parse(try await request.bodyData(limit: Self.maxBodyBytes))
         try authorized.checkTags(registration.tags)
-        let saved = try await hub.createRegistration(registration)
+        let saved = try await engine.createRegistration(registration)
         context.logger.debug("Created a registration", metadata: ["herald.platform": "\(saved.platform)"])
         return entryResponse(saved, request: request, hub: name)
     }
 
     @Sendable func createOrUpdateRegistration(request: Request, context: AppRequestContext) async throws -> Response {
         let authorized = try await authorizeRequest(request, context: context, right: .listen)
-        let (name, hub) = (authorized.name, authorized.hub)
+        let (name, engine) = (authorized.name, authorized.engine)
         let id = try registrationID(context)
         var registration = try RegistrationDescription.parse(try await request.bodyData(limit: Self.maxBodyBytes))
         try authorized.checkTags(registration.tags)
@@ -180,7 +180,7 @@ public struct HubAPIController: Sendable {
         let ifVersion = try Self.version(ifMatch: request.headers[.ifMatch])
         let saved: Registration
         do {
-            saved = try await hub.saveRegistration(registration, ifVersion: ifVersion, mustExist: request.headers[.ifMatch] != nil)
+            saved = try await engine.saveRegistration(registration, ifVersion: ifVersion, mustExist: request.headers[.ifMatch] != nil)
         } catch let error as HeraldError where error.code == .gone {
             throw HeraldError.gone("Cannot use specified location, use a different registrationid: \(id) was not issued by POST registrationids, or it expired or was deleted")
         }
@@ -188,19 +188,19 @@ public struct HubAPIController: Sendable {
     }
 
     @Sendable func getRegistration(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .listen)
+        let (name, engine) = try await authorize(request, context: context, right: .listen)
         let id = try registrationID(context)
-        guard let registration = try await hub.registration(id: id), registration.installationID == nil else {
+        guard let registration = try await engine.registration(id: id), registration.installationID == nil else {
             throw HeraldError.notFound("no registration with id \(id)")
         }
         return entryResponse(registration, request: request, hub: name)
     }
 
     @Sendable func deleteRegistration(request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, hub) = try await authorize(request, context: context, right: .listen)
+        let (_, engine) = try await authorize(request, context: context, right: .listen)
         let id = try registrationID(context)
         let ifVersion = try Self.version(ifMatch: request.headers[.ifMatch])
-        guard try await hub.deleteRegistration(id: id, ifVersion: ifVersion) else {
+        guard try await engine.deleteRegistration(id: id, ifVersion: ifVersion) else {
             throw HeraldError.notFound("no registration with id \(id)")
         }
         return Response(status: .ok, headers: [.contentLength: "0"])
@@ -210,7 +210,7 @@ public struct HubAPIController: Sendable {
         let filterText = request.formQuery("$filter")
         // Reading the registrations of one handle is a device's business (Listen); reading
         // them all is the backend's (Manage).
-        let (name, hub) = try await authorize(request, context: context, right: filterText == nil ? .manage : .listen)
+        let (name, engine) = try await authorize(request, context: context, right: filterText == nil ? .manage : .listen)
         var filters: [RegistrationFilter] = [RegistrationFilter()]
         if let filterText {
             let handle = try Self.handle(filter: filterText)
@@ -220,22 +220,22 @@ public struct HubAPIController: Sendable {
             // The JavaScript SDK percent-encodes channel URIs and endpoints inside the filter.
             if let decoded = handle.removingPercentEncoding, decoded != handle { filters.append(RegistrationFilter(handle: decoded)) }
         }
-        return try await feedResponse(hub: hub, name: name, filters: filters, request: request, title: "Registrations")
+        return try await feedResponse(engine: engine, name: name, filters: filters, request: request, title: "Registrations")
     }
 
     @Sendable func registrationsByTag(request: Request, context: AppRequestContext) async throws -> Response {
-        let (name, hub) = try await authorize(request, context: context, right: .manage)
+        let (name, engine) = try await authorize(request, context: context, right: .manage)
         let tag = try Self.pathParameter("tag", context)
         try Tag.validate(tag)
-        return try await feedResponse(hub: hub, name: name, filters: [RegistrationFilter(tag: tag)], request: request, title: "Registrations")
+        return try await feedResponse(engine: engine, name: name, filters: [RegistrationFilter(tag: tag)], request: request, title: "Registrations")
     }
 
-    private func feedResponse(hub: HubEngine, name: String, filters: [RegistrationFilter], request: Request, title: String) async throws -> Response {
+    private func feedResponse(engine: HubEngine, name: String, filters: [RegistrationFilter], request: Request, title: String) async throws -> Response {
         let top = try Self.top(request)
         let cursor = try request.formQuery("continuationtoken").map(ContinuationToken.decode)
         var page: [Registration] = []
         for filter in filters {
-            page += try await hub.registrations(filter, after: cursor, limit: top)
+            page += try await engine.registrations(filter, after: cursor, limit: top)
         }
         page.sort { $0.id < $1.id }
         if page.count > top { page.removeLast(page.count - top) }

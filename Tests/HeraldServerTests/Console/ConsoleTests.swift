@@ -145,7 +145,7 @@ import Testing
             for n in 0..<120 {
                 let platform: Platform = n % 3 == 0 ? .fcm : .apns
                 let tags = n % 2 == 0 ? ["username:alice", "news"] : ["username:bob"]
-                _ = try await herald.hub.store.upsertRegistration(
+                _ = try await herald.appHubEngine.store.upsertRegistration(
                     Registration(id: String(format: "reg-%04d", n), platform: platform, handle: String(format: "handle-%04d-%@", n, platform.rawValue), tags: tags), ifVersion: nil
                 )
             }
@@ -170,7 +170,7 @@ import Testing
             let device = try await browser.get(hub + "/reg-0004")
             #expect(device.body.contains("handle-0004-apns") && device.body.contains("username:alice"))
             #expect(try await browser.post(hub + "/reg-0004/delete").status == .seeOther)
-            #expect(try await herald.hub.registration(id: "reg-0004") == nil)
+            #expect(try await herald.appHubEngine.registration(id: "reg-0004") == nil)
             #expect(try await browser.get(hub + "/reg-0004").status == .notFound)
         }
     }
@@ -180,8 +180,8 @@ import Testing
             let live = herald.apns.registerDevice(topic: TestHerald.topic)
             let dead = herald.apns.registerDevice(topic: TestHerald.topic)
             herald.apns.unregister(token: dead)
-            _ = try await herald.hub.store.upsertRegistration(Registration(id: "live", platform: .apns, handle: live, tags: ["qa"]), ifVersion: nil)
-            _ = try await herald.hub.store.upsertRegistration(Registration(id: "dead", platform: .apns, handle: dead, tags: ["qa"]), ifVersion: nil)
+            _ = try await herald.appHubEngine.store.upsertRegistration(Registration(id: "live", platform: .apns, handle: live, tags: ["qa"]), ifVersion: nil)
+            _ = try await herald.appHubEngine.store.upsertRegistration(Registration(id: "dead", platform: .apns, handle: dead, tags: ["qa"]), ifVersion: nil)
             let path = "/console/hubs/\(TestHerald.appHubName)/send"
             _ = try await browser.get(path)
             let payload = #"{"aps":{"alert":"console test"}}"#
@@ -218,7 +218,7 @@ import Testing
             let activity = try herald.apns.startActivity(
                 topic: TestHerald.topic, attributesType: "MatchAttributes", contentState: .object([("home", .number(0))]))
             let token = try #require(activity.updateToken)
-            _ = try await herald.hub.store.upsertRegistration(Registration(id: "match", platform: .apns, handle: token, handleKind: .liveActivity, tags: ["match-7"]), ifVersion: nil)
+            _ = try await herald.appHubEngine.store.upsertRegistration(Registration(id: "match", platform: .apns, handle: token, handleKind: .liveActivity, tags: ["match-7"]), ifVersion: nil)
             let path = "/console/hubs/\(TestHerald.appHubName)/send"
             let form = try await browser.get(path)
             #expect(form.body.contains(#"value="apns-liveactivity""#))
@@ -265,7 +265,7 @@ import Testing
             #expect(herald.apns.activity(id: listener.id)?.contentState?["home"] == .number(3))
             let after = try await browser.get(channelPath)
             #expect(after.body.contains("Success"))
-            let record = try #require(try await herald.hub.broadcasts(toChannel: id, limit: 10).first)
+            let record = try #require(try await herald.appHubEngine.broadcasts(toChannel: id, limit: 10).first)
             #expect(after.body.contains("/notifications/\(record.id)"))
             #expect(try await browser.get("/console/hubs/\(TestHerald.appHubName)/notifications/\(record.id)").body.contains("broadcast channel \(id)"))
             // A start cannot be broadcast: refused, nothing sent.
@@ -282,7 +282,7 @@ import Testing
 
     @Test func notificationsScheduledOnesAndTheQueue() async throws {
         try await Self.withConsole { herald, _, browser, _ in
-            let later = try await herald.hub.send(
+            let later = try await herald.appHubEngine.send(
                 SendRequest(
                     target: .tags(try SendRequest.Tags(parsing: "qa")), content: .native([PlatformPayload(platform: .apns, body: Data(#"{"aps":{}}"#.utf8))]),
                     options: SendRequest.Options(scheduledAt: Date().addingTimeInterval(3600))
@@ -295,21 +295,21 @@ import Testing
             let one = try await browser.get(base + "/notifications/\(later.id)")
             #expect(one.body.contains("Cancel"))
             #expect(try await browser.post(base + "/notifications/\(later.id)/cancel").location?.hasSuffix("done=cancelled") == true)
-            #expect(try await herald.hub.notification(id: later.id)?.state == .cancelled)
+            #expect(try await herald.appHubEngine.notification(id: later.id)?.state == .cancelled)
             // Cancelling again: a clear conflict.
             #expect(try await browser.post(base + "/notifications/\(later.id)/cancel").status == .conflict)
             let queue = try await browser.get(base + "/queue")
             #expect(queue.status == .ok)
             #expect(queue.body.contains("The queue is empty"))
             // A notification a worker of another node holds: its state, node and lease show.
-            herald.hub.stop()
-            let held = try await herald.hub.send(
+            herald.appHubEngine.stop()
+            let held = try await herald.appHubEngine.send(
                 SendRequest(
                     target: .tags(try SendRequest.Tags(parsing: "nobody-has-this")),
                     content: .native([PlatformPayload(platform: .apns, body: Data(#"{"aps":{}}"#.utf8))])
                 )
             ).record
-            _ = try await herald.hub.store.claimNotification(now: Date(), lease: .seconds(60), owner: "node-b/host:42:abcd")
+            _ = try await herald.appHubEngine.store.claimNotification(now: Date(), lease: .seconds(60), owner: "node-b/host:42:abcd")
             let busy = try await browser.get(base + "/queue")
             #expect(busy.body.contains(held.id))
             #expect(busy.body.contains("Processing"))

@@ -3,7 +3,7 @@ public import HeraldCore
 /// The app backend's devices in a hub of this server's catalog: each call goes to the hub's
 /// engine as the ``HubRegistry`` has it open then, so a change of the hub's credentials is
 /// followed at once.
-public struct RegistryUserDevices: UserDevices {
+public struct HubRegistryUserDevices: UserDevices {
     public let registry: HubRegistry
     /// The hub's name.
     public let hubName: String
@@ -17,13 +17,13 @@ public struct RegistryUserDevices: UserDevices {
     ///
     /// - Throws: ``HeraldError`` `unavailable` if the hub does not exist (it was deleted).
     public func engine() async throws -> HubEngine {
-        guard let hub = try await registry.hub(named: hubName) else {
+        guard let engine = try await registry.engine(named: hubName) else {
             throw HeraldError.unavailable("the app backend's hub '\(hubName)' does not exist; create it with herald hub create \(hubName)")
         }
-        return hub
+        return engine
     }
 
-    public var platforms: Set<Platform> { registry.openHub(named: hubName)?.platforms ?? [] }
+    public var platforms: Set<Platform> { registry.openEngine(named: hubName)?.platforms ?? [] }
 
     public func registrationID(handle: String?, user: String) async throws -> String {
         try await engine().registrationID(handle: handle, user: user)
