@@ -33,7 +33,7 @@ let package = Package(
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldEmulator", targets: ["HeraldEmulator"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
-        .library(name: "HeraldRemoteHub", targets: ["HeraldRemoteHub"]),
+        .library(name: "HeraldHubAPIUserDevices", targets: ["HeraldHubAPIUserDevices"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -244,7 +244,7 @@ let package = Package(
         // The app backend on a hub reached through the hub REST API: HeraldHub's UserDevices
         // implemented with HeraldClient's NotificationHubClient.
         .target(
-            name: "HeraldRemoteHub",
+            name: "HeraldHubAPIUserDevices",
             dependencies: [
                 "HeraldHubWire", "HeraldCore", "HeraldHub", "HeraldClient",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -255,7 +255,7 @@ let package = Package(
             name: "herald",
             dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub",
-                "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldMetrics",
+                "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldHubAPIUserDevices", "HeraldMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -403,7 +403,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: ["HeraldHubWire", 
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub", "HeraldServer",
-                "HeraldEmulator", "HeraldClient", "HeraldRemoteHub", "HeraldTestSupport", "HeraldMetrics",
+                "HeraldEmulator", "HeraldClient", "HeraldHubAPIUserDevices", "HeraldTestSupport", "HeraldMetrics",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

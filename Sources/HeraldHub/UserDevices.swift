@@ -4,7 +4,7 @@ public import HeraldCore
 /// seen by signed-in users, and sends that wait for their outcome.
 ///
 /// A hub's engine (``HubEngine``) answers it with one atomic store operation per rule. A hub
-/// reached through the hub REST API (`RemoteDeviceHub`) answers it as well as that API
+/// reached through the hub REST API (`HubAPIUserDevices`) answers it as well as that API
 /// allows.
 public protocol UserDevices: Sendable {
     /// The platforms this hub delivers to: what a notify without `pns` is rendered for.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldClient
-import HeraldRemoteHub
+import HeraldHubAPIUserDevices
 import HeraldServer
 import HeraldStore
 import Hummingbird
@@ -65,7 +65,7 @@ struct Serve: AsyncParsableCommand {
                 throw ConfigurationError("HERALD_APP_HUB_CONNECTION_STRING needs HERALD_APP_HUB_NAME: the hub's name")
             }
             let client = try NotificationHubClient(connectionString: connectionString, hubName: name)
-            devices = RemoteDeviceHub(client: client)
+            devices = HubAPIUserDevices(client: client)
             remoteAppHub = name
         }
 

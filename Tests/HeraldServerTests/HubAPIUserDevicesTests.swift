@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldEmulator
 import HeraldHub
 import HeraldHubWire
-import HeraldRemoteHub
+import HeraldHubAPIUserDevices
 import HeraldServer
 import HeraldStore
 import Hummingbird
@@ -15,13 +15,13 @@ import Testing
 import HeraldSQLite
 
 /// The app backend of one Herald on the hub API of another: the layering works end to end.
-@Suite struct RemoteDeviceHubTests {
-    /// Herald A runs the app backend (accounts, notify-users) with a ``RemoteDeviceHub`` over
+@Suite struct HubAPIUserDevicesTests {
+    /// Herald A runs the app backend (accounts, notify-users) with a ``HubAPIUserDevices`` over
     /// Herald B's hub API (TLS, the generated CA). Devices register through A; their
     /// registrations live in B; a notify sent through A reaches the devices through B.
     @Test func theNotifyUsersFlowRunsOnAnotherHeraldsHubAPI() async throws {
         try await HubTestServer.withServer { hubServer in
-            let devices = RemoteDeviceHub(client: try hubServer.client(.tls))
+            let devices = HubAPIUserDevices(client: try hubServer.client(.tls))
             try await TestHerald.withHerald { backend in
                 var logger = Logger(label: "test.backend")
                 logger.logLevel = .warning
@@ -82,7 +82,7 @@ import HeraldSQLite
 
                     // A backend whose key may not send is a server problem (503), not the
                     // caller's 401 or 403.
-                    let listenOnly = RemoteDeviceHub(client: try hubServer.client(.tls, rule: SharedAccessRule.defaultListenRuleName))
+                    let listenOnly = HubAPIUserDevices(client: try hubServer.client(.tls, rule: SharedAccessRule.defaultListenRuleName))
                     let refused = await #expect(throws: HeraldError.self) {
                         let content = try NotificationContent.notifyUser(from: "bob", message: "hi").payload(for: .apns)
                         _ = try await listenOnly.send(SendRequest(target: .user("alice"), content: .native([content])), wait: .zero)
@@ -99,7 +99,7 @@ import HeraldSQLite
     /// another send.
     @Test func aRepeatedSendUnderItsKeyReachesTheOtherHubsDevicesOnce() async throws {
         try await HubTestServer.withServer { hubServer in
-            let devices = RemoteDeviceHub(client: try hubServer.client(.tls))
+            let devices = HubAPIUserDevices(client: try hubServer.client(.tls))
             let phone = hubServer.herald.apns.registerDevice(topic: TestHerald.topic)
             let otherPhone = hubServer.herald.apns.registerDevice(topic: TestHerald.topic)
             for (user, handle) in [("alice", phone), ("carol", otherPhone)] {
@@ -125,7 +125,7 @@ import HeraldSQLite
             let carol = try await send("Dinner at 8?", to: "carol")
             #expect(carol.record.id != first.record.id)
             #expect(hubServer.herald.apns.notifications(for: otherPhone).count == 1)
-            #expect(RemoteDeviceHub.hubKey(for: try IdempotencyKey("k", scope: "user:a", digest: "d"), platform: .apns).count == 71)
+            #expect(HubAPIUserDevices.hubKey(for: try IdempotencyKey("k", scope: "user:a", digest: "d"), platform: .apns).count == 71)
         }
     }
 
@@ -135,26 +135,26 @@ import HeraldSQLite
             connectionString: "Endpoint=http://127.0.0.1:1/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=a2V5",
             hubName: "hub"
         )
-        let error = await #expect(throws: HeraldError.self) { try await RemoteDeviceHub(client: nowhere).newRegistrationID() }
+        let error = await #expect(throws: HeraldError.self) { try await HubAPIUserDevices(client: nowhere).newRegistrationID() }
         #expect(error?.code == .unavailable)
     }
 
     /// Each platform's payload becomes the hub API's native notification for it.
     @Test func payloadsBecomeNativeHubNotifications() throws {
-        let apns = try RemoteDeviceHub.notification(
+        let apns = try HubAPIUserDevices.notification(
             for: PlatformPayload(
                 platform: .apns, body: Data(#"{"aps":{}}"#.utf8),
                 headers: [.init(name: "apns-push-type", value: "background"), .init(name: "x-other", value: "dropped")]
             )
         )
         #expect(apns.format == .apple && apns.headers == ["apns-push-type": "background"] && apns.body == Data(#"{"aps":{}}"#.utf8))
-        let fcm = try RemoteDeviceHub.notification(for: PlatformPayload(platform: .fcm, body: Data(#"{"data":{"a":"b"}}"#.utf8)))
+        let fcm = try HubAPIUserDevices.notification(for: PlatformPayload(platform: .fcm, body: Data(#"{"data":{"a":"b"}}"#.utf8)))
         #expect(fcm.format == .fcmV1 && String(decoding: fcm.body, as: UTF8.self) == #"{"message":{"data":{"a":"b"}}}"#)
-        let wns = try RemoteDeviceHub.notification(
+        let wns = try HubAPIUserDevices.notification(
             for: PlatformPayload(platform: .wns, body: Data("id".utf8), headers: [.init(name: "X-WNS-Type", value: "wns/raw")])
         )
         #expect(wns.format == .windows && wns.contentType == "application/octet-stream" && wns.headers == ["X-WNS-Type": "wns/raw"])
-        let web = try RemoteDeviceHub.notification(
+        let web = try HubAPIUserDevices.notification(
             for: PlatformPayload(platform: .webpush, body: Data("{}".utf8), headers: [.init(name: "TTL", value: "60")])
         )
         #expect(web.format == .browser && web.headers == ["TTL": "60"])
@@ -167,24 +167,24 @@ import HeraldSQLite
             if success > 0 { counts.add(.success, platform: platform, count: success) }
             return NotificationDetails(id: UUID().uuidString, location: "", state: state, counts: counts)
         }
-        let done = RemoteDeviceHub.merge(
+        let done = HubAPIUserDevices.merge(
             id: "first", tagExpression: "username:alice", payloads: [],
             details: [details(.completed, .apns, success: 2), details(.noTargetFound, .wns, success: 0), details(.completed, .fcm, success: 1)],
             enqueuedAt: Date()
         )
         #expect(done.id == "first" && done.state == .completed && done.counts.total(.success) == 3)
         #expect(done.counts.counts[.apns]?[.success] == 2 && done.counts.counts[.fcm]?[.success] == 1)
-        let pending = RemoteDeviceHub.merge(
+        let pending = HubAPIUserDevices.merge(
             id: "first", tagExpression: "t", payloads: [],
             details: [details(.completed, .apns, success: 1), details(.processing, .fcm, success: 0)], enqueuedAt: Date()
         )
         #expect(pending.state == .processing && pending.endedAt == nil)
-        let failed = RemoteDeviceHub.merge(
+        let failed = HubAPIUserDevices.merge(
             id: "first", tagExpression: "t", payloads: [],
             details: [details(.abandoned, .apns, success: 0), details(.processing, .fcm, success: 0)], enqueuedAt: Date()
         )
         #expect(failed.state == .abandoned)
-        let nobody = RemoteDeviceHub.merge(
+        let nobody = HubAPIUserDevices.merge(
             id: "first", tagExpression: "t", payloads: [], details: [details(.noTargetFound, .apns, success: 0)], enqueuedAt: Date()
         )
         #expect(nobody.state == .noTargetFound)

@@ -9,8 +9,10 @@ package import HeraldHubWire
 /// another server, or the established cloud hub.
 ///
 /// ```swift
-/// let hub = try NotificationHubClient(connectionString: fullAccessConnectionString, hubName: "myhub")
-/// let router = buildRouter(hub: localHub, configuration: configuration, devices: RemoteDeviceHub(client: hub))
+/// let client = try NotificationHubClient(connectionString: fullAccessConnectionString, hubName: "myhub")
+/// let router = buildRouter(
+///     hubs: registry, devices: HubAPIUserDevices(client: client), appStore: appStore, configuration: configuration, limits: limits
+/// )
 /// ```
 ///
 /// Registrations are the hub's registrations (the app user is their `username:` tag, since
@@ -18,7 +20,7 @@ package import HeraldHubWire
 /// telemetry is polled until every one of them ended or the wait is over, and reported as
 /// one notification. The connection string needs the Listen, Send and Manage rights (the
 /// default full-access rule has them).
-public struct RemoteDeviceHub: UserDevices {
+public struct HubAPIUserDevices: UserDevices {
     public let client: NotificationHubClient
     public let platforms: Set<Platform>
     /// How often a send's telemetry is read while waiting for delivery to end.
