@@ -20,28 +20,32 @@ extension Request {
             throw HeraldError.badRequest("the request has \(values.count) \(IdempotencyKey.headerName) headers; send one")
         }
         try IdempotencyKey.validate(key)
+        // Every request under a key pays for this, so it allocates little: the parts are hashed
+        // where they lie. What is hashed must not change between releases (a retry that spans
+        // an upgrade must match its first attempt).
         var hash = SHA256()
-        func add(_ bytes: some Sequence<UInt8>) {
-            let data = Data(bytes)
-            withUnsafeBytes(of: UInt64(data.count).bigEndian) { hash.update(bufferPointer: $0) }
-            hash.update(data: data)
+        func add(_ bytes: UnsafeRawBufferPointer) {
+            withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hash.update(bufferPointer: $0) }
+            hash.update(bufferPointer: bytes)
         }
-        add(method.rawValue.utf8)
-        add(uri.path.utf8)
-        add(uri.queryParameters.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "&").utf8)
-        let sendHeaders = headers.filter { Self.isSendHeader($0.name) }
-            .map { field in
-                // The media type of Content-Type only: a charset or a multipart boundary is not
-                // another request.
-                let value = field.name == .contentType
-                    ? (field.value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "")
-                    : field.value
-                return "\(field.name.canonicalName):\(value)"
-            }
-            .sorted()
-        for header in sendHeaders { add(header.utf8) }
-        add(body)
-        let digest = hash.finalize().lowercaseHex
+        func add(_ text: String) {
+            var text = text
+            text.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+        }
+        add(method.rawValue)
+        add(uri.path)
+        add(uri.queryParameters.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "&"))
+        var sendHeaders: [String] = []
+        for field in headers where Self.isSendHeader(field.name) {
+            // The media type of Content-Type only: a charset or a multipart boundary is not
+            // another request.
+            let value = field.name == .contentType ? Self.mediaType(field.value) : field.value
+            sendHeaders.append(field.name.canonicalName + ":" + value)
+        }
+        sendHeaders.sort()
+        for header in sendHeaders { add(header) }
+        body.withUnsafeBytes { add($0) }
+        let digest = hash.finalize().withUnsafeBytes { $0.lowercaseHex }
         return try IdempotencyKey(key, scope: scope, digest: digest, answer: answer, retention: retention)
     }
 
@@ -51,8 +55,27 @@ extension Request {
     /// headers, which a client's retry may renew.
     static func isSendHeader(_ name: HTTPField.Name) -> Bool {
         let name = name.canonicalName
-        return name.hasPrefix("servicebusnotification-") || name.hasPrefix("apns-") || name.hasPrefix("x-wns-")
-            || name.hasPrefix("x-apns-") || ["content-type", "ttl", "urgency", "topic", "auth", "p256dh"].contains(name)
+        switch name {
+        case "content-type", "ttl", "urgency", "topic", "auth", "p256dh":
+            return true
+        default:
+            return name.hasPrefix("servicebusnotification-") || name.hasPrefix("apns-") || name.hasPrefix("x-wns-")
+                || name.hasPrefix("x-apns-")
+        }
+    }
+
+    /// A Content-Type's media type: what comes before its first `;`, without the whitespace
+    /// around it, in lowercase.
+    static func mediaType(_ contentType: String) -> String {
+        guard contentType.utf8.allSatisfy({ $0 < 0x80 }) else {
+            // Beyond ASCII, characters and Foundation's notion of whitespace decide.
+            return contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        }
+        // In ASCII a character is a byte, and whitespace is a space or a tab.
+        guard let type = contentType.utf8.split(separator: UInt8(ascii: ";")).first else { return "" }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = type.firstIndex(where: { !isBlank($0) }), let last = type.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return String(decoding: type[first...last], as: UTF8.self).lowercased()
     }
 }
 
