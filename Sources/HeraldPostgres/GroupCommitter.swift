@@ -1,3 +1,4 @@
+import HeraldStore
 import Synchronization
 
 /// Writes applied together: requests that arrive while earlier ones are being written wait,
@@ -41,8 +42,8 @@ final class GroupCommitter<Request: Sendable, Value: Sendable>: Sendable {
         return try result.get()
     }
 
-    private static var lost: PostgresStoreError {
-        PostgresStoreError(code: .database, message: "a grouped write was not answered")
+    private static var lost: StoreError {
+        StoreError(code: .database, message: "a grouped write was not answered")
     }
 
     /// Applies batches of what waits until nothing does.

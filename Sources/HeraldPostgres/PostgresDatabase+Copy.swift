@@ -20,7 +20,7 @@ extension PostgresDatabase {
         var values: [String] = []
         for row in rows {
             guard row.count == table.columns.count else {
-                throw PostgresStoreError(code: .corruptData, message: "a row of \(table.name) has \(row.count) values for \(table.columns.count) columns")
+                throw StoreError(code: .corruptData, message: "a row of \(table.name) has \(row.count) values for \(table.columns.count) columns")
             }
             var fields = [hubPlaceholder]
             for (value, column) in zip(row, table.columns) {
@@ -39,8 +39,8 @@ extension PostgresDatabase {
     /// The placeholder of `value` bound as a column of `type` (with a cast where the bound type
     /// differs).
     private static func bind(_ value: StoreCopy.Value, as type: StoreCopy.ColumnType, column: String, into statement: inout SQLStatement) throws -> String {
-        func corrupt() -> PostgresStoreError {
-            PostgresStoreError(code: .corruptData, message: "a value of \(column) cannot be copied")
+        func corrupt() -> StoreError {
+            StoreError(code: .corruptData, message: "a value of \(column) cannot be copied")
         }
         switch (type, value) {
         case (.text, .null): return statement.bind(nil as String?)

@@ -57,7 +57,7 @@ extension PostgresDatabase: HubStorage {
         let rows = try await run { connection in
             try await connection.query("SELECT name FROM herald.hubs ORDER BY lower(name), name", logger: self.clientLogger).collect()
         }
-        return try rows.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") }
+        return try rows.map { row throws(StoreError) in try row.makeRandomAccess().string("name") }
     }
 
     public func createDefinition(named name: String, document: Data) async throws -> StoredHubDefinition {
@@ -72,7 +72,7 @@ extension PostgresDatabase: HubStorage {
             var existing = SQLStatement()
             existing.sql = "SELECT name FROM herald.hubs WHERE lower(name) = lower(\(existing.bind(name)))"
             let found = try await run { [existing] connection in try await connection.query(existing.query, logger: self.clientLogger).collect() }
-            let taken = try found.first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("name") } ?? name
+            let taken = try found.first.map { row throws(StoreError) in try row.makeRandomAccess().string("name") } ?? name
             throw StoreError.hubNameTaken(taken)
         }
         return StoredHubDefinition(name: name, document: document, revision: try row.makeRandomAccess().string("revision"))
@@ -177,7 +177,7 @@ extension PostgresDatabase {
         var read = SQLStatement()
         read.sql = "SELECT value FROM herald.settings WHERE name = \(read.bind(name))"
         let rows = try await run { [read] connection in try await connection.query(read.query, logger: self.clientLogger).collect() }
-        return try rows.first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().string("value") }
+        return try rows.first.map { row throws(StoreError) in try row.makeRandomAccess().string("value") }
     }
 
     /// With `expected` `nil`, every node asking at once gets the one value stored first.
@@ -202,11 +202,11 @@ extension PostgresDatabase {
             """
         let rows = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
         // Another node may have stored it while this statement ran, after its snapshot: read it now.
-        if let stored = try rows.first.map({ row throws(PostgresStoreError) in try row.makeRandomAccess().string("value") }) {
+        if let stored = try rows.first.map({ row throws(StoreError) in try row.makeRandomAccess().string("value") }) {
             return stored
         }
         if let stored = try await sharedValue(named: name) { return stored }
-        throw PostgresStoreError(code: .database, message: "the shared value \(name) was neither stored nor read")
+        throw StoreError(code: .database, message: "the shared value \(name) was neither stored nor read")
     }
 }
 

@@ -132,7 +132,7 @@ public final class PostgresDatabase: Service, Sendable {
     }
 
     /// Why a connection could not be made, without the password.
-    private func connectError(_ error: any Error) -> PostgresStoreError {
+    private func connectError(_ error: any Error) -> StoreError {
         var reason = "\(type(of: error))"
         if let error = error as? PSQLError {
             reason = error.serverInfo?[.message] ?? "\(error.code)"
@@ -143,7 +143,7 @@ public final class PostgresDatabase: Service, Sendable {
             reason = "\(error)"
         }
         if let password = url.password, !password.isEmpty { reason = reason.replacingOccurrences(of: password, with: "***") }
-        return PostgresStoreError(code: .cannotConnect, message: "cannot connect to the database \(url): \(reason)")
+        return StoreError(code: .cannotConnect, message: "cannot connect to the database \(url): \(reason)")
     }
 
     /// Keeps the connection pool, and one connection listening for work announced by other
@@ -242,7 +242,7 @@ public final class PostgresDatabase: Service, Sendable {
     /// Whether `error` says the server cannot be reached or dropped the connection (rather than
     /// refusing something, such as too many connections).
     private static func isUnreachable(_ error: any Error) -> Bool {
-        if let error = error as? PostgresStoreError { return error.code == .cannotConnect && !error.refusedByServer }
+        if let error = error as? StoreError { return error.code == .cannotConnect && !error.refusedByServer }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
         case .connectionError, .serverClosedConnection, .uncleanShutdown: return true
@@ -280,9 +280,9 @@ public final class PostgresDatabase: Service, Sendable {
     /// applied; none when it was up to date. Safe to call from several nodes at once: each
     /// migration is applied exactly once.
     ///
-    /// - Throws: ``PostgresStoreError`` with ``PostgresStoreError/Code/cannotConnect`` when the
+    /// - Throws: ``StoreError`` with ``StoreError/Code/cannotConnect`` when the
     ///   server cannot be reached within the connect timeout or refuses the sign-in (the message
-    ///   says why, without the password), ``PostgresStoreError/Code/schemaTooNew``
+    ///   says why, without the password), ``StoreError/Code/schemaTooNew``
     ///   for a database from a newer Herald.
     @discardableResult
     public func migrate() async throws -> [Int] {
@@ -366,7 +366,8 @@ public final class PostgresDatabase: Service, Sendable {
     /// connection, a statement abandoned) or its disk is full; rather than it refused what it was
     /// asked (a value, a rule, a deadlock), which another statement may not meet.
     static func failsEveryWrite(_ error: any Error) -> Bool {
-        if error is StoreError || error is CancellationError { return true }
+        if let error = error as? StoreError { return !error.isInternal }
+        if error is CancellationError { return true }
         if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
@@ -481,7 +482,7 @@ public final class PostgresDatabase: Service, Sendable {
     /// Turns an error of the client into one safe to show: PostgreSQL's own message is logged,
     /// not passed on; errors of Herald's own pass unchanged.
     func mapError(_ error: any Error) -> any Error {
-        if error is HeraldError || error is StoreError || error is PostgresStoreError || error is CancellationError { return error }
+        if error is HeraldError || error is StoreError || error is CancellationError { return error }
         // The pool gave up connecting (after a minute without a connection), or closed: its error
         // type is in postgres-nio's `_ConnectionPoolModule`, which is not meant to be imported.
         if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") {
@@ -490,11 +491,11 @@ public final class PostgresDatabase: Service, Sendable {
         if let transaction = error as? PostgresTransactionError {
             if let closureError = transaction.closureError { return mapError(closureError) }
             if let other = transaction.beginError ?? transaction.commitError { return mapError(other) }
-            return PostgresStoreError(code: .database, message: "a transaction failed")
+            return StoreError(code: .database, message: "a transaction failed")
         }
         if let error = error as? PostgresDecodingError {
             logger.error("A stored value could not be decoded", metadata: ["herald.store.column": "\(error.columnName)"])
-            return PostgresStoreError(code: .corruptData, message: "the stored column '\(error.columnName)' has the wrong type")
+            return StoreError(code: .corruptData, message: "the stored column '\(error.columnName)' has the wrong type")
         }
         guard let error = error as? PSQLError else { return error }
         switch error.code {
@@ -516,21 +517,21 @@ public final class PostgresDatabase: Service, Sendable {
                 // disk_full: the server's disk has no room; nothing of the statement was written.
                 return StoreError.storageFull
             case "3D000", "28000", "28P01":
-                return PostgresStoreError(code: .cannotConnect, message: "the database \(url) refused the connection (\(state))", refusedByServer: true)
+                return StoreError(code: .cannotConnect, message: "the database \(url) refused the connection (\(state))", refusedByServer: true)
             case let state where state.hasPrefix("08") || state.hasPrefix("57P"):
                 return StoreError.databaseUnavailable("the database is unavailable; try again")
             default:
-                return PostgresStoreError(code: .database, message: "the database failed (\(state))")
+                return StoreError(code: .database, message: "the database failed (\(state))")
             }
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
             .sslUnsupported, .failedToAddSSLHandler:
             logger.warning("The database connection failed", metadata: ["herald.store.database": "\(url)", "error": "\(error.code)"])
             return StoreError.databaseUnavailable("the database is unavailable; try again")
         case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
-            return PostgresStoreError(code: .cannotConnect, message: "cannot sign in to the database \(url) (\(error.code))")
+            return StoreError(code: .cannotConnect, message: "cannot sign in to the database \(url) (\(error.code))")
         default:
             logger.error("The database client failed", metadata: ["error": "\(error.code)"])
-            return PostgresStoreError(code: .database, message: "the database failed (\(error.code))")
+            return StoreError(code: .database, message: "the database failed (\(error.code))")
         }
     }
 }

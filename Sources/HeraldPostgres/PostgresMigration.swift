@@ -1,3 +1,4 @@
+import HeraldStore
 import Logging
 import PostgresNIO
 
@@ -1059,7 +1060,7 @@ struct PostgresMigration: Sendable {
 
     /// Brings the schema up to date in one transaction, under the migration lock, and returns
     /// the versions it applied (none when another node got there first). Throws
-    /// ``PostgresStoreError/Code/schemaTooNew`` for a database migrated by a newer Herald,
+    /// ``StoreError/Code/schemaTooNew`` for a database migrated by a newer Herald,
     /// without changing it.
     static func migrate(
         on connection: PostgresConnection,
@@ -1070,7 +1071,7 @@ struct PostgresMigration: Sendable {
         let latest = migrations.last?.version ?? 0
         // A migration out of place would be skipped on databases past its number.
         guard zip(migrations, migrations.dropFirst()).allSatisfy({ $0.version < $1.version }) else {
-            throw PostgresStoreError(code: .database, message: "Herald's schema migrations are not in ascending order")
+            throw StoreError(code: .database, message: "Herald's schema migrations are not in ascending order")
         }
         return try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
@@ -1089,7 +1090,7 @@ struct PostgresMigration: Sendable {
             var current = 0
             for try await (version) in rows.decode(Int.self) { current = version }
             guard current <= latest else {
-                throw PostgresStoreError(
+                throw StoreError(
                     code: .schemaTooNew,
                     message: "the database \(database) has Herald schema version \(current), written by a newer Herald; "
                         + "this version knows schema versions up to \(latest). Upgrade Herald, or use another database."

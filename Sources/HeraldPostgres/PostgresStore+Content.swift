@@ -29,7 +29,7 @@ extension PostgresStore {
             WHERE hub = \(statement.bind(hub)) AND id = \(statement.bind(id)) AND recipient = \(statement.bind(recipient)) \
             AND expires_at > \(now) RETURNING \(Self.secureColumns)
             """
-        return try await query(statement).first.map { row throws(PostgresStoreError) in
+        return try await query(statement).first.map { row throws(StoreError) in
             try SecureMessage(storedAfterRead: row.makeRandomAccess())
         }
     }
@@ -48,7 +48,7 @@ extension PostgresStore {
 
     private static let richColumns = "c.id, c.owner, c.media_type, c.size, c.created_at, c.expires_at"
 
-    private static func decodeRichContent(_ row: PostgresRow) throws(PostgresStoreError) -> RichContent {
+    private static func decodeRichContent(_ row: PostgresRow) throws(StoreError) -> RichContent {
         try RichContent(stored: row.makeRandomAccess())
     }
 
@@ -73,7 +73,7 @@ extension PostgresStore {
         statement.sql = """
             SELECT bytes FROM herald.rich_content_bytes WHERE hub = \(statement.bind(hub)) AND content_id = \(statement.bind(id))
             """
-        return try await query(statement).first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().bytes("bytes") }
+        return try await query(statement).first.map { row throws(StoreError) in try row.makeRandomAccess().bytes("bytes") }
     }
 
     public func richContent(id: String, now: Date) async throws -> RichContent? {

@@ -84,7 +84,7 @@ extension PostgresStore {
         for row in rows { stored[row.id] = (row.version, row.createdAt) }
         return statement.writes.map { write in
             guard let (version, createdAt) = stored[write.installation.id] else {
-                return .failure(PostgresStoreError(code: .database, message: "an upserted installation was not returned"))
+                return .failure(StoreError(code: .database, message: "an upserted installation was not returned"))
             }
             return .success(write.installation.stored(version: version, createdAt: Date(storeMilliseconds: createdAt), updatedAt: write.now))
         }

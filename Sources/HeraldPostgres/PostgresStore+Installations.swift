@@ -6,7 +6,7 @@ import HeraldStore
 extension PostgresStore {
     static let installationColumns = "i.id, i.user_id, i.tags, i.document::text AS document, i.version, i.created_at, i.updated_at"
 
-    static func decodeInstallation(_ row: PostgresRow) throws(PostgresStoreError) -> Installation {
+    static func decodeInstallation(_ row: PostgresRow) throws(StoreError) -> Installation {
         try Installation(stored: row.makeRandomAccess())
     }
 

@@ -5,7 +5,7 @@ import PostgresNIO
 public import HeraldStore
 
 extension PostgresStore {
-    private static func decodeJob(_ row: PostgresRow) throws(PostgresStoreError) -> HubJob {
+    private static func decodeJob(_ row: PostgresRow) throws(StoreError) -> HubJob {
         try HubJob(stored: row.makeRandomAccess())
     }
 
@@ -50,7 +50,7 @@ extension PostgresStore {
         return statement
     }
 
-    private static func decodeUsage(_ rows: [PostgresRow]) throws(PostgresStoreError) -> JobUsage {
+    private static func decodeUsage(_ rows: [PostgresRow]) throws(StoreError) -> JobUsage {
         guard let row = rows.first?.makeRandomAccess() else { return JobUsage(jobs: 0, activeJobs: 0, bytes: 0) }
         return JobUsage(jobs: try row.int("jobs"), activeJobs: try row.int("active"), bytes: try row.int("bytes"))
     }
@@ -182,7 +182,7 @@ extension PostgresStore {
             SELECT bytes FROM herald.job_output_chunks WHERE hub = \(statement.bind(hub)) AND job_id = \(statement.bind(id)) \
             AND file = \(statement.bind(failures ? 1 : 0)) AND sequence = \(statement.bind(sequence))
             """
-        return try await query(statement).first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().bytes("bytes") }
+        return try await query(statement).first.map { row throws(StoreError) in try row.makeRandomAccess().bytes("bytes") }
     }
 
     public func appendJobFileChunk(upload: String, sequence: Int, bytes: Data, now: Date) async throws {
@@ -202,7 +202,7 @@ extension PostgresStore {
             replaced.sql = """
                 SELECT upload FROM herald.job_files WHERE hub = \(replaced.bind(hub)) AND name = \(replaced.bind(name)) FOR UPDATE
                 """
-            let old = try await query(replaced, on: connection).first.map { row throws(PostgresStoreError) in
+            let old = try await query(replaced, on: connection).first.map { row throws(StoreError) in
                 try row.makeRandomAccess().string("upload")
             }
             var statement = SQLStatement()
@@ -258,7 +258,7 @@ extension PostgresStore {
             SELECT bytes FROM herald.job_file_chunks WHERE hub = \(statement.bind(hub)) AND upload = \(statement.bind(upload)) \
             AND sequence = \(statement.bind(sequence))
             """
-        return try await query(statement).first.map { row throws(PostgresStoreError) in try row.makeRandomAccess().bytes("bytes") }
+        return try await query(statement).first.map { row throws(StoreError) in try row.makeRandomAccess().bytes("bytes") }
     }
 
     public func purgeJobs(finishedBefore: Date, filesBefore: Date, uploadsBefore: Date) async throws -> JobPurge {
@@ -275,7 +275,7 @@ extension PostgresStore {
                 chunks AS (DELETE FROM herald.job_output_chunks WHERE hub = \(jobsHub) AND job_id IN (SELECT id FROM deleted)) \
                 SELECT count(*)::bigint AS count FROM deleted
                 """
-            let deletedJobs = try await query(jobs, on: connection).first.map { row throws(PostgresStoreError) in
+            let deletedJobs = try await query(jobs, on: connection).first.map { row throws(StoreError) in
                 try row.makeRandomAccess().int("count")
             } ?? 0
             var files = SQLStatement()
@@ -287,7 +287,7 @@ extension PostgresStore {
                 chunks AS (DELETE FROM herald.job_file_chunks WHERE hub = \(filesHub) AND upload IN (SELECT upload FROM deleted)) \
                 SELECT count(*)::bigint AS count FROM deleted
                 """
-            let deletedFiles = try await query(files, on: connection).first.map { row throws(PostgresStoreError) in
+            let deletedFiles = try await query(files, on: connection).first.map { row throws(StoreError) in
                 try row.makeRandomAccess().int("count")
             } ?? 0
             var uploads = SQLStatement()

@@ -9,7 +9,7 @@ extension PostgresStore {
         template, direct_targets, scheduled_at, part_of, upper_bound, trace_context, spread_seconds, broadcast_channel
         """
 
-    static func decodeNotification(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationRecord {
+    static func decodeNotification(_ row: PostgresRow) throws(StoreError) -> NotificationRecord {
         try NotificationRecord(stored: row.makeRandomAccess())
     }
 
@@ -309,7 +309,7 @@ extension PostgresStore {
         return try await query(statement).map(Self.decodeListing)
     }
 
-    static func decodeListing(_ row: PostgresRow) throws(PostgresStoreError) -> NotificationListing {
+    static func decodeListing(_ row: PostgresRow) throws(StoreError) -> NotificationListing {
         let columns = row.makeRandomAccess()
         return NotificationListing(
             row: try NotificationRecord(stored: columns), leaseOwner: try columns.optionalString("lease_owner"),

@@ -86,7 +86,7 @@ extension PostgresStore {
             return rows
         }
         guard rows.count == statement.writes.count else {
-            throw PostgresStoreError(code: .database, message: "a registration write was not answered")
+            throw StoreError(code: .database, message: "a registration write was not answered")
         }
         var results: [Result<Registration, any Error>] = []
         results.reserveCapacity(rows.count)

@@ -13,7 +13,7 @@ extension PostgresStore {
     /// Rows per multi-row statement.
     static let maxRowsPerStatement = 500
 
-    static func decodeRegistration(_ row: PostgresRow) throws(PostgresStoreError) -> Registration {
+    static func decodeRegistration(_ row: PostgresRow) throws(StoreError) -> Registration {
         try Registration(stored: row.makeRandomAccess())
     }
 
@@ -58,7 +58,7 @@ extension PostgresStore {
     }
 
     /// `row`'s registration with the version and `createdAt` that a write returned.
-    static func stored(_ row: StoredRegistration, from returned: PostgresRow) throws(PostgresStoreError) -> Registration {
+    static func stored(_ row: StoredRegistration, from returned: PostgresRow) throws(StoreError) -> Registration {
         let returned = returned.makeRandomAccess()
         var registration = row.registration
         registration.version = try returned.int("version")
@@ -132,7 +132,7 @@ extension PostgresStore {
                     """
                 isIssued = try await !query(issued, on: connection).isEmpty
             }
-            let existingOwner: String?? = try existing.map { row throws(PostgresStoreError) in try row.makeRandomAccess().optionalString("owner") }
+            let existingOwner: String?? = try existing.map { row throws(StoreError) in try row.makeRandomAccess().optionalString("owner") }
             if let violation = condition.violation(id: id, existingOwner: existingOwner, isIssued: isIssued) {
                 throw violation
             }
@@ -158,7 +158,7 @@ extension PostgresStore {
                 stored = try Self.stored(row, from: returned)
             } else {
                 guard let returned = try await query(upsertStatement([row]), on: connection).first else {
-                    throw PostgresStoreError(code: .database, message: "an upserted registration was not returned")
+                    throw StoreError(code: .database, message: "an upserted registration was not returned")
                 }
                 stored = try Self.stored(row, from: returned)
             }
@@ -192,7 +192,7 @@ extension PostgresStore {
             for try await id in try await connection.execute(statement, logger: logger) { first = first ?? id }
             return first
         }
-        guard let id else { throw PostgresStoreError(code: .database, message: "a registration id was not returned") }
+        guard let id else { throw StoreError(code: .database, message: "a registration id was not returned") }
         return id
     }
 

@@ -4,7 +4,7 @@ import PostgresNIO
 import HeraldStore
 
 extension PostgresStore {
-    private static func decodeEndpoint(_ row: PostgresRow) throws(PostgresStoreError) -> WebhookEndpoint {
+    private static func decodeEndpoint(_ row: PostgresRow) throws(StoreError) -> WebhookEndpoint {
         try WebhookEndpoint(stored: row.makeRandomAccess())
     }
 
@@ -124,7 +124,7 @@ extension PostgresStore {
             FROM due WHERE o.hub = \(hub) AND o.endpoint_id = due.endpoint_id AND o.event_id = due.event_id \
             RETURNING o.event_id, o.endpoint_id, o.type, o.body, o.created_at, o.due_at, o.attempts
             """
-        let deliveries = try await query(statement).map { row throws(PostgresStoreError) in try WebhookDelivery(stored: row.makeRandomAccess()) }
+        let deliveries = try await query(statement).map { row throws(StoreError) in try WebhookDelivery(stored: row.makeRandomAccess()) }
         return deliveries.sorted { ($0.dueAt, $0.createdAt, $0.eventID) < ($1.dueAt, $1.createdAt, $1.eventID) }
     }
 
@@ -179,7 +179,7 @@ extension PostgresStore {
             WHERE hub = \(statement.bind(hub)) AND endpoint_id = \(statement.bind(endpointID)) \
             ORDER BY at DESC, seq DESC LIMIT \(statement.bind(max(0, limit)))
             """
-        return try await query(statement).map { row throws(PostgresStoreError) in try WebhookAttempt(stored: row.makeRandomAccess()) }
+        return try await query(statement).map { row throws(StoreError) in try WebhookAttempt(stored: row.makeRandomAccess()) }
     }
 
     public func pendingWebhookDeliveries(endpointID: String) async throws -> Int {

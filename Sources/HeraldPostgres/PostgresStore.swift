@@ -131,11 +131,7 @@ struct SQLStatement {
 }
 
 extension PostgresRandomAccessRow: StoredRow {
-    package func corrupt(_ message: String) -> PostgresStoreError {
-        PostgresStoreError(code: .corruptData, message: message)
-    }
-
-    func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(PostgresStoreError) -> T {
+    func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(StoreError) -> T {
         guard contains(column) else { throw corrupt("the stored column '\(column)' is missing") }
         do {
             return try self[column].decode(T.self)
@@ -144,12 +140,12 @@ extension PostgresRandomAccessRow: StoredRow {
         }
     }
 
-    package func string(_ column: String) throws(PostgresStoreError) -> String { try value(column) }
-    package func optionalString(_ column: String) throws(PostgresStoreError) -> String? { try value(column) }
-    package func int(_ column: String) throws(PostgresStoreError) -> Int { try value(column) }
-    package func optionalInt(_ column: String) throws(PostgresStoreError) -> Int? { try value(column) }
-    package func bool(_ column: String) throws(PostgresStoreError) -> Bool { try value(column) }
+    package func string(_ column: String) throws(StoreError) -> String { try value(column) }
+    package func optionalString(_ column: String) throws(StoreError) -> String? { try value(column) }
+    package func int(_ column: String) throws(StoreError) -> Int { try value(column) }
+    package func optionalInt(_ column: String) throws(StoreError) -> Int? { try value(column) }
+    package func bool(_ column: String) throws(StoreError) -> Bool { try value(column) }
     /// Tags, kept as a `text[]`.
-    package func tags(_ column: String) throws(PostgresStoreError) -> [String] { try value(column) }
-    package func bytes(_ column: String) throws(PostgresStoreError) -> Data { Data(try value(column, as: ByteBuffer.self).readableBytesView) }
+    package func tags(_ column: String) throws(StoreError) -> [String] { try value(column) }
+    package func bytes(_ column: String) throws(StoreError) -> Data { Data(try value(column, as: ByteBuffer.self).readableBytesView) }
 }

@@ -580,7 +580,7 @@ struct SQLiteMigration: Sendable {
     static var latestVersion: Int { all.last?.version ?? 0 }
 
     /// Brings the database up to date in one write transaction and returns the versions it
-    /// applied (none for an up-to-date file). Throws ``SQLiteStoreError/Code/schemaTooNew``
+    /// applied (none for an up-to-date file). Throws ``StoreError/Code/schemaTooNew``
     /// for a file from a newer Herald, without changing it.
     static func migrate(
         _ connection: SQLiteConnection,
@@ -592,7 +592,7 @@ struct SQLiteMigration: Sendable {
         let latest = migrations.last?.version ?? 0
         // A migration out of place would be skipped on databases past its number.
         guard zip(migrations, migrations.dropFirst()).allSatisfy({ $0.version < $1.version }) else {
-            throw SQLiteStoreError(code: .database, message: "Herald's schema migrations are not in ascending order")
+            throw StoreError(code: .database, message: "Herald's schema migrations are not in ascending order")
         }
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
@@ -608,7 +608,7 @@ struct SQLiteMigration: Sendable {
             let rows = try await connection.query("SELECT coalesce(max(version), 0) AS version FROM schema_migrations")
             let current = rows.first?.column("version")?.integer ?? 0
             guard current <= latest else {
-                throw SQLiteStoreError(
+                throw StoreError(
                     code: .schemaTooNew,
                     message: "the database at \(path) has schema version \(current), written by a newer Herald; "
                         + "this version knows schema versions up to \(latest). Upgrade Herald, or use another data directory."

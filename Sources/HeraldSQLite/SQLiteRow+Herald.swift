@@ -2,7 +2,7 @@ package import Foundation
 import HeraldCore
 import NIOCore
 import SQLiteNIO
-import HeraldStore
+package import HeraldStore
 
 extension SQLiteData {
     init(_ string: String?) {
@@ -19,20 +19,16 @@ extension SQLiteData {
 }
 
 extension SQLiteRow: StoredRow {
-    private func corruptColumn(_ column: String) -> SQLiteStoreError {
+    private func corruptColumn(_ column: String) -> StoreError {
         corrupt("the stored column '\(column)' is missing or has the wrong type")
     }
 
-    package func corrupt(_ message: String) -> SQLiteStoreError {
-        SQLiteStoreError(code: .corruptData, message: message)
-    }
-
-    package func string(_ column: String) throws(SQLiteStoreError) -> String {
+    package func string(_ column: String) throws(StoreError) -> String {
         guard case .text(let value) = self.column(column) else { throw corruptColumn(column) }
         return value
     }
 
-    package func optionalString(_ column: String) throws(SQLiteStoreError) -> String? {
+    package func optionalString(_ column: String) throws(StoreError) -> String? {
         switch self.column(column) {
         case .text(let value): return value
         case .null: return nil
@@ -40,12 +36,12 @@ extension SQLiteRow: StoredRow {
         }
     }
 
-    package func int(_ column: String) throws(SQLiteStoreError) -> Int {
+    package func int(_ column: String) throws(StoreError) -> Int {
         guard case .integer(let value) = self.column(column) else { throw corruptColumn(column) }
         return value
     }
 
-    package func optionalInt(_ column: String) throws(SQLiteStoreError) -> Int? {
+    package func optionalInt(_ column: String) throws(StoreError) -> Int? {
         switch self.column(column) {
         case .integer(let value): return value
         case .null: return nil
@@ -54,11 +50,11 @@ extension SQLiteRow: StoredRow {
     }
 
     /// A boolean, kept as an integer.
-    package func bool(_ column: String) throws(SQLiteStoreError) -> Bool {
+    package func bool(_ column: String) throws(StoreError) -> Bool {
         try int(column) != 0
     }
 
-    package func bytes(_ column: String) throws(SQLiteStoreError) -> Data {
+    package func bytes(_ column: String) throws(StoreError) -> Data {
         guard case .blob(let bytes) = self.column(column) else { throw corruptColumn(column) }
         return Data(bytes.readableBytesView)
     }
@@ -66,7 +62,7 @@ extension SQLiteRow: StoredRow {
     /// Tags, kept as a JSON array of strings. Every resolution page decodes one per row, so
     /// the form the store writes (no whitespace, no escapes) is read directly; anything else
     /// goes through `JSONDecoder`.
-    package func tags(_ column: String) throws(SQLiteStoreError) -> [String] {
+    package func tags(_ column: String) throws(StoreError) -> [String] {
         let text = try string(column)
         if let strings = PlainJSONStrings.parse(text) { return strings }
         return try json([String].self, column)

@@ -86,7 +86,7 @@ extension SQLiteStore {
         let rows = try await read { connection in
             try await connection.query("SELECT bytes FROM rich_content_bytes WHERE content_id = ?", [.text(id)])
         }
-        return try rows.first.map { row throws(SQLiteStoreError) in try row.bytes("bytes") }
+        return try rows.first.map { row throws(StoreError) in try row.bytes("bytes") }
     }
 
     /// Moves the files of rich content kept by releases before the bytes were in the store
@@ -167,6 +167,6 @@ extension SQLiteStore {
                 [.integer(now.storeMilliseconds)]
             )
         }
-        return try rows.map { row throws(SQLiteStoreError) in try row.string("id") }
+        return try rows.map { row throws(StoreError) in try row.string("id") }
     }
 }

@@ -150,7 +150,7 @@ extension SQLiteStore {
             return (exists, rows)
         }
         guard exists else { return nil }
-        return try rows.map { row throws(SQLiteStoreError) in JobChunk(sequence: try row.int("sequence"), size: try row.int("size")) }
+        return try rows.map { row throws(StoreError) in JobChunk(sequence: try row.int("sequence"), size: try row.int("size")) }
     }
 
     public func jobOutputChunk(id: String, failures: Bool, sequence: Int) async throws -> Data? {
@@ -160,7 +160,7 @@ extension SQLiteStore {
                 [.text(id), .integer(failures ? 1 : 0), .integer(sequence)]
             )
         }
-        return try rows.first.map { row throws(SQLiteStoreError) in try row.bytes("bytes") }
+        return try rows.first.map { row throws(StoreError) in try row.bytes("bytes") }
     }
 
     public func appendJobFileChunk(upload: String, sequence: Int, bytes: Data, now: Date) async throws {
@@ -206,7 +206,7 @@ extension SQLiteStore {
             return (upload, rows)
         }
         guard let upload else { return nil }
-        let chunks = try rows.map { row throws(SQLiteStoreError) in JobChunk(sequence: try row.int("sequence"), size: try row.int("size")) }
+        let chunks = try rows.map { row throws(StoreError) in JobChunk(sequence: try row.int("sequence"), size: try row.int("size")) }
         return JobFileChunks(upload: upload, chunks: chunks)
     }
 
@@ -214,7 +214,7 @@ extension SQLiteStore {
         let rows = try await read { connection in
             try await connection.query("SELECT bytes FROM job_file_chunks WHERE upload = ? AND sequence = ?", [.text(upload), .integer(sequence)])
         }
-        return try rows.first.map { row throws(SQLiteStoreError) in try row.bytes("bytes") }
+        return try rows.first.map { row throws(StoreError) in try row.bytes("bytes") }
     }
 
     public func purgeJobs(finishedBefore: Date, filesBefore: Date, uploadsBefore: Date) async throws -> JobPurge {

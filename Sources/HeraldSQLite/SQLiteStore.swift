@@ -90,8 +90,8 @@ public final class SQLiteStore: HeraldStore {
     ///     to it: copy or remove them together.
     ///   - now: The clock for expiry (reservations, sessions, registrations, leases) and
     ///     timestamps; injectable for tests.
-    /// - Throws: ``SQLiteStoreError`` with ``SQLiteStoreError/Code/schemaTooNew`` if a newer
-    ///   Herald wrote the file, ``SQLiteStoreError/Code/cannotOpen`` if it cannot be opened.
+    /// - Throws: ``StoreError`` with ``StoreError/Code/schemaTooNew`` if a newer
+    ///   Herald wrote the file, ``StoreError/Code/cannotOpen`` if it cannot be opened.
     public static func open(
         path: String,
         configuration: Configuration = .init(),
@@ -99,14 +99,14 @@ public final class SQLiteStore: HeraldStore {
         now: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> SQLiteStore {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
-            throw SQLiteStoreError(code: .cannotOpen, message: "the store needs the path of a database file")
+            throw StoreError(code: .cannotOpen, message: "the store needs the path of a database file")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try makePrivate(path: path)
         } catch {
-            throw SQLiteStoreError(code: .cannotOpen, message: "cannot create the directory \(directory.path) or its file: \(error.localizedDescription)")
+            throw StoreError(code: .cannotOpen, message: "cannot create the directory \(directory.path) or its file: \(error.localizedDescription)")
         }
 
         let threadPool = NIOThreadPool.singleton
@@ -122,7 +122,7 @@ public final class SQLiteStore: HeraldStore {
             try await configure(writer, configuration, cacheKiB: 65_536)
             let mode = try await writer.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
             guard mode?.lowercased() == "wal" else {
-                throw SQLiteStoreError(code: .cannotOpen, message: "cannot put the database at \(path) in WAL mode")
+                throw StoreError(code: .cannotOpen, message: "cannot put the database at \(path) in WAL mode")
             }
             // Checkpoint every ~40 MB of WAL rather than SQLite's 4 MB: a checkpoint runs inside
             // the commit that triggers it, and fewer, larger ones copy a hot page once. Cut
@@ -144,10 +144,10 @@ public final class SQLiteStore: HeraldStore {
             )
         } catch {
             for connection in opened { try? await connection.close() }
-            if let error = error as? SQLiteStoreError { throw error }
+            if let error = error as? StoreError { throw error }
             if let error = error as? SQLiteError {
                 logger.error("Cannot open the SQLite store", metadata: ["herald.store.path": "\(path)", "error": "\(error)"])
-                throw SQLiteStoreError(code: .cannotOpen, message: "cannot open the database at \(path) (\(error.reason))")
+                throw StoreError(code: .cannotOpen, message: "cannot open the database at \(path) (\(error.reason))")
             }
             throw error
         }
@@ -194,7 +194,7 @@ public final class SQLiteStore: HeraldStore {
         let fileManager = FileManager.default
         if !fileManager.fileExists(atPath: path) {
             guard fileManager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw SQLiteStoreError(code: .cannotOpen, message: "cannot create the database file \(path)")
+                throw StoreError(code: .cannotOpen, message: "cannot create the database file \(path)")
             }
         }
         for file in [path, path + "-wal", path + "-shm", path + "-journal"] where fileManager.fileExists(atPath: file) {
@@ -290,7 +290,7 @@ public final class SQLiteStore: HeraldStore {
             return StoreError.storageFull
         default:
             logger.error("SQLite failed", metadata: ["error": "\(error)"])
-            return SQLiteStoreError(code: .database, message: "the database failed (\(error.reason))")
+            return StoreError(code: .database, message: "the database failed (\(error.reason))")
         }
     }
 

@@ -184,7 +184,7 @@ actor SQLiteWriter {
         stored.reserveCapacity(requests.count)
         for request in requests {
             guard let returnedRow = byID[request.row.registration.id] else {
-                throw SQLiteStoreError(code: .database, message: "an upserted registration was not returned")
+                throw StoreError(code: .database, message: "an upserted registration was not returned")
             }
             stored.append(try Self.stored(request.row, from: returnedRow))
         }
@@ -279,7 +279,7 @@ actor SQLiteWriter {
             stored = try Self.stored(row, from: returned)
         } else {
             guard let returned = try await connection.query(RegistrationRow.upsertSQL(rows: 1, returning: true), row.insertBinds).first else {
-                throw SQLiteStoreError(code: .database, message: "an upserted registration was not returned")
+                throw StoreError(code: .database, message: "an upserted registration was not returned")
             }
             stored = try Self.stored(row, from: returned)
         }
@@ -340,7 +340,7 @@ actor SQLiteWriter {
         return chunks
     }
 
-    private static func stored(_ row: RegistrationRow, from returned: SQLiteRow) throws(SQLiteStoreError) -> Registration {
+    private static func stored(_ row: RegistrationRow, from returned: SQLiteRow) throws(StoreError) -> Registration {
         var registration = row.registration
         registration.version = try returned.int("version")
         registration.createdAt = try returned.date("created_at")

@@ -31,14 +31,16 @@ struct RequestLogger: RouterMiddleware {
         var response: Response
         do {
             response = try await next(request, context)
-        } catch let error as any HTTPResponseError {
-            response = try error.response(from: request, context: context)
         } catch {
-            context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            // Herald's error document, as every other error of the APIs: JSON with the request id
-            // to quote, never the error's text (which can hold what the store or a peer said).
-            response = try HeraldError(code: .internalError, message: "the server failed; quote request id \(id) to its operator")
-                .response(from: request, context: context)
+            if let error = HeraldError.answering(error) {
+                response = try error.response(from: request, context: context)
+            } else {
+                context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                // Herald's error document, as every other error of the APIs: JSON with the request
+                // id to quote, never the error's text (which can hold what the store or a peer said).
+                response = try HeraldError(code: .internalError, message: "the server failed; quote request id \(id) to its operator")
+                    .response(from: request, context: context)
+            }
         }
         response.headers[.requestID] = id
         context.logger.debug(

@@ -1,16 +1,22 @@
 public import HeraldCore
 
-/// What the store contract refuses in its own terms, for the engine to act on: a worker that
-/// lost its lease, a database that is away for a moment (unavailable), a disk that is full, a
-/// name that is taken.
+/// The one error of every store, in the store contract's terms: what the engine acts on — a
+/// worker that lost its lease, a database that is away for a moment (unavailable), a disk that
+/// is full, a name that is taken, an idempotency key reused — and a store's own failures, which
+/// are not the caller's fault (``isInternal``): a database that cannot be opened or reached,
+/// one written by a newer Herald, a failure inside the database, a stored value that cannot be
+/// read back.
 ///
 /// These are not a caller's mistakes, and they carry no HTTP status: the engine decides what
 /// each means for a delivery (stop, try again, report), and HeraldServer alone chooses the
-/// status a caller sees when one reaches it. Equality compares the code only (``CodedError``).
+/// status a caller sees when one reaches it (a store's own failure is an internal error).
+/// Messages never contain SQL, a password or values a caller sent; the database's own message
+/// is logged by the store instead. Equality compares the code only (``CodedError``).
 public struct StoreError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case leaseLost, databaseUnavailable, storageFull, nameTaken, idempotencyKeyReused
+            case cannotOpen, cannotConnect, schemaTooNew, database, corruptData
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -30,6 +36,17 @@ public struct StoreError: CodedError {
         /// A notification was sent under the idempotency key before, with another request
         /// (its digest differs), and the key's retention has not ended. Nothing was written.
         public static let idempotencyKeyReused = Code(.idempotencyKeyReused)
+        /// The store's file could not be opened or is not a Herald database (SQLite).
+        public static let cannotOpen = Code(.cannotOpen)
+        /// The database server could not be reached, or refused the user, password or database
+        /// (PostgreSQL; see ``StoreError/refusedByServer``).
+        public static let cannotConnect = Code(.cannotConnect)
+        /// The database was migrated by a newer version of Herald; this version refuses to touch it.
+        public static let schemaTooNew = Code(.schemaTooNew)
+        /// The database reported an error (I/O, a constraint, …).
+        public static let database = Code(.database)
+        /// A stored value could not be read back (an unknown platform, malformed JSON).
+        public static let corruptData = Code(.corruptData)
 
         /// A short name, safe as a metric label.
         public var description: String { base.rawValue }
@@ -37,10 +54,26 @@ public struct StoreError: CodedError {
 
     public let code: Code
     public let message: String
+    /// For ``Code/cannotConnect``: the server answered and refused the user, the password or
+    /// the database (nothing to wait for), rather than could not be reached.
+    package let refusedByServer: Bool
 
     public init(code: Code, message: String) {
+        self.init(code: code, message: message, refusedByServer: false)
+    }
+
+    package init(code: Code, message: String, refusedByServer: Bool) {
         self.code = code
         self.message = message
+        self.refusedByServer = refusedByServer
+    }
+
+    /// Whether this is a store's own failure (``Code/cannotOpen``, ``Code/cannotConnect``,
+    /// ``Code/schemaTooNew``, ``Code/database``, ``Code/corruptData``), which nothing above the
+    /// store acts on and a caller sees as an internal error, rather than one of the contract's
+    /// terms the engine acts on.
+    package var isInternal: Bool {
+        [Code.cannotOpen, .cannotConnect, .schemaTooNew, .database, .corruptData].contains(code)
     }
 
     /// What ``NotificationStore/saveProgress(id:owner:cursor:counts:leaseUntil:)``,
@@ -54,6 +87,9 @@ public struct StoreError: CodedError {
     }
 
     public static func databaseUnavailable(_ message: String) -> StoreError { StoreError(code: .databaseUnavailable, message: message) }
+
+    /// A stored value that cannot be read back, as `message` says.
+    package static func corruptData(_ message: String) -> StoreError { StoreError(code: .corruptData, message: message) }
 
     /// A hub named `existing` (the name as it is stored) exists already.
     package static func hubNameTaken(_ existing: String) -> StoreError {

@@ -10,7 +10,7 @@ extension WebhookEndpoint {
     /// The event types as stored: sorted, comma-separated.
     package var storedEvents: String { events.sorted().map(\.rawValue).joined(separator: ",") }
 
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         guard let url = URL(string: try row.string("url")) else { throw row.corrupt("a stored webhook endpoint has an invalid URL") }
         let secretText = try row.string("secret")
         guard let secret = try? WebhookSecret(secretText) else { throw row.corrupt("a stored webhook endpoint has an invalid secret") }
@@ -39,7 +39,7 @@ extension WebhookEndpoint {
 extension WebhookDelivery {
     package static let storedColumns = "event_id, endpoint_id, type, body, created_at, due_at, attempts"
 
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         self.init(
             eventID: try row.string("event_id"),
             endpointID: try row.string("endpoint_id"),
@@ -55,7 +55,7 @@ extension WebhookDelivery {
 extension WebhookAttempt {
     package static let storedColumns = "event_id, endpoint_id, type, attempt, at, status_code, error, duration_ms, outcome"
 
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         guard let outcome = Outcome(rawValue: try row.string("outcome")) else {
             throw row.corrupt("a stored webhook attempt has an unknown outcome")
         }

@@ -5,34 +5,32 @@ import Synchronization
 /// A row as a store reads it back, column by column: what each store's row type provides, so
 /// that one decoder per record (below) serves every store.
 package protocol StoredRow {
-    /// What a column that is missing or of the wrong type throws: the store's own
-    /// `corruptData` error.
-    associatedtype Failure: Error
-
-    func string(_ column: String) throws(Failure) -> String
-    func optionalString(_ column: String) throws(Failure) -> String?
-    func int(_ column: String) throws(Failure) -> Int
-    func optionalInt(_ column: String) throws(Failure) -> Int?
-    func bool(_ column: String) throws(Failure) -> Bool
+    func string(_ column: String) throws(StoreError) -> String
+    func optionalString(_ column: String) throws(StoreError) -> String?
+    func int(_ column: String) throws(StoreError) -> Int
+    func optionalInt(_ column: String) throws(StoreError) -> Int?
+    func bool(_ column: String) throws(StoreError) -> Bool
     /// A registration's or installation's tags, as the store keeps them.
-    func tags(_ column: String) throws(Failure) -> [String]
+    func tags(_ column: String) throws(StoreError) -> [String]
     /// Bytes (a blob, a `bytea`).
-    func bytes(_ column: String) throws(Failure) -> Data
-    /// The store's `corruptData` error with `message`.
-    func corrupt(_ message: String) -> Failure
+    func bytes(_ column: String) throws(StoreError) -> Data
 }
 
+/// A column that is missing or of the wrong type throws ``StoreError/Code/corruptData``.
 extension StoredRow {
-    package func date(_ column: String) throws(Failure) -> Date {
+    /// The ``StoreError/Code/corruptData`` error with `message`.
+    package func corrupt(_ message: String) -> StoreError { .corruptData(message) }
+
+    package func date(_ column: String) throws(StoreError) -> Date {
         Date(storeMilliseconds: try int(column))
     }
 
-    package func optionalDate(_ column: String) throws(Failure) -> Date? {
+    package func optionalDate(_ column: String) throws(StoreError) -> Date? {
         try optionalInt(column).map(Date.init(storeMilliseconds:))
     }
 
     /// Decodes a text column holding JSON.
-    package func json<T: Decodable>(_ type: T.Type, _ column: String) throws(Failure) -> T {
+    package func json<T: Decodable>(_ type: T.Type, _ column: String) throws(StoreError) -> T {
         guard let value = StoredJSON.decode(T.self, from: try string(column)) else {
             throw corrupt("the stored column '\(column)' is not valid JSON")
         }
@@ -40,7 +38,7 @@ extension StoredRow {
     }
 
     /// Decodes a text column holding JSON, or `nil` for `NULL`.
-    package func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(Failure) -> T? {
+    package func optionalJSON<T: Decodable>(_ type: T.Type, _ column: String) throws(StoreError) -> T? {
         guard let text = try optionalString(column) else { return nil }
         guard let value = StoredJSON.decode(T.self, from: text) else {
             throw corrupt("the stored column '\(column)' is not valid JSON")
@@ -51,7 +49,7 @@ extension StoredRow {
 
 extension Registration {
     /// A registration from the columns of the `registrations` table.
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         guard let platform = Platform(rawValue: try row.string("platform")) else {
             throw row.corrupt("a stored registration has an unknown platform")
         }
@@ -83,7 +81,7 @@ extension Registration {
 
 extension Installation {
     /// An installation from the columns of the `installations` table (its document as text).
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         let document = try row.json(StoredInstallationDocument.self, "document")
         guard
             let installation = document.installation(
@@ -103,7 +101,7 @@ extension Installation {
 
 extension NotificationRecord {
     /// A notification from the columns of the `notifications` table.
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         guard let state = NotificationState(rawValue: try row.string("state")) else {
             throw row.corrupt("a stored notification has an unknown state")
         }
@@ -131,7 +129,7 @@ extension NotificationRecord {
 
 extension RichContent {
     /// Rich content's metadata from the columns of the `rich_content` table.
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         self.init(
             id: try row.string("id"),
             owner: try row.string("owner"),
@@ -145,14 +143,14 @@ extension RichContent {
 
 extension Account {
     /// An account from the columns of the `accounts` table.
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         self.init(username: try row.string("username"), passwordHash: try row.string("password_hash"), createdAt: try row.date("created_at"))
     }
 }
 
 extension Session {
     /// A session from the columns of the `sessions` table.
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         self.init(tokenHash: try row.string("token_hash"), username: try row.string("username"), expiresAt: try row.date("expires_at"))
     }
 }
@@ -160,7 +158,7 @@ extension Session {
 extension SecureMessage {
     /// A secure message from the columns of the `secure_messages` table as a read returns
     /// them, with the read counted: the message as it was before this read.
-    package init<Row: StoredRow>(storedAfterRead row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(storedAfterRead row: Row) throws(StoreError) {
         let readCount = try row.int("read_count") - 1
         self.init(
             id: try row.string("id"),
@@ -177,7 +175,7 @@ extension SecureMessage {
 
 extension HubJob {
     /// A job from the columns of the `jobs` table (its files aside).
-    package init<Row: StoredRow>(stored row: Row) throws(Row.Failure) {
+    package init<Row: StoredRow>(stored row: Row) throws(StoreError) {
         guard let kind = HubJob.Kind(rawValue: try row.string("kind")) else {
             throw row.corrupt("a stored job has an unknown kind")
         }
@@ -218,7 +216,7 @@ final class StoredTemplates: Sendable {
     private let decoded = Mutex<[String: RegistrationTemplate]>([:])
 
     /// The template in `row`'s `template` column, `nil` for none.
-    func template<Row: StoredRow>(_ row: Row) throws(Row.Failure) -> RegistrationTemplate? {
+    func template<Row: StoredRow>(_ row: Row) throws(StoreError) -> RegistrationTemplate? {
         guard let text = try row.optionalString("template") else { return nil }
         if let template = decoded.withLock({ $0[text] }) { return template }
         guard let template = StoredJSON.decode(RegistrationTemplate.self, from: text) else {

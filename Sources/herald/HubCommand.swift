@@ -60,8 +60,6 @@ extension HubCommand {
             return try await configuration.withHubStorage(logger: logger, body)
         } catch let error as HeraldError {
             throw HubCommandError(error)
-        } catch let error as PostgresStoreError {
-            throw HubCommandError(error.message)
         } catch let error as StoreError {
             throw HubCommandError(error.message)
         }

@@ -82,8 +82,6 @@ extension StoreCommand {
                         """
                     )
                 }
-            } catch let error as PostgresStoreError {
-                throw HubCommandError(error.message)
             } catch let error as StoreError {
                 throw HubCommandError(error.message)
             } catch let error as HeraldError {

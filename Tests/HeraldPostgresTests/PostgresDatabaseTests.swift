@@ -84,7 +84,7 @@ struct PostgresDatabaseTests {
                 try await database.execute(unsafeSQL: "INSERT INTO herald.schema_migrations (version, name) VALUES (999, 'from the future')")
             }
             try await PostgresTestDatabase.with(url: url, migrate: false) { database in
-                await #expect(throws: PostgresStoreError(code: .schemaTooNew, message: "")) { try await database.migrate() }
+                await #expect(throws: StoreError(code: .schemaTooNew, message: "")) { try await database.migrate() }
                 let versions = try await database.schemaVersions()
                 #expect(versions.last == 999)
             }
@@ -172,7 +172,7 @@ struct PostgresDatabaseTests {
         } catch {
             #expect(!"\(error)".contains("wrong-password-4f1c9a"))
             #expect(!String(reflecting: error).contains("wrong-password-4f1c9a"))
-            #expect((error as? PostgresStoreError)?.code == .cannotConnect, "\(error)")
+            #expect((error as? StoreError)?.code == .cannotConnect, "\(error)")
         }
         #expect(!record.text.contains("wrong-password-4f1c9a"))
     }

@@ -209,7 +209,7 @@ struct SQLiteStoreLifecycleTests {
             let store = try await SQLiteStore.open(path: path, logger: testLogger)
             try? await store.close()
             Issue.record("a database from a newer Herald was opened")
-        } catch let error as SQLiteStoreError {
+        } catch let error as StoreError {
             #expect(error.code == .schemaTooNew)
             #expect(error.message.contains("99"))
             #expect(error.message.contains("newer"))
@@ -221,7 +221,7 @@ struct SQLiteStoreLifecycleTests {
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("not-a-db.sqlite").path
         try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: SQLiteStoreError(code: .cannotOpen, message: "")) {
+        await #expect(throws: StoreError(code: .cannotOpen, message: "")) {
             let store = try await SQLiteStore.open(path: path, logger: testLogger)
             try? await store.close()
         }

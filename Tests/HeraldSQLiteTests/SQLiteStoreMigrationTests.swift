@@ -200,7 +200,7 @@ struct SQLiteStoreMigrationTests {
         // after it has altered `registrations`.
         try await makeDatabase(at: path, statements: Self.version2File + ["CREATE TABLE installations (x)"])
 
-        await #expect(throws: SQLiteStoreError(code: .cannotOpen, message: "")) {
+        await #expect(throws: StoreError(code: .cannotOpen, message: "")) {
             try await withStore(at: path) { _ in Issue.record("a migration that failed opened the store") }
         }
 

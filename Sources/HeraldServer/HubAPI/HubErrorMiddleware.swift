@@ -40,7 +40,7 @@ struct HubErrorMiddleware: RouterMiddleware {
                 status = error.code.httpStatus
                 detail = error.message
                 headers[.retryAfter] = "\(error.retryAfterSeconds)"
-            case (nil, let error as any HTTPResponseError):
+            case (nil, let error as any HTTPResponseError) where HeraldError.answering(error) != nil:
                 status = Int(error.status.code)
                 detail = error.status == .contentTooLarge
                     ? "the request body is larger than the hub accepts (64 KB)"
