@@ -4,41 +4,29 @@ import Foundation
 /// from ``HeraldConfiguration/settings`` and the variables read elsewhere (the config file's,
 /// the OpenTelemetry exporter's), so that the page says what the code accepts.
 extension HeraldConfiguration {
-    /// A variable read by something other than ``settings``.
-    struct OtherVariable: Sendable {
-        var variable: String
-        var flag: String?
-        /// The default as the reference shows it (Markdown); `—` for none.
-        var defaultValue: String
-        /// What `herald serve --help` shows (plain text).
-        var help: String
-        /// What the reference shows (Markdown; links are relative to docs/).
-        var documentation: String
-    }
-
     /// The config file, read before the settings (``load(configFile:environment:overrides:)``).
-    static let configFileVariable = OtherVariable(
-        variable: "HERALD_CONFIG", flag: "--config", defaultValue: "—",
+    static let configFileVariable = Setting(
+        variable: "HERALD_CONFIG", flag: "--config", default: "—",
         help: "JSON config file",
-        documentation: "a JSON config file of settings: keys are the variable names without `HERALD_`, lower case (`{\"port\": 9000}`); variables and flags override it"
+        docs: "a JSON config file of settings: keys are the variable names without `HERALD_`, lower case (`{\"port\": 9000}`); variables and flags override it"
     )
 
     /// The OpenTelemetry variables, read by the trace exporter (``TracingBackend``).
-    static let tracingVariables: [OtherVariable] = [
-        OtherVariable(
-            variable: "OTEL_EXPORTER_OTLP_ENDPOINT", defaultValue: "—",
+    static let tracingVariables: [Setting] = [
+        Setting(
+            variable: "OTEL_EXPORTER_OTLP_ENDPOINT", default: "—",
             help: "export traces over OTLP/HTTP to this collector (…/v1/traces); unset: no tracing, at no cost",
-            documentation: "an OpenTelemetry collector's OTLP/HTTP address (`http://collector:4318`): Herald exports its traces to `…/v1/traces` ([Tracing](operations.md#tracing)); unset, nothing is traced and tracing costs nothing"
+            docs: "an OpenTelemetry collector's OTLP/HTTP address (`http://collector:4318`): Herald exports its traces to `…/v1/traces` ([Tracing](operations.md#tracing)); unset, nothing is traced and tracing costs nothing"
         ),
-        OtherVariable(
-            variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", defaultValue: "—",
+        Setting(
+            variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", default: "—",
             help: "the traces URL itself, instead",
-            documentation: "the traces URL itself, used as given, instead of the above"
+            docs: "the traces URL itself, used as given, instead of the above"
         ),
-        OtherVariable(
-            variable: "OTEL_SERVICE_NAME", defaultValue: "`herald`",
+        Setting(
+            variable: "OTEL_SERVICE_NAME", default: "`herald`",
             help: "the service's name in the traces (default herald); the other OTEL_* variables apply too",
-            documentation: "the service's name in the traces; the exporter reads the other `OTEL_*` variables of the OpenTelemetry specification too (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_*`, …)"
+            docs: "the service's name in the traces; the exporter reads the other `OTEL_*` variables of the OpenTelemetry specification too (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_*`, …)"
         ),
     ]
 
@@ -51,16 +39,14 @@ extension HeraldConfiguration {
     /// Every variable, its flag, its default and what it does: the config file first, then
     /// ``settings`` in their order, then the tracing variables. Ends with a line break.
     static var reference: String {
-        var rows = [row(configFileVariable.variable, configFileVariable.flag, configFileVariable.defaultValue, configFileVariable.documentation)]
-        rows += settings.map { row($0.variable, $0.flag, $0.defaultValue, $0.documentation) }
-        rows += tracingVariables.map { row($0.variable, $0.flag, $0.defaultValue, $0.documentation) }
+        let rows = ([configFileVariable] + settings + tracingVariables).map(row)
         return (["| variable | default | meaning |", "|---|---|---|"] + rows).joined(separator: "\n") + "\n"
     }
 
     /// One row of the table; a `|` in a cell is escaped so that it stays in its cell.
-    static func row(_ variable: String, _ flag: String?, _ defaultValue: String, _ documentation: String) -> String {
-        let name = "`\(variable)`" + (flag.map { " / `\($0)`" } ?? "")
-        let cells = [name, defaultValue, documentation].map { $0.replacingOccurrences(of: "|", with: "\\|") }
+    static func row(_ setting: Setting) -> String {
+        let name = "`\(setting.variable)`" + (setting.flag.map { " / `\($0)`" } ?? "")
+        let cells = [name, setting.defaultValue, setting.documentation].map { $0.replacingOccurrences(of: "|", with: "\\|") }
         return "| " + cells.joined(separator: " | ") + " |"
     }
 

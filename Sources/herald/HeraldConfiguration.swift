@@ -158,7 +158,8 @@ struct HeraldConfiguration: Sendable {
     /// Every setting: its variable, the flag that sets it too, its default, its description
     /// for `--help` and for the reference, and how to apply a value. The one table of settings:
     /// `herald serve --help` lists it, and `herald config reference` prints it as the table of
-    /// docs/configuration.md.
+    /// docs/configuration.md. A variable read elsewhere (the config file, the trace exporter)
+    /// is a setting whose `apply` does nothing, listed for the reference only.
     struct Setting: Sendable {
         var variable: String
         /// The command-line flag that sets it too (`--port`), on the commands that take it.
@@ -179,7 +180,7 @@ struct HeraldConfiguration: Sendable {
             default defaultValue: String,
             help: String,
             docs documentation: String,
-            apply: @escaping @Sendable (inout HeraldConfiguration, String) throws -> Void
+            apply: @escaping @Sendable (inout HeraldConfiguration, String) throws -> Void = { _, _ in }
         ) {
             self.variable = variable
             self.flag = flag
