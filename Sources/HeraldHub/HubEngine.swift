@@ -83,7 +83,10 @@ public final class HubEngine: Sendable {
         public init() {}
     }
 
-    public let store: any HeraldStore
+    /// The hub's store. Only the engine touches it for devices and notifications; the app
+    /// backend gets what it keeps there from the registry (``HubRegistry/appBackendStore(named:)``),
+    /// and the tests and `herald bench` seed it directly.
+    package let store: any HeraldStore
     public let configuration: Configuration
     private let providerTable: Mutex<[Platform: any PushProvider]>
     private let budgetTable: Mutex<[Platform: SendBudget]>

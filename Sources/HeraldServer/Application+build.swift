@@ -16,14 +16,14 @@ import HummingbirdTLS
 ///   - devices: the hub the app backend registers its users' devices with and sends through:
 ///     a hub of `hubs` (``HubRegistryUserDevices``), or one reached through the hub REST API.
 ///   - appStore: where the app backend keeps its accounts, sessions and secure and rich
-///     content: the store of its hub.
+///     content: the store of its hub (``HubRegistry/appBackendStore(named:)``).
 ///   - scheme: `https` for the TLS listener: the scheme of the URLs the hub API hands out.
 ///   - limits: the limits on callers the server's listeners share; its hashing pool must run
 ///     as a service (``buildApplication(hubs:devices:appStore:configuration:services:connections:limits:console:onServerRunning:logger:)`` runs it).
 public func buildRouter(
     hubs: HubRegistry,
     devices: any UserDevices,
-    appStore: any AccountStore & ContentStore,
+    appStore: any AppBackendStore,
     configuration: ServerConfiguration,
     scheme: String = "http",
     limits: CallerLimits,
@@ -94,7 +94,7 @@ public func buildRouter(
 public func buildApplication(
     hubs: HubRegistry,
     devices: any UserDevices,
-    appStore: any AccountStore & ContentStore,
+    appStore: any AppBackendStore,
     configuration: ServerConfiguration,
     services: [any Service] = [],
     connections: ConnectionLimiter? = nil,
@@ -128,7 +128,7 @@ public func buildApplication(
 public func buildTLSApplication(
     hubs: HubRegistry,
     devices: any UserDevices,
-    appStore: any AccountStore & ContentStore,
+    appStore: any AppBackendStore,
     configuration: ServerConfiguration,
     tls: TLSConfiguration,
     connections: ConnectionLimiter? = nil,

@@ -13,7 +13,7 @@ public import HeraldCore
 /// lease, the database is unavailable for a moment (closed, busy, unreachable) or its disk is
 /// full; ``HeraldError`` for what a caller asked that the data refuses (an id taken, a rule
 /// of the device registry that does not hold), which reaches the caller as it is.
-public protocol HeraldStore: RegistrationStore, InstallationStore, AccountStore, NotificationStore, ContentStore, JobStore, WebhookStore, ReceiptStore {
+public protocol HeraldStore: RegistrationStore, InstallationStore, AppBackendStore, NotificationStore, JobStore, WebhookStore, ReceiptStore {
     /// Returns once the store answers a read (for readiness checks); throws if it cannot.
     func ping() async throws
 

@@ -32,7 +32,7 @@ extension Bench {
             let (_, password) = try await console.operators.create(name: "bench")
             let (ports, portContinuation) = AsyncStream<Int>.makeStream()
             let app = buildApplication(
-                hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.appHubEngine.store, configuration: server,
+                hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.appStore, configuration: server,
                 console: console, onServerRunning: { portContinuation.yield($0) }, logger: logger
             )
             let group = ServiceGroup(services: [app], logger: logger)

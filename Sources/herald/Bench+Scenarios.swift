@@ -279,7 +279,7 @@ extension Bench {
         server.hubRequestsPerSecond = 1_000_000
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
-            hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.appHubEngine.store, configuration: server,
+            hubs: runtime.registry, devices: runtime.userDevices, appStore: runtime.appStore, configuration: server,
             onServerRunning: { portContinuation.yield($0) }, logger: logger
         )
         let group = ServiceGroup(services: [app], logger: logger)

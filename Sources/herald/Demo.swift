@@ -52,7 +52,7 @@ struct Demo: AsyncParsableCommand {
         let app = buildApplication(
             hubs: runtime.registry,
             devices: runtime.userDevices,
-            appStore: runtime.appHubEngine.store,
+            appStore: runtime.appStore,
             configuration: server,
             services: runtime.services,
             onServerRunning: { port in portContinuation.yield(port) },

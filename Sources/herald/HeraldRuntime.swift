@@ -30,6 +30,9 @@ struct HeraldRuntime {
     let appHubName: String
     /// The app backend's hub's engine.
     let appHubEngine: HubEngine
+    /// Where the app backend keeps its accounts, sessions and content: its hub's store, as the
+    /// registry opened it from the storage.
+    let appStore: any AppBackendStore
     /// The server's own providers, which hubs without credentials of their own deliver through.
     let providers: [any PushProvider]
     let emulators: BuiltInEmulators?
@@ -159,12 +162,16 @@ struct HeraldRuntime {
             engineConfiguration: engineConfiguration, metrics: metrics, logger: logger
         )
         let appHubEngine: HubEngine
+        let appStore: any AppBackendStore
         do {
             try await catalog.prepareAppHub(named: appHubName, logger: logger)
-            guard let opened = try await registry.engine(named: appHubName) else {
+            guard let opened = try await registry.engine(named: appHubName),
+                let store = try await registry.appBackendStore(named: appHubName)
+            else {
                 throw ConfigurationError("the app backend's hub '\(appHubName)' could not be opened")
             }
             appHubEngine = opened
+            appStore = store
         } catch {
             await registry.close()
             for provider in providers { try? await provider.shutdown() }
@@ -189,6 +196,7 @@ struct HeraldRuntime {
             registry: registry,
             appHubName: appHubName,
             appHubEngine: appHubEngine,
+            appStore: appStore,
             providers: providers,
             emulators: emulators,
             platformLines: Platform.allCases.compactMap { lines[$0] },

@@ -129,7 +129,7 @@ struct Serve: AsyncParsableCommand {
         let app = buildApplication(
             hubs: runtime.registry,
             devices: devices,
-            appStore: runtime.appHubEngine.store,
+            appStore: runtime.appStore,
             configuration: server,
             services: runtime.services,
             connections: connections,
@@ -147,7 +147,7 @@ struct Serve: AsyncParsableCommand {
                 try buildTLSApplication(
                     hubs: runtime.registry,
                     devices: devices,
-                    appStore: runtime.appHubEngine.store,
+                    appStore: runtime.appStore,
                     configuration: server,
                     tls: tls.configuration,
                     connections: connections,

@@ -34,6 +34,8 @@ struct TestHerald {
     let registry: HubRegistry
     /// The app backend's hub's engine.
     let appHubEngine: HubEngine
+    /// The app backend's accounts, sessions and content, as the binary gets them.
+    let appStore: any AppBackendStore
     let apns: APNsEmulator
     let fcm: FCMEmulator
     let wns: WNSEmulator
@@ -136,6 +138,7 @@ struct TestHerald {
             engineConfiguration: engineConfiguration, metrics: metrics, logger: logger
         )
         let appHubEngine = try #require(try await registry.engine(named: appHubName))
+        let appStore = try #require(try await registry.appBackendStore(named: appHubName))
         var server = ServerConfiguration()
         server.port = 0
         server.bcryptCost = 4
@@ -150,7 +153,7 @@ struct TestHerald {
         server.now = { clock.now }
         configure(&server)
         let herald = TestHerald(
-            directory: directory, catalog: catalog, registry: registry, appHubEngine: appHubEngine, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
+            directory: directory, catalog: catalog, registry: registry, appHubEngine: appHubEngine, appStore: appStore, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
             clock: clock, metrics: metrics, authority: authority
         )
         do {
@@ -181,7 +184,7 @@ struct TestHerald {
     func application(console: Console? = nil) -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        return buildApplication(hubs: registry, devices: devices, appStore: appHubEngine.store, configuration: server, console: console, logger: logger)
+        return buildApplication(hubs: registry, devices: devices, appStore: appStore, configuration: server, console: console, logger: logger)
     }
 }
 

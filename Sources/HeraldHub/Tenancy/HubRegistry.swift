@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 public import HeraldMetrics
 public import HeraldPush
-import HeraldStore
+public import HeraldStore
 public import Logging
 public import ServiceLifecycle
 import Synchronization
@@ -131,6 +131,14 @@ public final class HubRegistry: Service, Sendable {
                 platform: provider.platform, credential: provider.credentialID, rate: definition.sendRate(for: provider.platform))
         }
         return budgets
+    }
+
+    /// Where the app backend keeps its accounts, sessions and secure and rich content: the
+    /// store this registry opened from the catalog's storage for the hub `name` (opening the
+    /// hub if needed), as no more than the app backend needs; `nil` if the catalog has no such
+    /// hub. The registry owns the store and closes it with the hub.
+    public func appBackendStore(named name: String) async throws -> (any AppBackendStore)? {
+        try await engine(named: name)?.store
     }
 
     /// The engine of the hub with this name, opened if needed; `nil` if the catalog has no
