@@ -112,6 +112,8 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldStore",
+                // SecureFile: the hubs' definitions hold their keys and credentials.
+                "HeraldTLS",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

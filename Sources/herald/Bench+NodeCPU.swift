@@ -6,6 +6,7 @@ import HeraldEmulator
 import HeraldHub
 import HeraldHubWire
 import HeraldPush
+import HeraldSQLite
 import HeraldStore
 import Logging
 import NIOCore

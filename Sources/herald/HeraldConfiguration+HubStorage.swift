@@ -1,6 +1,7 @@
 import HeraldCore
 import HeraldHub
 import HeraldPostgres
+import HeraldSQLite
 import HeraldStore
 import Logging
 

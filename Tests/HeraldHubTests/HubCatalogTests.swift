@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
+import HeraldSQLite
 import HeraldStore
 import Testing
 

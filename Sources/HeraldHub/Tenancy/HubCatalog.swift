@@ -1,6 +1,7 @@
 public import Foundation
 public import HeraldCore
 import HeraldHubWire
+public import HeraldSQLite
 public import HeraldStore
 import Synchronization
 

@@ -1,6 +1,5 @@
 public import Foundation
 import HeraldCore
-import HeraldSQLite
 public import HeraldStore
 import HeraldTLS
 public import Logging
@@ -97,7 +96,7 @@ public final class DirectoryHubStorage: HubStorage {
     /// removing its files takes a while. A hub whose `hub.json` is damaged can be deleted too.
     public func deleteHub(named name: String) async throws -> String? {
         try withLock { () throws(HeraldError) -> String? in
-            let all = HubDefinition.isValidName(name) ? try names() : []
+            let all = HubName.isValid(name) ? try names() : []
             guard let actual = all.first(where: { $0 == name }) ?? all.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame })
             else { return nil }
             let source = directory(of: actual)
@@ -174,7 +173,7 @@ public final class DirectoryHubStorage: HubStorage {
         }
         return
             entries
-            .filter { HubDefinition.isValidName($0) && FileManager.default.fileExists(atPath: definitionPath(of: $0)) }
+            .filter { HubName.isValid($0) && FileManager.default.fileExists(atPath: definitionPath(of: $0)) }
             .sorted { ($0.lowercased(), $0) < ($1.lowercased(), $1) }
     }
 
