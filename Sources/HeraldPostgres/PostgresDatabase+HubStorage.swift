@@ -145,7 +145,10 @@ extension PostgresDatabase: HubStorage {
         }
     }
 
-    public func openStore(forHub name: String, logger: Logger) async throws -> any HeraldStore {
+    /// Every node on the database shares it.
+    public var isSharedByNodes: Bool { true }
+
+    public func openStore(forHub name: String, logger: Logger) async throws -> PostgresStore {
         store(hub: name)
     }
 

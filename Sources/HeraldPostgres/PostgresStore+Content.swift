@@ -5,6 +5,10 @@ import PostgresNIO
 public import HeraldStore
 
 extension PostgresStore {
+    /// Rich content was never kept in files beside a database: nothing to move.
+    @discardableResult
+    public func importRichContentFiles(directory: String) async throws -> Int { 0 }
+
     // MARK: Secure messages
 
     private static let secureColumns = "id, recipient, sender, sealed, created_at, expires_at, read_count, first_read_at"

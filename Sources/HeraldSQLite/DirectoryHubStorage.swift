@@ -113,7 +113,10 @@ public final class DirectoryHubStorage: HubStorage {
         }
     }
 
-    public func openStore(forHub name: String, logger: Logger) async throws -> any HeraldStore {
+    /// A data directory is one node's own.
+    public var isSharedByNodes: Bool { false }
+
+    public func openStore(forHub name: String, logger: Logger) async throws -> SQLiteStore {
         try await SQLiteStore.open(path: storePath(of: name), logger: logger)
     }
 

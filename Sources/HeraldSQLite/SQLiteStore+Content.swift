@@ -95,7 +95,7 @@ extension SQLiteStore {
     /// empty. Returns how many it moved. Safe to repeat: a file whose bytes are stored already
     /// is deleted.
     @discardableResult
-    package func importRichContentFiles(directory: String) async throws -> Int {
+    public func importRichContentFiles(directory: String) async throws -> Int {
         let fileManager = FileManager.default
         guard let names = try? fileManager.contentsOfDirectory(atPath: directory) else { return 0 }
         var moved = 0

@@ -75,6 +75,13 @@ public struct RichContent: Sendable, Hashable {
 /// nothing here needs leases. Expired items are invisible at once and deleted by the
 /// purge methods, which a periodic sweep calls.
 public protocol ContentStore: Sendable {
+    /// Moves the files of rich content that releases before the bytes were in the store kept
+    /// (one per upload in `directory`, named after its id) into the store, and deletes them;
+    /// returns how many it moved. A store that never had such files (PostgreSQL) moves none and
+    /// leaves `directory` alone.
+    @discardableResult
+    func importRichContentFiles(directory: String) async throws -> Int
+
     /// Saves a new secure message. Throws ``HeraldError/conflict(_:)`` if the id is taken.
     func saveSecureMessage(_ message: SecureMessage) async throws
 

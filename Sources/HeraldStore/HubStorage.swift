@@ -4,13 +4,25 @@ public import Logging
 /// Where a deployment keeps its hubs: each hub's definition (its rules, keys and push
 /// credentials, as one document) and each hub's ``HeraldStore``.
 ///
-/// Two implementations: a data directory (`hubs/<name>/hub.json` and one SQLite file per
-/// hub, for one node) and a PostgreSQL database (one table of definitions and one set of
-/// tables for every hub's data, shared by several nodes). Definitions are opaque documents
+/// Two implementations, each beside its store: a data directory (`DirectoryHubStorage` in
+/// HeraldSQLite: `hubs/<name>/hub.json` and one SQLite file per hub, for one node) and a
+/// PostgreSQL database (`PostgresDatabase` in HeraldPostgres: one table of definitions and one
+/// set of tables for every hub's data, shared by several nodes). What differs between them is
+/// said here (``Store``, ``isSharedByNodes``), so that a caller needs neither one by name. Definitions are opaque documents
 /// here; the hub catalog reads and writes them. Every change is made under a lock that every
 /// process on the same storage shares, so `herald hub …` and running servers can change
 /// hubs at the same time, and a change is seen by all of them at once.
 public protocol HubStorage: Sendable {
+    /// The store of one hub on this storage (`SQLiteStore`, `PostgresStore`); a caller that
+    /// holds `any HubStorage` gets `any HeraldStore`.
+    associatedtype Store: HeraldStore
+
+    /// Whether several nodes share this storage (a database) rather than one node keeping it
+    /// alone (a data directory). What every node must agree on (the VAPID key, the
+    /// secure-payload key's fingerprint) is kept in the ``sharedValue(named:)`` of storage that
+    /// nodes share, and in the node's own files otherwise.
+    var isSharedByNodes: Bool { get }
+
     /// Where the hubs are, for messages: "the data directory /var/lib/herald",
     /// "the database postgres://herald:***@db:5432/herald". Never holds a password.
     var location: String { get }
@@ -43,7 +55,7 @@ public protocol HubStorage: Sendable {
     func deleteHub(named name: String) async throws -> String?
 
     /// Opens the store of the hub `name` (its exact name). The caller closes it.
-    func openStore(forHub name: String, logger: Logger) async throws -> any HeraldStore
+    func openStore(forHub name: String, logger: Logger) async throws -> Store
 
     /// Records that the node `node` (a name unique to one running process) is alive now, and
     /// returns how many nodes are: those that reported within `window`, this one included.

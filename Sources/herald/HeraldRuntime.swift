@@ -182,10 +182,12 @@ struct HeraldRuntime {
         }
         // Releases before the bytes of rich content were in the store kept them in files.
         let richFiles = "\(dataDirectory)/rich"
-        if let store = appHubEngine.store as? SQLiteStore, FileManager.default.fileExists(atPath: richFiles) {
+        if FileManager.default.fileExists(atPath: richFiles) {
             do {
-                let moved = try await store.importRichContentFiles(directory: richFiles)
-                logger.info("Moved the rich content files of an earlier release into the store", metadata: ["herald.count": "\(moved)"])
+                let moved = try await appStore.importRichContentFiles(directory: richFiles)
+                if moved > 0 {
+                    logger.info("Moved the rich content files of an earlier release into the store", metadata: ["herald.count": "\(moved)"])
+                }
             } catch {
                 logger.error("Could not move the rich content files of an earlier release into the store", metadata: ["error": "\(error)"])
             }
@@ -261,25 +263,25 @@ struct HeraldRuntime {
     static func vapidKeyPEM(_ configuration: HeraldConfiguration, storage: (any HubStorage)?) async throws -> String {
         let localPath = "\(configuration.dataDirectory)/keys/vapid-private.pem"
         if let path = configuration.webPush.vapidKeyFile { return try loadOrCreateVAPIDKey(path) }
-        guard let database = storage as? PostgresDatabase else { return try loadOrCreateVAPIDKey(localPath) }
+        guard let storage, storage.isSharedByNodes else { return try loadOrCreateVAPIDKey(localPath) }
         let local = FileManager.default.contents(atPath: localPath).flatMap { String(data: $0, encoding: .utf8) }
-        return try await database.replaceSharedValue(named: "webpush.vapid-private-key", expected: nil, with: local ?? P256.Signing.PrivateKey().pemRepresentation)
+        return try await storage.replaceSharedValue(named: "webpush.vapid-private-key", expected: nil, with: local ?? P256.Signing.PrivateKey().pemRepresentation)
     }
 
     /// Checks that this node seals secure payloads with the key the other nodes on the database
     /// use (by its fingerprint: the key itself never goes into the database, so that the
     /// database and its backups never hold what opens the payloads they keep).
     static func checkSharedSecureKey(_ configuration: HeraldConfiguration, storage: any HubStorage) async throws {
-        guard let database = storage as? PostgresDatabase else { return }
+        guard storage.isSharedByNodes else { return }
         let key = try securePayloadKey(configuration)
-        let shared = try await database.replaceSharedValue(named: "secure-payload-key.fingerprint", expected: nil, with: key.fingerprint)
+        let shared = try await storage.replaceSharedValue(named: "secure-payload-key.fingerprint", expected: nil, with: key.fingerprint)
         guard shared == key.fingerprint else {
             let remedy =
                 configuration.securePayloadKeyFile != nil
                 ? "give every node the same key file in HERALD_SECURE_PAYLOAD_KEY_FILE"
                 : "copy keys/secure-payload.key from one of them into \(configuration.dataDirectory)/keys/ (mode 0600), or give every node the same key file in HERALD_SECURE_PAYLOAD_KEY_FILE,"
             throw ConfigurationError(
-                "this node's secure-payload key (\(secureKeyDescription(configuration)), fingerprint \(key.fingerprint)) is not the one the other nodes on \(database.url) seal with (fingerprint \(shared)): \(remedy) and start again"
+                "this node's secure-payload key (\(secureKeyDescription(configuration)), fingerprint \(key.fingerprint)) is not the one the other nodes on \(storage.location) seal with (fingerprint \(shared)): \(remedy) and start again"
             )
         }
     }

@@ -150,9 +150,7 @@ extension StoreCommand {
             } catch let error as StoreError where error.code == .nameTaken {
                 print("  definition: the database has a hub of this name already, kept as it is; copying the data into it")
             }
-            guard let store = try await source.openStore(forHub: definition.name, logger: logger) as? SQLiteStore else {
-                throw HubCommandError("the store of hub '\(name)' is not a SQLite file")
-            }
+            let store = try await source.openStore(forHub: definition.name, logger: logger)
             do {
                 // Rich content files of a release before the bytes were in the store.
                 if isAppHub, FileManager.default.fileExists(atPath: from + "/rich") {

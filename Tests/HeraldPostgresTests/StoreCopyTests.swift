@@ -21,7 +21,7 @@ struct StoreCopyTests {
         let catalog = HubCatalog(storage: storage)
         let hubs = [try await catalog.create(name: "app"), try await catalog.create(name: "Second")]
         for hub in hubs {
-            let store = try #require(try await storage.openStore(forHub: hub.name, logger: testLogger) as? SQLiteStore)
+            let store = try await storage.openStore(forHub: hub.name, logger: testLogger)
             let now = Date()
             try await store.insertRegistrations((0..<2_345).map { n in
                 Registration.sample(id: String(format: "reg-%05d", n), handle: String(format: "%064x", n), tags: n % 2 == 0 ? ["even", "all"] : ["all"])
@@ -68,7 +68,7 @@ struct StoreCopyTests {
                 let catalog = HubCatalog(storage: database)
                 for hub in hubs {
                     #expect(try await catalog.hub(named: hub.name) == hub, "the definition with its keys")
-                    let source = try #require(try await storage.openStore(forHub: hub.name, logger: testLogger) as? SQLiteStore)
+                    let source = try await storage.openStore(forHub: hub.name, logger: testLogger)
                     let copy = database.store(hub: hub.name)
                     try await Self.expectSameContents(source, copy)
                     try await source.close()
