@@ -33,7 +33,7 @@ struct SQLiteStoreInstallationTests {
             let boom = InstallationTemplate(body: "{}")
 
             // A new installation.
-            await #expect(throws: StoreError.self) {
+            await #expect(throws: StoreError(code: .database, message: "")) {
                 _ = try await store.upsertInstallation(.sample(templates: ["a": Self.silent, "boom": boom]), ifVersion: nil)
             }
             #expect(try await store.installation(id: "inst-1") == nil)
@@ -43,7 +43,7 @@ struct SQLiteStoreInstallationTests {
             // An existing one: the old version and all its registrations stay.
             let first = try await store.upsertInstallation(.sample(templates: ["a": Self.silent, "b": Self.greeting]), ifVersion: nil)
             let registrations = try await Self.derived(store, "inst-1")
-            await #expect(throws: StoreError.self) {
+            await #expect(throws: StoreError(code: .database, message: "")) {
                 _ = try await store.upsertInstallation(.sample(tags: ["other"], templates: ["a": Self.silent, "boom": boom]), ifVersion: nil)
             }
             #expect(try await store.installation(id: "inst-1") == first)
