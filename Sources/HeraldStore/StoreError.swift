@@ -48,6 +48,15 @@ public struct StoreError: CodedError {
         /// A stored value could not be read back (an unknown platform, malformed JSON).
         public static let corruptData = Code(.corruptData)
 
+        /// A store's own failure rather than one of the contract's terms (see
+        /// ``StoreError/isInternal``).
+        var isInternal: Bool {
+            switch base {
+            case .cannotOpen, .cannotConnect, .schemaTooNew, .database, .corruptData: true
+            case .leaseLost, .databaseUnavailable, .storageFull, .nameTaken, .idempotencyKeyReused: false
+            }
+        }
+
         /// A short name, safe as a metric label.
         public var description: String { base.rawValue }
     }
@@ -73,7 +82,7 @@ public struct StoreError: CodedError {
     /// store acts on and a caller sees as an internal error, rather than one of the contract's
     /// terms the engine acts on.
     package var isInternal: Bool {
-        [Code.cannotOpen, .cannotConnect, .schemaTooNew, .database, .corruptData].contains(code)
+        code.isInternal
     }
 
     /// What ``NotificationStore/saveProgress(id:owner:cursor:counts:leaseUntil:)``,

@@ -5,7 +5,7 @@ import Foundation
 /// the OpenTelemetry exporter's), so that the page says what the code accepts.
 extension HeraldConfiguration {
     /// The config file, read before the settings (``load(configFile:environment:overrides:)``).
-    static let configFileVariable = Setting(
+    static let configFileVariable = Setting.readElsewhere(
         variable: "HERALD_CONFIG", flag: "--config", default: "—",
         help: "JSON config file",
         docs: "a JSON config file of settings: keys are the variable names without `HERALD_`, lower case (`{\"port\": 9000}`); variables and flags override it"
@@ -13,17 +13,17 @@ extension HeraldConfiguration {
 
     /// The OpenTelemetry variables, read by the trace exporter (``TracingBackend``).
     static let tracingVariables: [Setting] = [
-        Setting(
+        .readElsewhere(
             variable: "OTEL_EXPORTER_OTLP_ENDPOINT", default: "—",
             help: "export traces over OTLP/HTTP to this collector (…/v1/traces); unset: no tracing, at no cost",
             docs: "an OpenTelemetry collector's OTLP/HTTP address (`http://collector:4318`): Herald exports its traces to `…/v1/traces` ([Tracing](operations.md#tracing)); unset, nothing is traced and tracing costs nothing"
         ),
-        Setting(
+        .readElsewhere(
             variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", default: "—",
             help: "the traces URL itself, instead",
             docs: "the traces URL itself, used as given, instead of the above"
         ),
-        Setting(
+        .readElsewhere(
             variable: "OTEL_SERVICE_NAME", default: "`herald`",
             help: "the service's name in the traces (default herald); the other OTEL_* variables apply too",
             docs: "the service's name in the traces; the exporter reads the other `OTEL_*` variables of the OpenTelemetry specification too (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_*`, …)"

@@ -159,7 +159,7 @@ struct HeraldConfiguration: Sendable {
     /// for `--help` and for the reference, and how to apply a value. The one table of settings:
     /// `herald serve --help` lists it, and `herald config reference` prints it as the table of
     /// docs/configuration.md. A variable read elsewhere (the config file, the trace exporter)
-    /// is a setting whose `apply` does nothing, listed for the reference only.
+    /// is listed for the reference as a ``Setting/readElsewhere(variable:flag:default:help:docs:)``.
     struct Setting: Sendable {
         var variable: String
         /// The command-line flag that sets it too (`--port`), on the commands that take it.
@@ -180,7 +180,7 @@ struct HeraldConfiguration: Sendable {
             default defaultValue: String,
             help: String,
             docs documentation: String,
-            apply: @escaping @Sendable (inout HeraldConfiguration, String) throws -> Void = { _, _ in }
+            apply: @escaping @Sendable (inout HeraldConfiguration, String) throws -> Void
         ) {
             self.variable = variable
             self.flag = flag
@@ -188,6 +188,12 @@ struct HeraldConfiguration: Sendable {
             self.help = help
             self.documentation = documentation
             self.apply = apply
+        }
+
+        /// A variable that something other than the settings reads (the config file's, the
+        /// trace exporter's): in the reference and `--help`, applied by nothing here.
+        static func readElsewhere(variable: String, flag: String? = nil, default defaultValue: String, help: String, docs: String) -> Setting {
+            Setting(variable: variable, flag: flag, default: defaultValue, help: help, docs: docs) { _, _ in }
         }
     }
 
