@@ -349,8 +349,8 @@ public final class APNsProvider: PushProvider {
     /// The header fields of a request after the pseudo-header fields: authorization (token
     /// authentication only), topic, push type and every `apns-*` header of the notification,
     /// names lowercased as HTTP/2 requires. `nil` when an `apns-*` header is not a valid HTTP
-    /// field (its name a token, its value without CR, LF or NUL): HTTP/2's own checks of header
-    /// blocks are off on the client's connections.
+    /// field (its name a token, its value without CR, LF or NUL): the HTTP/2 client sends header
+    /// blocks unchecked.
     private func requestFields(for notification: PushNotification, authorization: String?) -> HPACKHeaders? {
         var headers = HPACKHeaders()
         headers.reserveCapacity(notification.headers.count + 3)

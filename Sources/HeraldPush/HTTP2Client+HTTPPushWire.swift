@@ -9,7 +9,7 @@ struct HTTP2PushRequest: Sendable {
     /// Whether `:path` goes into HPACK's dynamic table: when every request has the same one.
     var indexingPath: Bool
     /// The regular header fields after `authorization`, names in lowercase and values valid
-    /// (HTTP/2's own checks are off on the client's connections).
+    /// (the client's connections send header blocks unchecked).
     var fields: [(name: String, value: String)]
     var body: ByteBuffer?
 

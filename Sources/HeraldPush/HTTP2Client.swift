@@ -8,15 +8,17 @@ import Synchronization
 /// A lean HTTP/2 client for one origin: a fixed number of connections, requests spread over
 /// them round-robin, streams handled frame by frame.
 ///
-/// Built for push-service fan-out, where AsyncHTTPClient's per-stream child channels and
+/// Built for push-service fan-out, where a general HTTP/2 stack's per-stream state and
 /// separately flushed writes cost more than the requests themselves:
 ///
 /// - Requests from any thread are queued per connection and handed to its event loop in
-///   bursts; each burst's frames (HEADERS, DATA with END_STREAM) are written and flushed once.
-/// - There is no child channel per stream: ``HTTP2ClientHandler`` sits right after
-///   `NIOHTTP2Handler`, allocates stream ids and completes one continuation per stream.
-///   `NIOHTTP2Handler` holds back streams beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS
-///   until others close, and answers PING and SETTINGS.
+///   bursts; each burst's frames (HEADERS, DATA with END_STREAM) are written into one buffer
+///   and leave in one write and one flush.
+/// - The HTTP/2 framing is the client's own: ``HTTP2ClientHandler`` sits right above TLS,
+///   encodes and decodes frames (``HTTP2FrameEncoder``, ``HTTP2FrameDecoder``; HPACK from
+///   swift-nio-http2), allocates stream ids, keeps streams beyond the server's
+///   SETTINGS_MAX_CONCURRENT_STREAMS until others close, respects its flow-control windows,
+///   answers PING and SETTINGS, and completes one continuation per stream.
 /// - Connections open on first use (TLS with ALPN `h2`, SNI and hostname verification) and are
 ///   replaced after a GOAWAY or a loss. A connection that cannot be set up fails its requests at
 ///   once, and further requests fail at once during a short, growing backoff.
@@ -167,8 +169,8 @@ package final class HTTP2Client: Sendable {
 
     /// Sends a complete header block (from ``headerBlock(method:path:indexingPath:reservingCapacity:)``,
     /// pseudo-header fields first) and `body`, and waits for the whole response or until
-    /// `deadline`. The block is sent as it is: HTTP/2's header validation is off on this
-    /// client's connections, since every block it sends was built here.
+    /// `deadline`. The block is sent as it is, unchecked: every block this client sends was built
+    /// here.
     package func send(headerBlock headers: HPACKHeaders, body: ByteBuffer?, deadline: NIODeadline) async throws(HTTP2ClientError)
         -> Response
     {

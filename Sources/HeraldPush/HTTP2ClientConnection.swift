@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -188,13 +187,7 @@ final class HTTP2ClientConnection: Sendable {
                         let tls = try NIOSSLClientHandler(context: sslContext, serverHostname: shared.serverHostname)
                         try sync.addHandler(tls)
                     }
-                    let flushGate = HTTP2FlushGate()
-                    try sync.addHandler(flushGate)
-                    let http2 = NIOHTTP2Handler(
-                        mode: .client, connectionConfiguration: HTTP2ClientHandler.connectionConfiguration)
-                    try sync.addHandler(http2)
-                    try sync.addHandler(
-                        HTTP2ClientHandler(owner: self, flushGate: flushGate, connectionID: id, configuration: handlerConfiguration))
+                    try sync.addHandler(HTTP2ClientHandler(owner: self, connectionID: id, configuration: handlerConfiguration))
                 }
             }
             .connect(host: configuration.host, port: configuration.port)

@@ -1,26 +1,32 @@
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 
-/// The client side of one HTTP/2 connection, frame by frame.
+/// The client side of one HTTP/2 connection, frame by frame, right above the socket (or TLS).
 ///
-/// It sits directly after `NIOHTTP2Handler` (no stream multiplexer, no child channel per
-/// stream). Requests handed to ``submit(_:)`` get the next odd stream ids; their HEADERS and
-/// DATA (with END_STREAM) are written together and flushed once per burst. Response HEADERS
-/// and DATA are collected per stream id, and whoever waits for the stream is answered at
-/// END_STREAM. `NIOHTTP2Handler` holds back streams beyond the server's
-/// SETTINGS_MAX_CONCURRENT_STREAMS and answers PING; this handler returns connection-level
-/// flow-control credit as responses arrive, checks deadlines every
-/// ``Configuration/timeoutResolution`` while streams are open (an expired stream is reset), and
-/// reports the connection's life to its ``HTTP2ClientConnection``.
+/// It speaks HTTP/2 itself (RFC 9113), with ``HTTP2FrameEncoder`` and ``HTTP2FrameDecoder``,
+/// and only as much of it as a push client needs: it opens streams, sends one request on each
+/// and reads one response; the server can open none (push is off).
 ///
-/// Requests wait for the server's SETTINGS before their streams open, so that the first burst
-/// respects the server's stream limit rather than the default of 100. (Only `h2` is offered in
-/// ALPN; a server that answers the preface with anything but HTTP/2 frames fails the
-/// connection, which counts as a failed attempt.)
+/// Requests handed to ``submit(_:)`` get the next odd stream ids, up to the server's
+/// SETTINGS_MAX_CONCURRENT_STREAMS open at once; the rest wait in order and open as streams
+/// close. Each request's HEADERS and DATA (with END_STREAM) are written into one buffer, and a
+/// whole burst leaves in one write and one flush, so that TLS seals it as a few full records.
+/// A body that does not fit in the server's flow-control windows waits for its WINDOW_UPDATE.
+/// Response HEADERS and DATA are collected per stream, and whoever waits for the stream is
+/// answered at END_STREAM. Connection-level credit is returned as responses arrive (stream
+/// windows are large enough for any response this client accepts); PING is answered; the
+/// server's SETTINGS apply when they arrive, to the streams already open too.
+///
+/// Deadlines are checked every ``Configuration/timeoutResolution`` while streams are open (an
+/// expired stream is reset), and the connection's life is reported to its
+/// ``HTTP2ClientConnection``. Requests wait for the server's SETTINGS before their streams
+/// open, so that the first burst respects the server's stream limit. (Only `h2` is offered in
+/// ALPN; a server that answers the preface with anything but SETTINGS fails the connection,
+/// which counts as a failed attempt.) A server that breaks the protocol gets a GOAWAY with the
+/// error's code, and the connection closes; its requests fail as on any lost connection.
 final class HTTP2ClientHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     struct Configuration: Sendable {
         /// Time from TCP connect until the server's SETTINGS (TLS handshake included).
@@ -32,26 +38,26 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         var peer: String
     }
 
-    /// Our SETTINGS: no server push, default stream windows (responses are small).
-    ///
-    /// NIOHTTP2's checks of every header block and of content lengths are off: the blocks
-    /// sent are built by ``HTTP2Client`` and its providers (pseudo-header fields first, names
-    /// in lowercase, checked where a caller supplies them), and of a response only `:status`
-    /// and the body, bounded by ``Configuration/maxResponseBodySize``, are read.
-    static let connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration = {
-        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
-        configuration.headerBlockValidation = .disabled
-        configuration.contentLengthValidation = .disabled
-        configuration.initialSettings = [
-            HTTP2Setting(parameter: .enablePush, value: 0),
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
-        ]
-        return configuration
-    }()
-
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS sent (the server can open no stream anyway).
+    static let maxConcurrentStreams: UInt32 = 100
+    /// The SETTINGS_MAX_HEADER_LIST_SIZE sent, and the largest response header list accepted.
+    static let maxHeaderListSize = 64 * 1024
     /// The connection-level inbound window this handler keeps open.
     static var connectionWindow: Int { 1 << 20 }
+    /// The default initial window of a stream and of the connection (RFC 9113, 6.9.2).
+    static let defaultWindow = 65_535
+    /// The largest flow-control window.
+    static let largestWindow = Int(Int32.max)
+    /// The streams a server may have open at once when its SETTINGS do not say.
+    static let defaultPeerMaxConcurrentStreams = 100
+    /// The largest output buffer kept for the next burst.
+    static let outputKept = 1 << 20
+
+    /// The inbound window of each stream: room for the largest response body accepted and
+    /// some padding, so that no stream needs a WINDOW_UPDATE (a larger body resets the stream).
+    static func streamWindow(maxResponseBodySize: Int) -> Int {
+        max(defaultWindow, min(largestWindow, maxResponseBodySize + 16 * 1024))
+    }
 
     private struct Stream {
         var requestID: Int
@@ -60,6 +66,12 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         var status: Int?
         var headers: HPACKHeaders
         var body: ByteBuffer?
+        /// What the server's window for this stream lets this client still send.
+        var sendWindow: Int
+        /// The part of the request body not sent yet, waiting for window.
+        var unsent: ByteBuffer?
+        /// DATA received on this stream (padding included), against its inbound window.
+        var received: Int
 
         func fail(_ error: HTTP2ClientError) {
             completion.complete(.failure(error))
@@ -76,20 +88,32 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     private let owner: HTTP2ClientConnection
-    private let flushGate: HTTP2FlushGate
     private let connectionID: Int
     private let configuration: Configuration
+    private let streamWindow: Int
     private var context: ChannelHandlerContext?
     private var phase = Phase.starting
     private var becameReady = false
-    private var streams: [HTTP2StreamID: Stream] = [:]
-    private var held: [HTTP2PendingRequest] = []
-    private var nextStreamID: Int32 = 1
+    private var encoder = HTTP2FrameEncoder()
+    private var decoder = HTTP2FrameDecoder(maxHeaderListSize: HTTP2ClientHandler.maxHeaderListSize)
+    private var streams: [UInt32: Stream] = [:]
+    /// Requests accepted and not yet on a stream: before the server's SETTINGS, or beyond its
+    /// stream limit.
+    private var held = CircularBuffer<HTTP2PendingRequest>()
+    /// Streams whose body waits for window, oldest first.
+    private var blocked = CircularBuffer<UInt32>()
+    private var nextStreamID: UInt32 = 1
     private var streamsOpened = 0
+    /// Whether the server's SETTINGS came (the first frame it must send).
+    private var sawSettings = false
+    private var peerWentAway = false
+    private var peerMaxConcurrentStreams = HTTP2ClientHandler.defaultPeerMaxConcurrentStreams
+    private var peerInitialWindow = HTTP2ClientHandler.defaultWindow
+    private var connectionSendWindow = HTTP2ClientHandler.defaultWindow
+    private var connectionReceiveWindow = HTTP2ClientHandler.defaultWindow
     /// We end the connection (shutdown, stream ids used up): say so with a GOAWAY before closing.
     private var sendGoAwayOnClose = false
     private var closing = false
-    private var needsFlush = false
     private var sweep: Scheduled<Void>?
     private var readinessCheck: Scheduled<Void>?
     /// Why the connection failed, for the errors of the requests it held.
@@ -97,18 +121,18 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private var peer: String { configuration.peer }
 
-    init(owner: HTTP2ClientConnection, flushGate: HTTP2FlushGate, connectionID: Int, configuration: Configuration) {
+    init(owner: HTTP2ClientConnection, connectionID: Int, configuration: Configuration) {
         self.owner = owner
-        self.flushGate = flushGate
         self.connectionID = connectionID
         self.configuration = configuration
+        self.streamWindow = Self.streamWindow(maxResponseBodySize: configuration.maxResponseBodySize)
     }
 
     // MARK: - Requests
 
-    /// Opens a stream for each request (or holds them until the connection is ready) and
-    /// flushes once. Requests it cannot take, because the connection is going away, go back to
-    /// the owner, which has already been told to use another connection.
+    /// Opens a stream for each request (or holds them until the connection is ready or a
+    /// stream is free) and flushes once. Requests it cannot take, because the connection is
+    /// going away, go back to the owner, which has already been told to use another connection.
     func submit(_ requests: [HTTP2PendingRequest]) {
         guard !requests.isEmpty else { return }
         switch phase {
@@ -121,63 +145,89 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
                 for request in requests { request.fail(error) }
                 return
             }
-            open(requests[...], context: context)
-        case .goingAway, .closed:
+            held.append(contentsOf: requests)
+            openHeld()
+            flushOutput(context: context)
+            armSweep()
+        case .goingAway:
             owner.resubmit(requests)
+        case .closed:
+            // Not yet reported closed, so the owner still sends here.
+            let error = closedError
+            for request in requests { request.fail(error) }
         }
     }
 
-    private func open(_ requests: ArraySlice<HTTP2PendingRequest>, context: ChannelHandlerContext) {
-        var index = requests.startIndex
-        // A flush after each request sends its DATA in stream order (see HTTP2FlushGate); the
-        // gate passes one flush to the socket for the burst.
-        flushGate.coalescing {
-            while index < requests.endIndex, streamsOpened < configuration.maxStreams {
-                open(requests[index], context: context)
-                context.flush()
-                index += 1
-            }
+    /// Opens streams for held requests while the server's stream limit allows. When this
+    /// connection's stream ids are used up, it goes away and hands the rest to its owner.
+    private func openHeld() {
+        guard becameReady, phase == .ready || phase == .goingAway, !peerWentAway, !closing, context != nil else { return }
+        while streams.count < peerMaxConcurrentStreams, streamsOpened < configuration.maxStreams,
+            let request = held.popFirst()
+        {
+            open(request)
+            if phase == .closed { return }
         }
-        needsFlush = false
-        armSweep()
-        if streamsOpened >= configuration.maxStreams {
-            // Stream ids are used up: finish on this connection, send the rest over a new one.
-            sendGoAwayOnClose = true
-            beginGoingAway()
-            if index < requests.endIndex { owner.resubmit(Array(requests[index...])) }
-            closeIfIdle()
+        guard streamsOpened >= configuration.maxStreams else { return }
+        // Stream ids are used up: finish on this connection, send the rest over a new one.
+        sendGoAwayOnClose = true
+        beginGoingAway()
+        if !held.isEmpty {
+            let rest = Array(held)
+            held.removeAll()
+            owner.resubmit(rest)
         }
     }
 
-    private func open(_ request: HTTP2PendingRequest, context: ChannelHandlerContext) {
-        let streamID = HTTP2StreamID(nextStreamID)
+    private func open(_ request: HTTP2PendingRequest) {
+        let streamID = nextStreamID
         nextStreamID &+= 2
         streamsOpened += 1
-        streams[streamID] = Stream(
-            requestID: request.id, completion: request.completion, deadline: request.deadline, status: nil,
-            headers: [:], body: nil)
-        let written = context.eventLoop.makePromise(of: Void.self)
-        if let body = request.body, body.readableBytes > 0 {
-            write(.headers(.init(headers: request.headers)), on: streamID, context: context, promise: written)
-            write(.data(.init(data: .byteBuffer(body), endStream: true)), on: streamID, context: context)
-        } else {
-            write(.headers(.init(headers: request.headers, endStream: true)), on: streamID, context: context, promise: written)
+        let body = request.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
+        do {
+            try encoder.writeHeaders(streamID: streamID, headers: request.headers, endStream: body == nil)
+        } catch {
+            request.fail(HTTP2ClientError(.invalidRequest, "the request could not be written to \(peer): \(error.message)"))
+            failConnection(error)
+            return
         }
-        // A stream that cannot be created (a header NIOHTTP2 refuses, a closing connection)
-        // would otherwise wait for its deadline.
-        written.futureResult.assumeIsolated().whenFailure { error in
-            let code: HTTP2ClientError.Code = error is ChannelError ? .connectionClosed : .invalidRequest
-            self.fail(streamID, HTTP2ClientError(code, "the request could not be written to \(self.peer): \(error)"))
+        var stream = Stream(
+            requestID: request.id, completion: request.completion, deadline: request.deadline, status: nil, headers: [:],
+            body: nil, sendWindow: peerInitialWindow, unsent: body, received: 0)
+        if body != nil {
+            if blocked.isEmpty { sendData(streamID, &stream) }
+            if stream.unsent != nil { blocked.append(streamID) }
         }
+        streams[streamID] = stream
     }
 
-    private func write(
-        _ payload: HTTP2Frame.FramePayload,
-        on streamID: HTTP2StreamID,
-        context: ChannelHandlerContext,
-        promise: EventLoopPromise<Void>? = nil
-    ) {
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: payload)), promise: promise)
+    /// Writes as much of the stream's unsent body as the windows and the frame size allow.
+    private func sendData(_ streamID: UInt32, _ stream: inout Stream) {
+        guard var rest = stream.unsent else { return }
+        stream.unsent = nil
+        while true {
+            let size = min(rest.readableBytes, connectionSendWindow, stream.sendWindow, encoder.maxFrameSize)
+            guard size > 0 else { break }
+            let chunk = rest.readSlice(length: size)!
+            let end = rest.readableBytes == 0
+            encoder.writeData(streamID: streamID, payload: chunk, endStream: end)
+            connectionSendWindow -= size
+            stream.sendWindow -= size
+            if end { return }
+        }
+        stream.unsent = rest
+    }
+
+    /// Sends what waits for window, oldest stream first, as far as the windows now allow.
+    private func sendBlocked() {
+        guard !blocked.isEmpty else { return }
+        var waiting = CircularBuffer<UInt32>(initialCapacity: blocked.count)
+        while let streamID = blocked.popFirst() {
+            guard let index = streams.index(forKey: streamID), streams.values[index].unsent != nil else { continue }
+            if connectionSendWindow > 0 { sendData(streamID, &streams.values[index]) }
+            if streams.values[index].unsent != nil { waiting.append(streamID) }
+        }
+        blocked = waiting
     }
 
     /// Fails request `requestID` with `error` if it is held or on a stream of this connection
@@ -189,11 +239,8 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
             return true
         }
         guard let index = streams.firstIndex(where: { $0.value.requestID == requestID }) else { return false }
-        reset(at: index, error)
-        if needsFlush {
-            needsFlush = false
-            context?.flush()
-        }
+        reset(at: index, .cancel, error)
+        if let context { flushOutput(context: context) }
         return true
     }
 
@@ -226,6 +273,22 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        // The preface and our SETTINGS go out at once (TLS holds them until its handshake is
+        // done); the connection window is widened right away, so that many responses need no
+        // credit round trip.
+        encoder.writePreface()
+        var settings = [
+            HTTP2SettingsParameter(HTTP2SettingsParameter.enablePush, 0),
+            HTTP2SettingsParameter(HTTP2SettingsParameter.maxConcurrentStreams, Self.maxConcurrentStreams),
+            HTTP2SettingsParameter(HTTP2SettingsParameter.maxHeaderListSize, UInt32(Self.maxHeaderListSize)),
+        ]
+        if streamWindow != Self.defaultWindow {
+            settings.append(HTTP2SettingsParameter(HTTP2SettingsParameter.initialWindowSize, UInt32(streamWindow)))
+        }
+        encoder.writeSettings(settings)
+        encoder.writeWindowUpdate(streamID: 0, increment: Self.connectionWindow - connectionReceiveWindow)
+        connectionReceiveWindow = Self.connectionWindow
+        flushOutput(context: context)
         readinessCheck = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.connectTimeout) {
             guard self.phase == .starting else { return }
             self.failure = "no HTTP/2 SETTINGS within \(self.configuration.connectTimeout)"
@@ -238,105 +301,229 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.payload {
-        case .headers(let payload):
-            receiveHeaders(payload, streamID: frame.streamID)
-        case .data(let payload):
-            receiveData(payload, streamID: frame.streamID)
-        case .settings(.settings):
-            if phase == .starting { becomeReady(context: context) }
-        case .goAway(let lastStreamID, let errorCode, _):
-            receiveGoAway(lastStreamID: lastStreamID, errorCode: errorCode)
-        case .rstStream(let errorCode):
-            fail(frame.streamID, HTTP2ClientError(.streamReset, "\(peer) reset the stream (\(errorCode))"))
-        default:
-            break
+        guard !closing else { return }
+        decoder.append(unwrapInboundIn(data))
+        do {
+            while !closing, let frame = try decoder.nextFrame() {
+                try receive(frame, context: context)
+            }
+        } catch {
+            failConnection(error)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if needsFlush {
-            needsFlush = false
-            context.flush()
+        if becameReady, !closing, connectionReceiveWindow < Self.connectionWindow / 2 {
+            encoder.writeWindowUpdate(streamID: 0, increment: Self.connectionWindow - connectionReceiveWindow)
+            connectionReceiveWindow = Self.connectionWindow
         }
+        flushOutput(context: context)
         context.fireChannelReadComplete()
     }
 
-    private func becomeReady(context: ChannelHandlerContext) {
+    private func receive(_ frame: HTTP2FrameDecoder.Frame, context: ChannelHandlerContext) throws(HTTP2ProtocolError) {
+        if !sawSettings {
+            guard case .settings = frame else {
+                throw HTTP2ProtocolError(.protocolError, "the server's first frame is not SETTINGS")
+            }
+        }
+        switch frame {
+        case .headers(let streamID, let headers, let endStream):
+            try receiveHeaders(headers, endStream: endStream, streamID: streamID)
+        case .data(let streamID, let payload, let endStream, let length):
+            connectionReceiveWindow -= length
+            guard connectionReceiveWindow >= 0 else {
+                throw HTTP2ProtocolError(.flowControlError, "DATA beyond the connection's flow-control window")
+            }
+            try receiveData(payload, endStream: endStream, length: length, streamID: streamID)
+        case .settings(let parameters):
+            try apply(parameters)
+            encoder.writeSettingsAck()
+            if !sawSettings {
+                sawSettings = true
+                if phase == .starting { becomeReady() }
+            } else {
+                sendBlocked()
+                openHeld()
+            }
+        case .settingsAck:
+            break
+        case .ping(let opaqueData, let ack):
+            if !ack { encoder.writePing(opaqueData: opaqueData, ack: true) }
+        case .goAway(let lastStreamID, let errorCode):
+            receiveGoAway(lastStreamID: lastStreamID, errorCode: errorCode)
+        case .rstStream(let streamID, let errorCode):
+            try checkOpened(streamID, frame: "RST_STREAM")
+            fail(streamID, HTTP2ClientError(.streamReset, "\(peer) reset the stream (\(errorCode))"))
+        case .windowUpdate(0, let increment):
+            connectionSendWindow += increment
+            guard connectionSendWindow <= Self.largestWindow else {
+                throw HTTP2ProtocolError(.flowControlError, "a WINDOW_UPDATE beyond the largest connection window")
+            }
+            sendBlocked()
+        case .windowUpdate(let streamID, let increment):
+            try receiveWindowUpdate(increment, streamID: streamID)
+        case .ignored:
+            break
+        }
+    }
+
+    /// Applies the server's SETTINGS.
+    private func apply(_ parameters: [HTTP2SettingsParameter]) throws(HTTP2ProtocolError) {
+        for parameter in parameters {
+            let value = Int(parameter.value)
+            switch parameter.identifier {
+            case HTTP2SettingsParameter.headerTableSize:
+                encoder.setHeaderTableSize(value)
+            case HTTP2SettingsParameter.enablePush:
+                guard value <= 1 else { throw HTTP2ProtocolError(.protocolError, "SETTINGS_ENABLE_PUSH of \(value)") }
+            case HTTP2SettingsParameter.maxConcurrentStreams:
+                peerMaxConcurrentStreams = value
+            case HTTP2SettingsParameter.initialWindowSize:
+                guard value <= Self.largestWindow else {
+                    throw HTTP2ProtocolError(.flowControlError, "SETTINGS_INITIAL_WINDOW_SIZE of \(value)")
+                }
+                // The change applies to the streams open now as well (RFC 9113, 6.9.2).
+                let delta = value - peerInitialWindow
+                peerInitialWindow = value
+                guard delta != 0 else { break }
+                for index in streams.indices {
+                    streams.values[index].sendWindow += delta
+                    guard streams.values[index].sendWindow <= Self.largestWindow else {
+                        throw HTTP2ProtocolError(.flowControlError, "SETTINGS_INITIAL_WINDOW_SIZE overflows a stream's window")
+                    }
+                }
+            case HTTP2SettingsParameter.maxFrameSize:
+                guard (16_384...16_777_215).contains(value) else {
+                    throw HTTP2ProtocolError(.protocolError, "SETTINGS_MAX_FRAME_SIZE of \(value)")
+                }
+                encoder.maxFrameSize = value
+            default:
+                // SETTINGS_MAX_HEADER_LIST_SIZE is advisory; unknown settings are ignored.
+                break
+            }
+        }
+    }
+
+    private func becomeReady() {
         phase = .ready
         becameReady = true
         readinessCheck?.cancel()
         readinessCheck = nil
         owner.connectionReady(id: connectionID)
-        // Widen the connection window once, so that many responses need no credit round trip.
-        write(.windowUpdate(windowSizeIncrement: Self.connectionWindow - 65535), on: .rootStream, context: context)
-        let requests = held
-        held = []
-        open(requests[...], context: context)
+        openHeld()
     }
 
-    private func receiveHeaders(_ payload: HTTP2Frame.FramePayload.Headers, streamID: HTTP2StreamID) {
-        guard let index = streams.index(forKey: streamID) else { return }
+    /// A frame about a stream this client has not opened (an even id, or one not used yet)
+    /// breaks the protocol; one about a stream that has closed is ignored.
+    private func checkOpened(_ streamID: UInt32, frame: String) throws(HTTP2ProtocolError) {
+        guard streamID & 1 == 1, streamID < nextStreamID else {
+            throw HTTP2ProtocolError(.protocolError, "\(frame) on stream \(streamID), which this client did not open")
+        }
+    }
+
+    private func receiveHeaders(_ headers: HPACKHeaders, endStream: Bool, streamID: UInt32) throws(HTTP2ProtocolError) {
+        guard let index = streams.index(forKey: streamID) else {
+            try checkOpened(streamID, frame: "HEADERS")
+            return
+        }
         if streams.values[index].status == nil {
-            guard let raw = payload.headers.first(name: ":status"), let status = Int(raw) else {
-                reset(at: index, HTTP2ClientError(.invalidResponse, "\(peer) answered without :status"))
+            guard let raw = headers.first(name: ":status"), let status = Int(raw) else {
+                reset(at: index, .protocolError, HTTP2ClientError(.invalidResponse, "\(peer) answered without :status"))
                 return
             }
             // 1xx: an interim response; the final one follows.
             if status < 200 { return }
             streams.values[index].status = status
-            streams.values[index].headers = payload.headers
+            streams.values[index].headers = headers
         }
         // Anything after the final response headers are trailers: not needed.
-        if payload.endStream { complete(at: index) }
+        if endStream { complete(at: index) }
     }
 
-    private func receiveData(_ payload: HTTP2Frame.FramePayload.Data, streamID: HTTP2StreamID) {
-        guard let index = streams.index(forKey: streamID) else { return }
-        if case .byteBuffer(var chunk) = payload.data, chunk.readableBytes > 0 {
-            let size = (streams.values[index].body?.readableBytes ?? 0) + chunk.readableBytes
+    private func receiveData(_ payload: ByteBuffer, endStream: Bool, length: Int, streamID: UInt32) throws(HTTP2ProtocolError) {
+        guard let index = streams.index(forKey: streamID) else {
+            try checkOpened(streamID, frame: "DATA")
+            return
+        }
+        streams.values[index].received += length
+        guard streams.values[index].received <= streamWindow else {
+            reset(
+                at: index, .flowControlError,
+                HTTP2ClientError(.invalidResponse, "\(peer) sent DATA beyond the stream's flow-control window"))
+            return
+        }
+        if payload.readableBytes > 0 {
+            let size = (streams.values[index].body?.readableBytes ?? 0) + payload.readableBytes
             guard size <= configuration.maxResponseBodySize else {
                 let limit = configuration.maxResponseBodySize
-                reset(at: index, HTTP2ClientError(.invalidResponse, "the response body from \(peer) exceeds \(limit) bytes"))
+                reset(at: index, .cancel, HTTP2ClientError(.invalidResponse, "the response body from \(peer) exceeds \(limit) bytes"))
                 return
             }
             if streams.values[index].body == nil {
-                streams.values[index].body = chunk
+                streams.values[index].body = payload
             } else {
+                var chunk = payload
                 streams.values[index].body!.writeBuffer(&chunk)
             }
         }
-        if payload.endStream { complete(at: index) }
+        if endStream { complete(at: index) }
     }
 
-    private func complete(at index: Dictionary<HTTP2StreamID, Stream>.Index) {
-        let stream = streams.remove(at: index).value
+    private func receiveWindowUpdate(_ increment: Int, streamID: UInt32) throws(HTTP2ProtocolError) {
+        guard let index = streams.index(forKey: streamID) else {
+            try checkOpened(streamID, frame: "WINDOW_UPDATE")
+            return
+        }
+        guard increment > 0 else {
+            reset(at: index, .protocolError, HTTP2ClientError(.invalidResponse, "\(peer) sent a WINDOW_UPDATE of 0"))
+            return
+        }
+        streams.values[index].sendWindow += increment
+        guard streams.values[index].sendWindow <= Self.largestWindow else {
+            reset(
+                at: index, .flowControlError,
+                HTTP2ClientError(.invalidResponse, "\(peer) sent a WINDOW_UPDATE beyond the largest stream window"))
+            return
+        }
+        if streams.values[index].unsent != nil { sendBlocked() }
+    }
+
+    private func complete(at index: Dictionary<UInt32, Stream>.Index) {
+        let (streamID, stream) = streams.remove(at: index)
+        // Answered before its body was all sent: the rest is not wanted.
+        if stream.unsent != nil { encoder.writeRstStream(streamID: streamID, errorCode: .cancel) }
         if let status = stream.status {
             let response = HTTP2Client.Response(status: status, headers: stream.headers, body: stream.body)
             stream.completion.complete(.success(response))
         } else {
             stream.fail(HTTP2ClientError(.invalidResponse, "\(peer) ended the stream without response headers"))
         }
-        closeIfIdle()
+        streamClosed()
     }
 
     /// Fails the stream at `index` and resets it, so that the server stops and the slot frees.
-    private func reset(at index: Dictionary<HTTP2StreamID, Stream>.Index, _ error: HTTP2ClientError) {
+    private func reset(at index: Dictionary<UInt32, Stream>.Index, _ code: HTTP2ErrorCode, _ error: HTTP2ClientError) {
         let (streamID, stream) = streams.remove(at: index)
         stream.fail(error)
-        if let context { write(.rstStream(.cancel), on: streamID, context: context) }
-        needsFlush = true
+        encoder.writeRstStream(streamID: streamID, errorCode: code)
+        streamClosed()
+    }
+
+    /// A stream closed: its slot may take a held request, or the connection may be done.
+    private func streamClosed() {
+        if !held.isEmpty { openHeld() }
         closeIfIdle()
     }
 
-    private func receiveGoAway(lastStreamID: HTTP2StreamID, errorCode: HTTP2ErrorCode) {
+    private func receiveGoAway(lastStreamID: UInt32, errorCode: HTTP2ErrorCode) {
+        peerWentAway = true
         // Streams above the last one the server processed were not processed: safe to send again.
         let refused = streams.keys.filter { $0 > lastStreamID }
         if !refused.isEmpty || !held.isEmpty {
             let error = HTTP2ClientError(
                 .goAway, "\(peer) is going away (GOAWAY \(errorCode)); the request was not processed")
-            for streamID in refused { fail(streamID, error) }
+            for streamID in refused { streams.removeValue(forKey: streamID)?.fail(error) }
             failHeld(error)
         }
         beginGoingAway()
@@ -352,40 +539,50 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     private func closeIfIdle() {
         guard phase == .goingAway, streams.isEmpty, held.isEmpty, !closing, let context else { return }
         closing = true
-        if sendGoAwayOnClose {
-            write(.goAway(lastStreamID: .rootStream, errorCode: .noError, opaqueData: nil), on: .rootStream, context: context)
-        }
-        context.flush()
-        needsFlush = false
+        if sendGoAwayOnClose { encoder.writeGoAway(errorCode: .noError) }
+        flushOutput(context: context)
         context.close(promise: nil)
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch event {
-        case let closed as StreamClosedEvent:
-            if streams[closed.streamID] != nil {
-                let reason = closed.reason.map { "\($0)" } ?? "closed"
-                fail(closed.streamID, HTTP2ClientError(.streamReset, "the stream to \(peer) ended (\(reason))"))
-            }
-        case let window as NIOHTTP2WindowUpdatedEvent:
-            if window.streamID == .rootStream, becameReady, let inbound = window.inboundWindowSize,
-                inbound < Self.connectionWindow / 2
-            {
-                write(.windowUpdate(windowSizeIncrement: Self.connectionWindow - inbound), on: .rootStream, context: context)
-                needsFlush = true
-            }
-        default:
-            break
+    /// The server broke the protocol: a GOAWAY with the error's code, and the connection closes.
+    private func failConnection(_ error: HTTP2ProtocolError) {
+        guard !closing, let context else { return }
+        failure = "HTTP/2 protocol error (\(error.code)): \(error.message)"
+        // A connection that was up is replaced at once; one that never came up counts as a
+        // failed attempt, reported when it closes.
+        if becameReady { beginGoingAway() }
+        phase = .closed
+        closing = true
+        encoder.writeGoAway(errorCode: error.code, debugData: error.message)
+        flushOutput(context: context)
+        context.close(promise: nil)
+    }
+
+    /// Writes what was encoded as one write, and flushes.
+    private func flushOutput(context: ChannelHandlerContext) {
+        guard encoder.output.readableBytes > 0 else { return }
+        context.write(wrapOutboundOut(encoder.output), promise: nil)
+        context.flush()
+        // The storage is used again for the next burst once the next handler has let go of it;
+        // a rare large burst does not keep its storage for the life of the connection.
+        if encoder.output.capacity > Self.outputKept {
+            encoder.output = context.channel.allocator.buffer(capacity: 4096)
+        } else {
+            encoder.output.clear()
         }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A stream error ends that stream only (StreamClosedEvent follows); anything else means
-        // the connection is not usable.
-        if error is NIOHTTP2Errors.StreamError { return }
         if failure == nil { failure = String(describing: error) }
         context.close(promise: nil)
+    }
+
+    private var closedError: HTTP2ClientError {
+        becameReady
+            ? HTTP2ClientError(
+                .connectionClosed,
+                "the connection to \(peer) closed before the response was complete" + (failure.map { " (\($0))" } ?? ""))
+            : HTTP2ClientError(.connectFailed, "cannot set up HTTP/2 with \(peer): \(failure ?? "the connection closed")")
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -394,12 +591,10 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         sweep = nil
         readinessCheck?.cancel()
         readinessCheck = nil
-        let error =
-            becameReady
-            ? HTTP2ClientError(.connectionClosed, "the connection to \(peer) closed before the response was complete")
-            : HTTP2ClientError(.connectFailed, "cannot set up HTTP/2 with \(peer): \(failure ?? "the connection closed")")
+        let error = closedError
         let open = streams
         streams = [:]
+        blocked.removeAll()
         for stream in open.values { stream.fail(error) }
         failHeld(error)
         owner.connectionClosed(id: connectionID, error: error)
@@ -408,15 +603,15 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     // MARK: - Failures and deadlines
 
-    private func fail(_ streamID: HTTP2StreamID, _ error: HTTP2ClientError) {
+    private func fail(_ streamID: UInt32, _ error: HTTP2ClientError) {
         guard let stream = streams.removeValue(forKey: streamID) else { return }
         stream.fail(error)
-        closeIfIdle()
+        streamClosed()
     }
 
     private func failHeld(_ error: HTTP2ClientError) {
         let requests = held
-        held = []
+        held.removeAll()
         for request in requests { request.fail(error) }
     }
 
@@ -433,25 +628,24 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         guard phase != .closed, let context else { return }
         let now = NIODeadline.now()
         let error = HTTP2ClientError(.timeout, "no complete response from \(peer) before the deadline")
-        var expired: [HTTP2StreamID] = []
+        var expired: [UInt32] = []
         for (streamID, stream) in streams where stream.deadline <= now {
             expired.append(streamID)
         }
         for streamID in expired {
             streams.removeValue(forKey: streamID)?.fail(error)
-            write(.rstStream(.cancel), on: streamID, context: context)
+            encoder.writeRstStream(streamID: streamID, errorCode: .cancel)
         }
         if held.contains(where: { $0.deadline <= now }) {
-            var kept: [HTTP2PendingRequest] = []
+            var kept = CircularBuffer<HTTP2PendingRequest>(initialCapacity: held.count)
             for request in held {
                 if request.deadline <= now { request.fail(error) } else { kept.append(request) }
             }
             held = kept
         }
-        if !expired.isEmpty {
-            context.flush()
-            closeIfIdle()
-        }
+        if !expired.isEmpty, !held.isEmpty { openHeld() }
+        flushOutput(context: context)
+        closeIfIdle()
         if !streams.isEmpty || !held.isEmpty { armSweep() }
     }
 }
