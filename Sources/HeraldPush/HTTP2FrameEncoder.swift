@@ -11,6 +11,14 @@ import NIOHPACK
 /// block larger than the server's SETTINGS_MAX_FRAME_SIZE is split into HEADERS and
 /// CONTINUATION frames. DATA frames are written as given: splitting a body by frame size and
 /// flow-control windows is the connection's work.
+///
+/// A fan-out sends block after block that differ only in fields kept out of the dynamic table
+/// (`:path`, naming a device). Once a block's indexable fields were all found in the table, so
+/// that encoding it changed nothing, its bytes are kept (``BlockMemo``): the next block with
+/// the same indexable fields, in the same order, is those bytes with the other fields' values
+/// written in, exactly what HPACK would write, without its table lookups (which hash every
+/// field name). Any other block goes through HPACK and becomes the kept one if it too changed
+/// nothing.
 struct HTTP2FrameEncoder {
     typealias FrameType = HTTP2FrameDecoder.FrameType
     typealias Flags = HTTP2FrameDecoder.Flags
@@ -23,6 +31,33 @@ struct HTTP2FrameEncoder {
     private var hpack: HPACKEncoder
     /// The server's SETTINGS_MAX_FRAME_SIZE: no frame written is larger.
     var maxFrameSize = 16_384
+    /// The last block that HPACK encoded without changing its table, to repeat.
+    private var memo: BlockMemo?
+    /// The table's size changed since the last block: the next block starts with the update,
+    /// which must not be repeated.
+    private var tableResized = false
+
+    /// A header block's encoding, field by field.
+    private struct BlockMemo {
+        var fields: HPACKHeaders
+        var bytes: [UInt8]
+        /// Where each field's encoding ends in ``bytes``.
+        var ends: [Int]
+        /// Where each field's name part ends: for a field kept out of the table, what comes
+        /// after is its value's length and the value, written anew for each block.
+        var nameEnds: [Int]
+
+        /// Whether `headers` has the same fields as ``fields``, but for the values of those
+        /// kept out of the table. (Strings that share storage compare at once.)
+        func matches(_ headers: HPACKHeaders) -> Bool {
+            guard headers.count == fields.count else { return false }
+            for (kept, field) in zip(fields, headers) {
+                guard kept.indexable == field.indexable, kept.name == field.name else { return false }
+                if field.indexable == .indexable, kept.value != field.value { return false }
+            }
+            return true
+        }
+    }
 
     init(allocator: ByteBufferAllocator = ByteBufferAllocator()) {
         output = allocator.buffer(capacity: 4096)
@@ -32,8 +67,12 @@ struct HTTP2FrameEncoder {
     /// Applies the server's SETTINGS_HEADER_TABLE_SIZE: the dynamic table this encoder uses
     /// is never larger than the server's decoder allows, nor than the default of 4,096 bytes.
     mutating func setHeaderTableSize(_ size: Int) {
+        let size = min(size, HPACKEncoder.defaultDynamicTableSize)
+        guard size != hpack.allowedDynamicTableSize else { return }
         // Throws only while a block is being encoded, which is never the case between calls.
-        try? hpack.setDynamicTableSize(min(size, HPACKEncoder.defaultDynamicTableSize))
+        try? hpack.setDynamicTableSize(size)
+        memo = nil
+        tableResized = true
     }
 
     mutating func writePreface() {
@@ -59,11 +98,16 @@ struct HTTP2FrameEncoder {
     mutating func writeHeaders(streamID: UInt32, headers: HPACKHeaders, endStream: Bool) throws(HTTP2ProtocolError) {
         let frameStart = output.writerIndex
         output.writeRepeatingByte(0, count: 9)
-        do {
-            try hpack.encode(headers: headers, to: &output)
-        } catch {
-            output.moveWriterIndex(to: frameStart)
-            throw HTTP2ProtocolError(.internalError, "a header block cannot be encoded (\(type(of: error)))")
+        if let memo, memo.matches(headers) {
+            write(headers, like: memo)
+        } else {
+            do {
+                try encode(headers)
+            } catch {
+                output.moveWriterIndex(to: frameStart)
+                memo = nil
+                throw HTTP2ProtocolError(.internalError, "a header block cannot be encoded (\(type(of: error)))")
+            }
         }
         let blockLength = output.writerIndex - frameStart - 9
         let endStreamFlag = endStream ? Flags.endStream : 0
@@ -86,6 +130,84 @@ struct HTTP2FrameEncoder {
             output.writeBytes(block[offset..<(offset + size)])
             offset += size
         }
+    }
+
+    /// Encodes `headers` with HPACK, field by field, and keeps the encoding as ``memo`` if it
+    /// changed nothing in the table.
+    private mutating func encode(_ headers: HPACKHeaders) throws {
+        let blockStart = output.writerIndex
+        var ends: [Int] = []
+        var nameEnds: [Int] = []
+        ends.reserveCapacity(headers.count)
+        nameEnds.reserveCapacity(headers.count)
+        var repeatable = !tableResized
+        tableResized = false
+        for field in headers {
+            let fieldStart = output.writerIndex
+            var one = HPACKHeaders()
+            one.add(name: field.name, value: field.value, indexing: field.indexable)
+            try hpack.encode(headers: one, to: &output)
+            let end = output.writerIndex - blockStart
+            ends.append(end)
+            if field.indexable == .indexable {
+                // Found in a table: an index (1xxxxxxx). Otherwise the field was added to the
+                // dynamic table, and the next block's indexes differ.
+                if output.getInteger(at: fieldStart, as: UInt8.self)! & 0x80 == 0 { repeatable = false }
+                nameEnds.append(end)
+            } else {
+                let length = field.value.utf8.count
+                nameEnds.append(end - length - Self.integerSize(length, prefix: 7))
+            }
+        }
+        memo =
+            repeatable
+            ? BlockMemo(
+                fields: headers, bytes: output.getBytes(at: blockStart, length: output.writerIndex - blockStart)!, ends: ends,
+                nameEnds: nameEnds)
+            : nil
+    }
+
+    /// Writes `headers` as `memo` was written, with the values of the fields kept out of the
+    /// table written in: a string literal without Huffman coding (RFC 7541, 5.2).
+    private mutating func write(_ headers: HPACKHeaders, like memo: BlockMemo) {
+        var copied = 0
+        for (ordinal, field) in headers.enumerated() where field.indexable != .indexable {
+            output.writeBytes(memo.bytes[copied..<memo.nameEnds[ordinal]])
+            let value = field.value.utf8
+            writeInteger(value.count, prefix: 7, prefixBits: 0)
+            output.writeBytes(value)
+            copied = memo.ends[ordinal]
+        }
+        output.writeBytes(memo.bytes[copied...])
+    }
+
+    /// An HPACK integer (RFC 7541, 5.1).
+    private mutating func writeInteger(_ value: Int, prefix: Int, prefixBits: UInt8) {
+        let limit = (1 << prefix) - 1
+        guard value >= limit else {
+            output.writeInteger(prefixBits | UInt8(value))
+            return
+        }
+        output.writeInteger(prefixBits | UInt8(limit))
+        var rest = value - limit
+        while rest >= 128 {
+            output.writeInteger(UInt8(rest & 0x7f | 0x80))
+            rest >>= 7
+        }
+        output.writeInteger(UInt8(rest))
+    }
+
+    /// The bytes of an HPACK integer.
+    private static func integerSize(_ value: Int, prefix: Int) -> Int {
+        let limit = (1 << prefix) - 1
+        guard value >= limit else { return 1 }
+        var size = 2
+        var rest = value - limit
+        while rest >= 128 {
+            size += 1
+            rest >>= 7
+        }
+        return size
     }
 
     /// One DATA frame; `payload` must fit in one frame.

@@ -84,6 +84,46 @@ import Testing
         #expect(first > second + 150)
     }
 
+    /// Blocks that repeat (a fan-out), change (a new token, another notification's fields) and
+    /// meet table size changes: every block's bytes are the ones NIOHPACK's encoder writes on
+    /// its own, whether they came from HPACK or were repeated.
+    @Test func repeatedBlocksAreWrittenExactlyAsHPACKWouldWriteThem() throws {
+        var reference = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: false)
+        var encoder = HTTP2FrameEncoder()
+        var random = UInt64(0x2545_f491_4f6c_dd1d)
+        func next(_ bound: Int) -> Int {
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((random >> 33) % UInt64(bound))
+        }
+        let authorization = "bearer " + String(repeating: "t", count: 120)
+        var mismatches = 0
+        for round in 0..<3000 {
+            if round % 700 == 699 {
+                let size = [0, 256, 4096, 1024][next(4)]
+                try reference.setDynamicTableSize(size)
+                encoder.setHeaderTableSize(size)
+            }
+            var headers = HPACKHeaders()
+            headers.add(name: ":method", value: "POST")
+            headers.add(name: ":scheme", value: "https")
+            headers.add(name: ":authority", value: next(100) == 0 ? "other.example" : "api.push.example")
+            headers.add(name: ":path", value: "/3/device/" + String(next(1_000_000)), indexing: .nonIndexable)
+            headers.add(name: "authorization", value: authorization + String(round / 400))
+            headers.add(name: "apns-topic", value: next(50) == 0 ? "com.example.other" : "com.example.app")
+            if round % 300 < 150 { headers.add(name: "apns-priority", value: "5") }
+            if next(10) == 0 { headers.add(name: "x-secret", value: String(next(1000)), indexing: .neverIndexed) }
+            headers.add(name: "x-note", value: String(repeating: "n", count: next(300)), indexing: .nonIndexable)
+
+            var expected = ByteBuffer()
+            try reference.encode(headers: headers, to: &expected)
+            encoder.output.clear()
+            try encoder.writeHeaders(streamID: 1, headers: headers, endStream: true)
+            let block = encoder.output.getSlice(at: 9, length: encoder.output.readableBytes - 9)
+            if block != expected { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test func aBlockLargerThanTheFrameSizeGoesOutInContinuationFramesAndReadsBackWhole() throws {
         var headers = Self.request
         headers.add(name: "x-large", value: String(repeating: "v", count: 40_000), indexing: .nonIndexable)
