@@ -114,6 +114,8 @@ let package = Package(
                 "HeraldStore",
                 // SecureFile: the hubs' definitions hold their keys and credentials.
                 "HeraldTLS",
+                // For the SQLite library it builds (VaporCSQLite): HeraldSQLite's connection
+                // (SQLiteConnection, with its kept statements) is its own.
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import SQLiteNIO
 import HeraldStore
 
 /// An installation as the `installations` table holds it: the id, user id, own tags and

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import SQLiteNIO
 import HeraldStore
 
 /// A registration as the `registrations` table holds it: dates in milliseconds, tags

@@ -1,5 +1,4 @@
 import Logging
-import SQLiteNIO
 import HeraldStore
 
 /// One step of the SQLite schema: SQL statements applied together, once, in order.
@@ -632,7 +631,7 @@ struct SQLiteMigration: Sendable {
             _ = try await connection.query("COMMIT")
             return applied
         } catch {
-            try? await connection.rollbackEvenIfCancelled()
+            _ = try? await connection.query("ROLLBACK")
             throw error
         }
     }

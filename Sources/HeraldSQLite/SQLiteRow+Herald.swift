@@ -1,8 +1,7 @@
-package import Foundation
+import Foundation
 import HeraldCore
 import NIOCore
-import SQLiteNIO
-package import HeraldStore
+import HeraldStore
 
 extension SQLiteData {
     init(_ string: String?) {
@@ -56,7 +55,7 @@ extension SQLiteRow: StoredRow {
 
     package func bytes(_ column: String) throws(StoreError) -> Data {
         guard case .blob(let bytes) = self.column(column) else { throw corruptColumn(column) }
-        return Data(bytes.readableBytesView)
+        return Data(bytes)
     }
 
     /// Tags, kept as a JSON array of strings. Every resolution page decodes one per row, so

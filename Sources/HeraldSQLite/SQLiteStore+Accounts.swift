@@ -1,6 +1,5 @@
 public import Foundation
 import HeraldCore
-import SQLiteNIO
 import Synchronization
 public import HeraldStore
 

@@ -1,7 +1,6 @@
 public import Foundation
 import HeraldCore
 import NIOCore
-import SQLiteNIO
 public import HeraldStore
 
 extension SQLiteStore {
@@ -13,7 +12,7 @@ extension SQLiteStore {
 
     public func saveSecureMessage(_ message: SecureMessage) async throws {
         let binds: [SQLiteData] = [
-            .text(message.id), .text(message.recipient), .text(message.sender), .blob(ByteBuffer(bytes: message.sealed)),
+            .text(message.id), .text(message.recipient), .text(message.sender), .blob(Array(message.sealed)),
             SQLiteData(message.createdAt), SQLiteData(message.expiresAt), .integer(message.readCount),
             SQLiteData(message.firstReadAt),
         ]
@@ -74,7 +73,7 @@ extension SQLiteStore {
             if inserted {
                 _ = try await connection.query(
                     "INSERT INTO rich_content_bytes (content_id, bytes) VALUES (?, ?)",
-                    [.text(content.id), .blob(ByteBuffer(bytes: bytes))]
+                    [.text(content.id), .blob(Array(bytes))]
                 )
             }
             return inserted
@@ -108,7 +107,7 @@ extension SQLiteStore {
                         INSERT INTO rich_content_bytes (content_id, bytes) SELECT id, ? FROM rich_content WHERE id = ?
                         ON CONFLICT (content_id) DO NOTHING RETURNING content_id
                         """,
-                        [.blob(ByteBuffer(bytes: bytes)), .text(name)]
+                        [.blob(Array(bytes)), .text(name)]
                     ).isEmpty
                 }
                 if stored { moved += 1 }

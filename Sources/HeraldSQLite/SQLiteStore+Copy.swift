@@ -1,6 +1,5 @@
 package import HeraldStore
 import NIOCore
-import SQLiteNIO
 import Foundation
 
 extension SQLiteStore {
@@ -33,7 +32,7 @@ extension SQLiteStore {
         case .integer(let value): .integer(value)
         case .float(let value): .integer(Int(value))
         case .text(let value): .text(value)
-        case .blob(let buffer): .bytes(Data(buffer.readableBytesView))
+        case .blob(let buffer): .bytes(Data(buffer))
         }
     }
 
@@ -42,7 +41,7 @@ extension SQLiteStore {
         case .null: .null
         case .integer(let value): .integer(value)
         case .text(let value): .text(value)
-        case .bytes(let value): .blob(ByteBuffer(bytes: value))
+        case .bytes(let value): .blob(Array(value))
         }
     }
 }

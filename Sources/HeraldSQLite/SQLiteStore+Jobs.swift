@@ -1,7 +1,6 @@
 public import Foundation
 public import HeraldCore
 import NIOCore
-import SQLiteNIO
 public import HeraldStore
 
 extension SQLiteStore {
@@ -125,7 +124,7 @@ extension SQLiteStore {
                     INSERT INTO job_output_chunks (job_id, file, sequence, size, bytes)
                     SELECT ?1, ?2, coalesce(max(sequence) + 1, 0), ?3, ?4 FROM job_output_chunks WHERE job_id = ?1 AND file = ?2
                     """,
-                    [.text(job.id), .integer(file), .integer(bytes.count), .blob(ByteBuffer(bytes: bytes))]
+                    [.text(job.id), .integer(file), .integer(bytes.count), .blob(Array(bytes))]
                 )
             }
         }
@@ -167,7 +166,7 @@ extension SQLiteStore {
         try await write { connection in
             _ = try await connection.query(
                 "INSERT INTO job_file_chunks (upload, sequence, size, bytes, created_at) VALUES (?, ?, ?, ?, ?)",
-                [.text(upload), .integer(sequence), .integer(bytes.count), .blob(ByteBuffer(bytes: bytes)), SQLiteData(now)]
+                [.text(upload), .integer(sequence), .integer(bytes.count), .blob(Array(bytes)), SQLiteData(now)]
             )
         }
     }

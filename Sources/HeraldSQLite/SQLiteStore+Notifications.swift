@@ -1,6 +1,5 @@
 public import Foundation
 public import HeraldCore
-import SQLiteNIO
 public import HeraldStore
 
 extension SQLiteStore {

@@ -1,7 +1,6 @@
 public import Foundation
 public import HeraldCore
 import HeraldStore
-import SQLiteNIO
 
 extension SQLiteStore {
     public func recordReceipts(_ receipts: [Receipt]) async throws -> Int {

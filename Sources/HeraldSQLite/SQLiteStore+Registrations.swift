@@ -1,6 +1,5 @@
 import Foundation
 public import HeraldCore
-import SQLiteNIO
 import Synchronization
 public import HeraldStore
 
@@ -31,7 +30,7 @@ extension SQLiteStore {
                 [.text(id), .integer(now)]
             )
         }
-        return rows.first?.column("valid")?.bool ?? false
+        return rows.first?.column("valid")?.integer == 1
     }
 
     /// Creates or replaces a registration if `condition` holds (see the protocol).

@@ -1,6 +1,5 @@
 public import Foundation
 public import HeraldCore
-import SQLiteNIO
 import HeraldStore
 
 extension SQLiteStore {

@@ -3,7 +3,6 @@ import HeraldCore
 public import Logging
 import NIOCore
 import NIOPosix
-import SQLiteNIO
 import Synchronization
 public import HeraldStore
 
@@ -109,11 +108,9 @@ public final class SQLiteStore: HeraldStore {
             throw StoreError(code: .cannotOpen, message: "cannot create the directory \(directory.path) or its file: \(error.localizedDescription)")
         }
 
-        let threadPool = NIOThreadPool.singleton
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         var opened: [SQLiteConnection] = []
         func connect() async throws -> SQLiteConnection {
-            let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: threadPool, logger: logger, on: eventLoop)
+            let connection = try await SQLiteConnection.open(path: path)
             opened.append(connection)
             return connection
         }
@@ -276,11 +273,11 @@ public final class SQLiteStore: HeraldStore {
     /// logged, not passed on.
     func mapError(_ error: any Error) -> any Error {
         guard let error = error as? SQLiteError else { return error }
-        switch error.reason {
-        case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked:
+        if error.isBusy {
             logger.warning("The SQLite database is busy", metadata: ["error": "\(error)"])
             return StoreError.databaseUnavailable("the database is busy; try again")
-        case .full:
+        }
+        if error.isFull {
             // Logged once, when the disk fills: every write fails the same way until it has room.
             if !diskFull.exchange(true, ordering: .relaxed) {
                 logger.error(
@@ -288,10 +285,9 @@ public final class SQLiteStore: HeraldStore {
                     metadata: ["herald.store.path": "\(path)"])
             }
             return StoreError.storageFull
-        default:
-            logger.error("SQLite failed", metadata: ["error": "\(error)"])
-            return StoreError(code: .database, message: "the database failed (\(error.reason))")
         }
+        logger.error("SQLite failed", metadata: ["error": "\(error)"])
+        return StoreError(code: .database, message: "the database failed (\(error.reason))")
     }
 
     /// Runs an SQL statement on the writer, in a transaction, then `beforeCommit` in the same
@@ -317,9 +313,7 @@ public final class SQLiteStore: HeraldStore {
     /// its own, outside any store: no migration, no pragma. For tests that build a file as an
     /// older Herald left it.
     package static func executeForTesting(path: String, statements: [String], logger: Logger) async throws {
-        let connection = try await SQLiteConnection.open(
-            storage: .file(path: path), threadPool: .singleton, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
-        )
+        let connection = try await SQLiteConnection.open(path: path)
         do {
             for statement in statements { _ = try await connection.query(statement) }
         } catch {
@@ -331,7 +325,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// The first column of the first row of a query on a reader, as an integer. For tests.
     package func integerForTesting(_ sql: String) async throws -> Int? {
-        try await read { connection in try await connection.query(sql) }.first?.columns.first?.data.integer
+        try await read { connection in try await connection.query(sql) }.first?.values.first?.integer
     }
 
     /// The statements of every schema migration up to `version`, in order: a file as that
@@ -342,6 +336,6 @@ public final class SQLiteStore: HeraldStore {
 
     /// The first column of every row of a query on a reader, as strings. For tests.
     package func stringsForTesting(_ sql: String) async throws -> [String] {
-        try await read { connection in try await connection.query(sql) }.compactMap { $0.columns.first?.data.string }
+        try await read { connection in try await connection.query(sql) }.compactMap { $0.values.first?.string }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import HeraldStore
-import SQLiteNIO
 
 /// Group-committed installation writes: those that arrive while a transaction runs are applied
 /// together, a few statements for each run of up to 500 registrations, instead of six hops to

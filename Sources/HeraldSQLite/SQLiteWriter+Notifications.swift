@@ -1,5 +1,4 @@
 import HeraldCore
-import SQLiteNIO
 
 /// Group-committed notification enqueues: sends that arrive while a transaction runs are
 /// inserted together, in one transaction, instead of one transaction (and its commit) each.

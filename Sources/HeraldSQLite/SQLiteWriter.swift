@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import Logging
-import SQLiteNIO
 import HeraldStore
 
 /// The one connection that writes, and the order in which writes reach it.
@@ -86,7 +85,7 @@ actor SQLiteWriter {
 
     private func rollback() async {
         do {
-            try await connection.rollbackEvenIfCancelled()
+            try await connection.query("ROLLBACK")
         } catch {
             // SQLite rolls back by itself after some errors (I/O, disk full); then there is
             // no transaction left to roll back.
@@ -118,19 +117,11 @@ actor SQLiteWriter {
         // Nobody has applied this request yet: apply it with everything queued behind it.
         let batch = queue.takeBatch()
         let requests = batch.map(\.request)
-        let results = await applyingBatch { writer in await apply(writer, requests) }
+        // The batch carries other callers' writes: it runs to its end even if the caller
+        // that leads it is cancelled (a request whose client went away, a shutdown), since
+        // an SQLite query finishes whatever happens to the task that asked.
+        let results = await apply(self, requests)
         return try queue.finish(batch, with: results, returning: ticket).get()
-    }
-
-    /// Runs `apply`, a batch's transaction, in a task of its own and waits for it. The batch
-    /// carries other callers' writes, so the cancellation of the caller that happens to lead it
-    /// (a request whose client went away, a shutdown) must not reach it: SQLite's thread pool
-    /// refuses work for a cancelled task, and every write of the batch would fail. The leader,
-    /// cancelled or not, gets the real result of its own write.
-    func applyingBatch<Value: Sendable>(
-        _ apply: @escaping @Sendable (isolated SQLiteWriter) async -> [Result<Value, any Error>]
-    ) async -> [Result<Value, any Error>] {
-        await Task { await apply(self) }.value
     }
 
     /// How many registration upserts wait for a batch. For tests.
@@ -351,16 +342,5 @@ actor SQLiteWriter {
         await lock()
         defer { unlock() }
         try await connection.close()
-    }
-}
-
-extension SQLiteConnection {
-    /// Rolls back the open transaction, even from a cancelled task. SQLite's thread pool
-    /// refuses work for a cancelled task, and a transaction left open on the writer would fail
-    /// every later write ("cannot start a transaction within a transaction") until a restart:
-    /// the rollback runs in a task of its own, which no cancellation reaches.
-    func rollbackEvenIfCancelled() async throws {
-        let connection = self
-        _ = try await Task { try await connection.query("ROLLBACK") }.value
     }
 }

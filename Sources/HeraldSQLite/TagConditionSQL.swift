@@ -1,5 +1,4 @@
 package import HeraldCore
-import SQLiteNIO
 import HeraldStore
 
 /// The SQL of ``TagQueryPlan``'s conditions for SQLite: every tag is a bound parameter, and a
