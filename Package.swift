@@ -106,10 +106,17 @@ let package = Package(
             dependencies: ["HeraldCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // What HeraldSQLite's connection asks of SQLite that Swift cannot call (a C function
+        // with variable arguments).
+        .target(
+            name: "CHeraldSQLite",
+            dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")]
+        ),
         // The embedded store: one SQLite file per hub.
         .target(
             name: "HeraldSQLite",
             dependencies: [
+                "CHeraldSQLite",
                 "HeraldCore",
                 "HeraldStore",
                 // SecureFile: the hubs' definitions hold their keys and credentials.

@@ -1,3 +1,4 @@
+import CHeraldSQLite
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -15,6 +16,11 @@ import VaporCSQLite
 /// (``cacheCapacity`` of them, the least recently used dropped first), reset and cleared after
 /// each use. Compiling SQL was about a sixth of a send's CPU when every query compiled its
 /// statement again.
+///
+/// Each connection runs with SQLite's query planner stability guarantee: plans never depend on
+/// bound values, which otherwise make SQLite compile a kept statement again at every run with new
+/// bindings (any `LIMIT ?`, any `?` it could compare with a partial index's condition). So a
+/// condition that should select a partial index names its values in the SQL (the queue's states).
 final class SQLiteConnection: Sendable {
     /// How many prepared statements a connection keeps. Herald's statements with a fixed text
     /// number a few dozen per connection; the rest (multi-row writes, `IN` lists) vary with
@@ -72,6 +78,11 @@ final class SQLiteConnection: Sendable {
                 sqlite_nio_sqlite3_close(handle)
                 throw SQLiteError(code: result, message: message)
             }
+            let stable = herald_sqlite3_enable_stable_plans(UnsafeMutableRawPointer(handle))
+            guard stable == SQLITE_OK else {
+                sqlite_nio_sqlite3_close(handle)
+                throw SQLiteError(code: stable, message: "cannot make the query plans independent of bound values")
+            }
             return SQLiteConnection(handle: handle, threadPool: threadPool)
         }
     }
@@ -100,9 +111,32 @@ final class SQLiteConnection: Sendable {
         }
     }
 
+    /// Finalizes the kept statements: for statements that ran once (a schema migration's), whose
+    /// compiled form would only take room.
+    func forgetStatements() {
+        state.withLock { state in
+            for statement in state.statements.values { sqlite_nio_sqlite3_finalize(statement.handle) }
+            state.statements.removeAll()
+        }
+    }
+
     /// How many prepared statements the connection keeps now. For tests.
     var cachedStatementsForTesting: Int {
         state.withLock { $0.statements.count }
+    }
+
+    /// The statements kept now that SQLite compiled more than once (after a schema change, or
+    /// because a bound value could change their plan), with how often. For tests: a statement
+    /// on a hot path that is compiled again at every run costs what the cache saves.
+    var recompiledStatementsForTesting: [String: Int] {
+        state.withLock { state in
+            var recompiled: [String: Int] = [:]
+            for (sql, statement) in state.statements {
+                let count = sqlite_nio_sqlite3_stmt_status(statement.handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+                if count > 0 { recompiled[sql] = Int(count) }
+            }
+            return recompiled
+        }
     }
 
     // MARK: - On the thread pool

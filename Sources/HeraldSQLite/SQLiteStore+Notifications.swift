@@ -84,36 +84,41 @@ extension SQLiteStore {
         let rows = try await write { connection in
             try await connection.query(
                 Self.claimStatement,
-                [
-                    .text(NotificationState.processing.rawValue), .text(NotificationState.enqueued.rawValue),
-                    .integer(nowMs), .integer(leaseUntil), .text(NotificationState.scheduled.rawValue), .text(owner),
-                ]
+                [.integer(nowMs), .integer(leaseUntil), .text(owner)]
             )
         }
         return try rows.first.map(NotificationRecord.init(stored:))
     }
 
     /// Claims the notification due first: enqueued, processing under a lease that ended, or
-    /// scheduled for no later than now (`?1` processing, `?2` enqueued, `?3` now, `?4` the new
-    /// lease's end, `?5` scheduled, `?6` the new owner).
+    /// scheduled for no later than now (`?1` now, `?2` the new lease's end, `?3` the new owner).
+    ///
+    /// The states are written into the statement, not bound: SQLite's plans do not depend on
+    /// bound values (see ``SQLiteConnection``), and only the values themselves tell it that the
+    /// partial index `notifications_due` holds every candidate.
     static let claimStatement = """
-        UPDATE notifications SET state = ?1, started_at = coalesce(started_at, ?3), lease_until = ?4, lease_owner = ?6
+        UPDATE notifications SET state = \(SQLiteStore.literal(.processing)), started_at = coalesce(started_at, ?1), lease_until = ?2, lease_owner = ?3
         WHERE id = (
             SELECT id FROM (
-                \(firstDue("state = ?2"))
+                \(firstDue("state = \(SQLiteStore.literal(.enqueued))"))
                 UNION ALL
-                \(firstDue("state = ?1 AND lease_until < ?3"))
+                \(firstDue("state = \(SQLiteStore.literal(.processing)) AND lease_until < ?1"))
                 UNION ALL
-                \(firstDue("state = ?5 AND coalesce(scheduled_at, enqueued_at) <= ?3"))
+                \(firstDue("state = \(SQLiteStore.literal(.scheduled)) AND coalesce(scheduled_at, enqueued_at) <= ?1"))
             ) ORDER BY due, id LIMIT 1
         )
         RETURNING \(notificationColumns)
         """
 
+    /// A state as an SQL string literal (the raw values hold no quote).
+    static func literal(_ state: NotificationState) -> String {
+        "'\(state.rawValue)'"
+    }
+
     /// How SQLite runs a claim (`EXPLAIN QUERY PLAN`'s details). For tests.
     package func claimPlanForTesting() async throws -> [String] {
         try await read { connection in
-            try await connection.query("EXPLAIN QUERY PLAN \(Self.claimStatement)", [.text(""), .text(""), .integer(0), .integer(0), .text(""), .text("")])
+            try await connection.query("EXPLAIN QUERY PLAN \(Self.claimStatement)", [.integer(0), .integer(0), .text("")])
         }.compactMap { $0.column("detail")?.string }
     }
 
@@ -241,10 +246,9 @@ extension SQLiteStore {
         let rows = try await read { connection in
             try await connection.query(
                 """
-                SELECT scheduled_at FROM notifications WHERE state = ? AND scheduled_at IS NOT NULL
+                SELECT scheduled_at FROM notifications WHERE state = \(SQLiteStore.literal(.scheduled)) AND scheduled_at IS NOT NULL
                 ORDER BY scheduled_at LIMIT 1
-                """,
-                [.text(NotificationState.scheduled.rawValue)]
+                """
             )
         }
         return try rows.first?.optionalDate("scheduled_at")
@@ -340,10 +344,10 @@ extension SQLiteStore {
         let rows = try await read { connection in
             try await connection.query(
                 """
-                SELECT \(Self.notificationColumns), lease_owner, lease_until FROM notifications WHERE state IN (?, ?)
+                SELECT \(Self.notificationColumns), lease_owner, lease_until FROM notifications WHERE state IN (\(SQLiteStore.literal(.enqueued)), \(SQLiteStore.literal(.processing)))
                 ORDER BY coalesce(scheduled_at, enqueued_at), id LIMIT ?
                 """,
-                [.text(NotificationState.enqueued.rawValue), .text(NotificationState.processing.rawValue), .integer(limit)]
+                [.integer(limit)]
             )
         }
         return try rows.map(Self.listing)

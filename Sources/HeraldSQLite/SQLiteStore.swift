@@ -127,6 +127,9 @@ public final class SQLiteStore: HeraldStore {
             _ = try await writer.query("PRAGMA wal_autocheckpoint = 10000")
             _ = try await writer.query("PRAGMA journal_size_limit = 67108864")
             let applied = try await SQLiteMigration.migrate(writer, path: path, now: now().storeMilliseconds, logger: logger)
+            // The migrations' statements ran once (and the schema they built made the writer's
+            // other kept statements stale).
+            writer.forgetStatements()
             var readers: [SQLiteConnection] = []
             for _ in 0..<max(1, configuration.readers) {
                 let reader = try await connect()
@@ -324,6 +327,16 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// The first column of the first row of a query on a reader, as an integer. For tests.
+    /// The kept statements of every connection that SQLite compiled more than once, with how
+    /// often (see ``SQLiteConnection/recompiledStatementsForTesting``).
+    package func recompiledStatementsForTesting() -> [String: Int] {
+        var recompiled: [String: Int] = [:]
+        for connection in readers + [writer.connection] {
+            recompiled.merge(connection.recompiledStatementsForTesting, uniquingKeysWith: +)
+        }
+        return recompiled
+    }
+
     package func integerForTesting(_ sql: String) async throws -> Int? {
         try await read { connection in try await connection.query(sql) }.first?.values.first?.integer
     }

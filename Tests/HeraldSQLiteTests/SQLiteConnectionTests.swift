@@ -69,6 +69,24 @@ struct SQLiteConnectionTests {
         }
     }
 
+    /// SQLite's plans do not depend on bound values, so no binding makes a kept statement
+    /// compile again (without the stability guarantee, each of these would at every run).
+    @Test func newBindingsDoNotCompileAKeptStatementAgain() async throws {
+        try await withConnection { connection in
+            try await connection.query("CREATE TABLE t (id INTEGER PRIMARY KEY, state TEXT NOT NULL, name TEXT)")
+            try await connection.query("CREATE INDEX t_due ON t (state, id) WHERE state IN ('a', 'b')")
+            for id in 1...20 {
+                try await connection.query("INSERT INTO t (id, state, name) VALUES (?, ?, ?)", [.integer(id), .text(id % 2 == 0 ? "a" : "c"), .text("n\(id)")])
+            }
+            for limit in 1...5 {
+                #expect(try await connection.query("SELECT id FROM t ORDER BY id LIMIT ?", [.integer(limit)]).count == limit)
+                #expect(try await connection.query("SELECT id FROM t WHERE state = ? ORDER BY id", [.text(limit % 2 == 0 ? "a" : "c")]).count == 10)
+                #expect(try await connection.query("SELECT id FROM t WHERE name LIKE ?", [.text("n\(limit)%")]).count >= 1)
+            }
+            #expect(connection.recompiledStatementsForTesting == [:])
+        }
+    }
+
     @Test func aSchemaChangeGivesAKeptStatementItsNewColumns() async throws {
         try await withConnection { connection in
             try await connection.query("CREATE TABLE t (a)")
