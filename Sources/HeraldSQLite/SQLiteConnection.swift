@@ -159,8 +159,8 @@ final class SQLiteConnection: Sendable {
         guard let connection = state.handle else {
             throw SQLiteError(code: SQLITE_MISUSE, message: "the connection is closed")
         }
-        guard var statement = try prepared(sql, connection, state: &state) else { return [] }
-        let handle = statement.handle
+        guard let kept = try prepared(sql, connection, state: &state) else { return [] }
+        let handle = state.statements.values[kept].handle
         defer {
             sqlite_nio_sqlite3_reset(handle)
             sqlite_nio_sqlite3_clear_bindings(handle)
@@ -171,6 +171,7 @@ final class SQLiteConnection: Sendable {
         }
 
         var rows: [SQLiteRow] = []
+        var columns = state.statements.values[kept].columns
         while true {
             let result = sqlite_nio_sqlite3_step(handle)
             if result == SQLITE_DONE { break }
@@ -179,25 +180,26 @@ final class SQLiteConnection: Sendable {
                 // A schema change recompiles a kept statement, and `SELECT *` may then return
                 // other columns.
                 let recompilations = sqlite_nio_sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
-                if recompilations != statement.recompilations {
-                    statement.columns = columns(of: handle)
-                    statement.recompilations = recompilations
-                    state.statements[sql]?.columns = statement.columns
-                    state.statements[sql]?.recompilations = recompilations
+                if recompilations != state.statements.values[kept].recompilations {
+                    columns = Self.columns(of: handle)
+                    state.statements.values[kept].columns = columns
+                    state.statements.values[kept].recompilations = recompilations
                 }
             }
-            rows.append(SQLiteRow(columns: statement.columns, values: values(of: handle, count: statement.columns.names.count)))
+            rows.append(SQLiteRow(columns: columns, values: values(of: handle, count: columns.names.count)))
         }
         return rows
     }
 
-    /// The kept statement for `sql`, compiled and kept on first use; `nil` for SQL that holds no
-    /// statement (only a comment).
-    private static func prepared(_ sql: String, _ connection: OpaquePointer, state: inout State) throws(SQLiteError) -> Statement? {
+    /// Where the kept statement for `sql` is in the cache, compiled and kept on first use; `nil`
+    /// for SQL that holds no statement (only a comment). One lookup of the text on a hit.
+    private static func prepared(
+        _ sql: String, _ connection: OpaquePointer, state: inout State
+    ) throws(SQLiteError) -> Dictionary<String, Statement>.Index? {
         state.uses &+= 1
-        if let statement = state.statements[sql] {
-            state.statements[sql]?.lastUse = state.uses
-            return statement
+        if let kept = state.statements.index(forKey: sql) {
+            state.statements.values[kept].lastUse = state.uses
+            return kept
         }
         var handle: OpaquePointer?
         let result = sqlite_nio_sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
@@ -209,13 +211,12 @@ final class SQLiteConnection: Sendable {
             sqlite_nio_sqlite3_finalize(statement.handle)
             state.statements[oldest] = nil
         }
-        let statement = Statement(
+        state.statements[sql] = Statement(
             handle: handle, columns: columns(of: handle),
             recompilations: sqlite_nio_sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0),
             lastUse: state.uses
         )
-        state.statements[sql] = statement
-        return statement
+        return state.statements.index(forKey: sql)
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -40,9 +40,8 @@ struct SQLiteStoreLifecycleTests {
     }
 
     /// A write whose task is cancelled half-way is rolled back, and the writer takes the next
-    /// write: the rollback is not refused for the cancelled task (SQLite's thread pool refuses
-    /// a cancelled task's work), which would leave the transaction open and every later write
-    /// failing with "cannot start a transaction within a transaction".
+    /// write: a rollback refused for the cancelled task would leave the transaction open and
+    /// every later write failing with "cannot start a transaction within a transaction".
     @Test func aCancelledWriteIsRolledBackAndTheNextOneIsTaken() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
