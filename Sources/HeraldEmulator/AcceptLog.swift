@@ -13,6 +13,8 @@ package final class AcceptLog: Sendable {
     package struct Pauses: Equatable, Sendable {
         /// The first send accepted at or after the moment, if any.
         package var firstAccepted: Date?
+        /// The last send accepted at or after the moment, if any.
+        package var lastAccepted: Date?
         /// The longest time without a send between the moment and the last send accepted
         /// (the moment itself counts as a send): 0 without any send since.
         package var longestPause: TimeInterval
@@ -56,7 +58,7 @@ package final class AcceptLog: Sendable {
                 let middle = (low + high) / 2
                 if state.times[middle] < since { low = middle + 1 } else { high = middle }
             }
-            guard low < state.times.count else { return Pauses(firstAccepted: nil, longestPause: 0) }
+            guard low < state.times.count else { return Pauses(firstAccepted: nil, lastAccepted: nil, longestPause: 0) }
             var previous = since
             var longest: Int64 = 0
             for time in state.times[low...] {
@@ -65,6 +67,7 @@ package final class AcceptLog: Sendable {
             }
             return Pauses(
                 firstAccepted: Date(timeIntervalSince1970: Double(state.times[low]) / 1000),
+                lastAccepted: Date(timeIntervalSince1970: Double(previous) / 1000),
                 longestPause: Double(longest) / 1000
             )
         }

@@ -38,9 +38,9 @@ struct ControlError: Error {
 /// - `GET /_emulator/stats` → `{"accepted": n, "devices": reached, "devicesReachedMoreThanOnce": m,
 ///   "devicesShowingMoreThanOne": k}` (an APNs device shows one notification of a collapse id)
 ///   (devices are counted while payloads are recorded); with `?since=ms` (since 1970), also
-///   `"firstAcceptedSince": ms` (or `null`) and `"longestPauseSince": seconds`: when the first
-///   send at or after that moment was accepted, and the longest time without a send from that
-///   moment to the last send (see ``AcceptLog``); and `"receiptsConfirmed"`, `"receiptsFailed"`:
+///   `"firstAcceptedSince"` and `"lastAcceptedSince"`: ms (or `null`), and `"longestPauseSince"`:
+///   seconds: when the first and the last send at or after that moment were accepted, and the
+///   longest time without a send from that moment to the last send (see ``AcceptLog``); and `"receiptsConfirmed"`, `"receiptsFailed"`:
 ///   receipts the devices posted, and posts that failed
 enum EmulatorControlAPI {
     static let prefix = "/_emulator/"
@@ -69,11 +69,12 @@ enum EmulatorControlAPI {
         var devicesReachedMoreThanOnce: Int
         var devicesShowingMoreThanOne: Int
         var firstAcceptedSince: Int64?
+        var lastAcceptedSince: Int64?
         var longestPauseSince: Double?
         var receipts: DeviceReceipts.Counts
 
         private enum CodingKeys: String, CodingKey {
-            case accepted, devices, devicesReachedMoreThanOnce, devicesShowingMoreThanOne, firstAcceptedSince, longestPauseSince
+            case accepted, devices, devicesReachedMoreThanOnce, devicesShowingMoreThanOne, firstAcceptedSince, lastAcceptedSince, longestPauseSince
             case receiptsConfirmed, receiptsFailed
         }
 
@@ -88,6 +89,7 @@ enum EmulatorControlAPI {
             // Asked with `since`: the first send is `null` when there was none.
             if let longestPauseSince {
                 try container.encode(firstAcceptedSince, forKey: .firstAcceptedSince)
+                try container.encode(lastAcceptedSince, forKey: .lastAcceptedSince)
                 try container.encode(longestPauseSince, forKey: .longestPauseSince)
             }
         }
@@ -181,6 +183,7 @@ enum EmulatorControlAPI {
                 }
                 let pauses = control.acceptPauses(since: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
                 stats.firstAcceptedSince = pauses.firstAccepted.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                stats.lastAcceptedSince = pauses.lastAccepted.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
                 stats.longestPauseSince = pauses.longestPause
             }
             return json(200, stats, allocator: allocator)

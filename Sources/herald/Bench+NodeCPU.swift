@@ -34,6 +34,10 @@ extension Bench {
         var nodeCPUSeconds: Double
         var emulatorCPUSeconds: Double
         var peakMegabytes: Int
+        /// When the emulator accepted the first and the last send, in seconds after the send
+        /// was posted: what the run spent before its first device and after its last.
+        var firstDevice: Double?
+        var lastDevice: Double?
 
         var perSecond: Double { Double(reached) / seconds }
         var nodeMicroseconds: Double { nodeCPUSeconds / Double(max(reached, 1)) * 1_000_000 }
@@ -233,23 +237,29 @@ extension Bench {
             let endpoint = try emulator.endpoint(platform)
             let before = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
             let reachedBefore = try await reachedDevices(http, endpoint: endpoint)
-            let started = ContinuousClock.now
+            let started = ContinuousClock.now, startedAt = Date()
             let id = try await send(http, base, signature)
             let finished = try await waitUntilFinished(
                 http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: [process.pid])
             try await settled?()
             let seconds = (ContinuousClock.now - started).seconds
             let after = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
+            let accepted = try await emulatorStats(http, endpoint: endpoint, since: startedAt)
+            func secondsAfterStart(_ milliseconds: Int64?) -> Double? {
+                milliseconds.map { Double($0) / 1000 - startedAt.timeIntervalSince1970 }
+            }
             let run = NodeRun(
                 platform: platform, kind: kind, devices: devices, state: finished.state, seconds: seconds,
                 reached: finished.reached - reachedBefore, nodeCPUSeconds: after.node - before.node,
-                emulatorCPUSeconds: after.emulator - before.emulator, peakMegabytes: finished.peakMegabytes.first ?? 0
+                emulatorCPUSeconds: after.emulator - before.emulator, peakMegabytes: finished.peakMegabytes.first ?? 0,
+                firstDevice: secondsAfterStart(accepted.firstAcceptedSince), lastDevice: secondsAfterStart(accepted.lastAcceptedSince)
             )
             say(
                 String(
-                    format: "  %@: %@ in %.1f s, %@ devices reached (%@/s); node CPU %.1f µs per notification, emulator %.1f µs; node peak RSS %d MB",
-                    kind, run.state, run.seconds, run.reached.formatted(), Int(run.perSecond).formatted(), run.nodeMicroseconds,
-                    run.emulatorMicroseconds, run.peakMegabytes))
+                    format: "  %@: %@ in %.2f s, %@ devices reached (%@/s), the first after %.2f s and the last after %.2f s; "
+                        + "node CPU %.1f µs per notification, emulator %.1f µs; node peak RSS %d MB",
+                    kind, run.state, run.seconds, run.reached.formatted(), Int(run.perSecond).formatted(), run.firstDevice ?? .nan,
+                    run.lastDevice ?? .nan, run.nodeMicroseconds, run.emulatorMicroseconds, run.peakMegabytes))
             return run
         }
     }

@@ -539,6 +539,7 @@ struct APNsEmulatorTests {
         struct Stats: Decodable {
             var accepted: Int
             var firstAcceptedSince: Int64?
+            var lastAcceptedSince: Int64?
             var longestPauseSince: Double?
         }
         try await APNsHarness.with { apns in
@@ -554,16 +555,19 @@ struct APNsEmulatorTests {
             let first = Date()
             try await Task.sleep(for: .milliseconds(100))
             #expect(try await apns.send(token: token).status == 200)
+            let last = Date()
 
             let since = try await stats("?since=\(milliseconds(moment))")
             #expect(since.accepted == 2)
             let resumed = try #require(since.firstAcceptedSince)
             #expect(resumed >= milliseconds(moment) + 300 && resumed <= milliseconds(first))
+            let ended = try #require(since.lastAcceptedSince)
+            #expect(ended >= milliseconds(first) + 99 && ended <= milliseconds(last))
             // The moment counts as a send: the 300 ms before the first send are the longest pause.
             #expect(try #require(since.longestPauseSince) >= 0.29)
 
             let later = try await stats("?since=\(milliseconds(Date()) + 1000)")
-            #expect(later.firstAcceptedSince == nil && later.longestPauseSince == 0)
+            #expect(later.firstAcceptedSince == nil && later.lastAcceptedSince == nil && later.longestPauseSince == 0)
             let plain = try await stats("")
             #expect(plain.firstAcceptedSince == nil && plain.longestPauseSince == nil)
             let bad = try await apns.client.send(.GET, apns.emulator.baseURL + "/_emulator/stats?since=yesterday")
