@@ -30,22 +30,51 @@ enum SQLiteData: Sendable, Equatable {
 }
 
 /// The names of a statement's result columns, shared by every row it returns.
+///
+/// Rows are read by column name, about fifteen names per row of a delivery page, so the
+/// lookup avoids `Hasher`: names go into a small open-addressing table by a hash of their
+/// length and three of their bytes, and a lookup compares the name it lands on.
 final class SQLiteColumns: Sendable {
     let names: [String]
-    private let indexes: [String: Int]
+    /// For each slot, the index of the column that hashes there plus one; 0 for none.
+    private let slots: [Int]
+    private let mask: Int
 
     init(names: [String]) {
         self.names = names
-        var indexes: [String: Int] = [:]
-        indexes.reserveCapacity(names.count)
-        // The first of two columns with one name wins, as in SQLite's own lookups.
-        for (index, name) in names.enumerated() where indexes[name] == nil {
-            indexes[name] = index
+        var size = 8
+        while size < names.count * 4 { size *= 2 }
+        mask = size - 1
+        var slots = [Int](repeating: 0, count: size)
+        for (index, name) in names.enumerated() {
+            var slot = Self.hash(name) & mask
+            // The first of two columns with one name wins, as in SQLite's own lookups.
+            while slots[slot] != 0, names[slots[slot] - 1] != name { slot = (slot + 1) & mask }
+            if slots[slot] == 0 { slots[slot] = index + 1 }
         }
-        self.indexes = indexes
+        self.slots = slots
     }
 
-    func index(of name: String) -> Int? { indexes[name] }
+    /// The index of the first column named `name`, or `nil` if the result has none.
+    func index(of name: String) -> Int? {
+        var slot = Self.hash(name) & mask
+        while true {
+            let entry = slots[slot]
+            guard entry != 0 else { return nil }
+            if names[entry - 1] == name { return entry - 1 }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    private static func hash(_ name: String) -> Int {
+        let utf8 = name.utf8
+        let count = utf8.count
+        guard count > 0 else { return 0 }
+        let first = Int(utf8[utf8.startIndex])
+        let middle = Int(utf8[utf8.index(utf8.startIndex, offsetBy: count / 2)])
+        let last = Int(utf8[utf8.index(before: utf8.endIndex)])
+        return count &* 0x9E37 &+ first &* 0x3B9 &+ middle &* 0x61 &+ last &* 0x1F
+    }
 }
 
 /// One result row.

@@ -99,6 +99,20 @@ struct SQLiteConnectionTests {
         }
     }
 
+    @Test func columnsAreFoundByNameTheFirstOfTwoWinning() {
+        // Names of one length and the same outer bytes land on one slot; an empty name too.
+        let names = ["id", "created_at", "updated_at", "expires_at", "ab", "ba", "", "id", "x"]
+            + (0..<40).map { "column_\($0)" }
+        let columns = SQLiteColumns(names: names)
+        for (index, name) in names.enumerated() where names.firstIndex(of: name) == index {
+            #expect(columns.index(of: name) == index, "\(name)")
+        }
+        #expect(columns.index(of: "id") == 0)
+        #expect(columns.index(of: "missing") == nil)
+        #expect(columns.index(of: "created_a") == nil)
+        #expect(SQLiteColumns(names: []).index(of: "id") == nil)
+    }
+
     @Test func errorsCarryTheExtendedCodeAndLeaveTheStatementUsable() async throws {
         try await withConnection { connection in
             try await connection.query("CREATE TABLE t (id INTEGER PRIMARY KEY)")
