@@ -191,6 +191,70 @@ struct HeraldConfiguration: Sendable {
             self.apply = apply
         }
 
+        /// A row that sets the field at `field` to the variable's text. Its default is the
+        /// field's initial value (`—` for none), which `--help` states after `help` unless
+        /// `help` states a default itself; `default` describes one that is not a value (a
+        /// field left `nil` until it is resolved where it is used).
+        static func text(
+            _ field: any WritableKeyPath<HeraldConfiguration, String> & Sendable, _ variable: String, flag: String? = nil,
+            default described: String? = nil, help: String, docs: String
+        ) -> Setting {
+            row(variable, flag: flag, initial: HeraldConfiguration()[keyPath: field], described: described, help: help, docs: docs) {
+                $0[keyPath: field] = $1
+            }
+        }
+
+        /// As ``text(_:_:flag:default:help:docs:)``, for a field that may be `nil`.
+        static func text(
+            _ field: any WritableKeyPath<HeraldConfiguration, String?> & Sendable, _ variable: String, flag: String? = nil,
+            default described: String? = nil, help: String, docs: String
+        ) -> Setting {
+            row(variable, flag: flag, initial: HeraldConfiguration()[keyPath: field], described: described, help: help, docs: docs) {
+                $0[keyPath: field] = $1
+            }
+        }
+
+        /// As ``text(_:_:flag:default:help:docs:)``, for a whole number within `range`.
+        static func number(
+            _ field: any WritableKeyPath<HeraldConfiguration, Int> & Sendable, _ variable: String, flag: String? = nil, in range: ClosedRange<Int>,
+            default described: String? = nil, help: String, docs: String
+        ) -> Setting {
+            row(variable, flag: flag, initial: String(HeraldConfiguration()[keyPath: field]), described: described, help: help, docs: docs) {
+                $0[keyPath: field] = try HeraldConfiguration.int($1, variable, range)
+            }
+        }
+
+        /// As ``number(_:_:flag:in:default:help:docs:)``, for a field that may be `nil`.
+        static func number(
+            _ field: any WritableKeyPath<HeraldConfiguration, Int?> & Sendable, _ variable: String, flag: String? = nil, in range: ClosedRange<Int>,
+            default described: String? = nil, help: String, docs: String
+        ) -> Setting {
+            row(variable, flag: flag, initial: HeraldConfiguration()[keyPath: field].map(String.init), described: described, help: help, docs: docs) {
+                $0[keyPath: field] = try HeraldConfiguration.int($1, variable, range)
+            }
+        }
+
+        /// As ``text(_:_:flag:default:help:docs:)``, for `true` or `false` (and their spellings
+        /// that ``HeraldConfiguration/bool(_:_:)`` takes).
+        static func flag(
+            _ field: any WritableKeyPath<HeraldConfiguration, Bool> & Sendable, _ variable: String, flag: String? = nil,
+            default described: String? = nil, help: String, docs: String
+        ) -> Setting {
+            row(variable, flag: flag, initial: String(HeraldConfiguration()[keyPath: field]), described: described, help: help, docs: docs) {
+                $0[keyPath: field] = try HeraldConfiguration.bool($1, variable)
+            }
+        }
+
+        private static func row(
+            _ variable: String, flag: String?, initial: String?, described: String?, help: String, docs: String,
+            apply: @escaping @Sendable (inout HeraldConfiguration, String) throws -> Void
+        ) -> Setting {
+            let shown = described == nil ? initial : nil
+            let statesDefault = help.contains("(default") || help.contains("; default ")
+            let help = shown.map { statesDefault ? help : "\(help) (default \($0))" } ?? help
+            return Setting(variable: variable, flag: flag, default: described ?? shown.map { "`\($0)`" } ?? "—", help: help, docs: docs, apply: apply)
+        }
+
         /// A variable that something other than the settings reads (the config file's, the
         /// trace exporter's): in the reference and `--help`, applied by nothing here.
         static func readElsewhere(variable: String, flag: String? = nil, default defaultValue: String, help: String, docs: String) -> Setting {
@@ -199,21 +263,21 @@ struct HeraldConfiguration: Sendable {
     }
 
     static let settings: [Setting] = [
-        .init(
-            variable: "HERALD_HOST", flag: "--host", default: "`127.0.0.1`",
-            help: "address to listen on (default 127.0.0.1)",
+        .text(
+            \.host, "HERALD_HOST", flag: "--host",
+            help: "address to listen on",
             docs: "address to listen on"
-        ) { $0.host = $1 },
-        .init(
-            variable: "HERALD_PORT", flag: "--port", default: "`8080`",
-            help: "HTTP port (default 8080)",
+        ),
+        .number(
+            \.port, "HERALD_PORT", flag: "--port", in: 0...65535,
+            help: "HTTP port",
             docs: "HTTP port"
-        ) { $0.port = try int($1, "HERALD_PORT", 0...65535) },
-        .init(
-            variable: "HERALD_DATA_DIR", flag: "--data-dir", default: "`./herald-data`",
-            help: "data directory: the hubs (each with its SQLite store), keys, certificates (default ./herald-data)",
+        ),
+        .text(
+            \.dataDirectory, "HERALD_DATA_DIR", flag: "--data-dir",
+            help: "data directory: the hubs (each with its SQLite store), keys, certificates",
             docs: "the hubs (`hubs/<name>/`, each with its SQLite store, the app backend's `app` among them), keys and certificates; `herald hub …` takes the same flag"
-        ) { $0.dataDirectory = $1 },
+        ),
         .init(
             variable: "HERALD_DATABASE_URL", flag: "--database-url", default: "—",
             help: "keep the hubs in PostgreSQL, shared by several nodes: postgres://user:password@host/database (default: the data directory)",
@@ -229,34 +293,26 @@ struct HeraldConfiguration: Sendable {
                 throw ConfigurationError("HERALD_DATABASE_URL: \(error.message)")
             }
         },
-        .init(
-            variable: "HERALD_DATABASE_CONNECTIONS", default: "`20`",
-            help: "most connections this node opens to HERALD_DATABASE_URL (default 20)",
+        .number(
+            \.databaseConnections, "HERALD_DATABASE_CONNECTIONS", in: 1...1000,
+            help: "most connections this node opens to HERALD_DATABASE_URL",
             docs: "most connections one node opens to the database"
-        ) {
-            $0.databaseConnections = try int($1, "HERALD_DATABASE_CONNECTIONS", 1...1000)
-        },
-        .init(
-            variable: "HERALD_DELIVERY_LEASE", default: "`10`",
-            help: "seconds a delivery lease lasts: a node that dies or goes silent (killed, frozen, cut off from the database) has its notifications resumed by another within this; a live node renews its leases every quarter of it (default 10)",
+        ),
+        .number(
+            \.deliveryLeaseSeconds, "HERALD_DELIVERY_LEASE", in: 2...3600,
+            help: "seconds a delivery lease lasts: a node that dies or goes silent (killed, frozen, cut off from the database) has its notifications resumed by another within this; a live node renews its leases every quarter of it",
             docs: "seconds a worker holds a notification without a heartbeat (it beats every quarter of it); after a node dies or goes silent, another resumes its notifications within this"
-        ) {
-            $0.deliveryLeaseSeconds = try int($1, "HERALD_DELIVERY_LEASE", 2...3600)
-        },
-        .init(
-            variable: "HERALD_DELIVERY_PARTITION_SIZE", default: "`25000`",
-            help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits (default 25000)",
+        ),
+        .number(
+            \.deliveryPartitionSize, "HERALD_DELIVERY_PARTITION_SIZE", in: 0...100_000_000,
+            help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits",
             docs: "registrations per partition of a large notification, which the delivery workers of every node share (at most 64 partitions); `0` never splits"
-        ) {
-            $0.deliveryPartitionSize = try int($1, "HERALD_DELIVERY_PARTITION_SIZE", 0...100_000_000)
-        },
-        .init(
-            variable: "HERALD_DELIVERY_PAGE_SIZE", default: "`500`",
-            help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its pages in flight (two per delivery) again when the notification resumes, so smaller pages send fewer repeats and cost more writes (default 500)",
+        ),
+        .number(
+            \.deliveryPageSize, "HERALD_DELIVERY_PAGE_SIZE", in: 50...100_000,
+            help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its pages in flight (two per delivery) again when the notification resumes, so smaller pages send fewer repeats and cost more writes",
             docs: "devices read and sent per page of a delivery; progress is saved after each page, and a delivery has two pages in flight (one sent while the one before is booked), so a node killed mid-broadcast has at most two pages per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
-        ) {
-            $0.deliveryPageSize = try int($1, "HERALD_DELIVERY_PAGE_SIZE", 50...100_000)
-        },
+        ),
         .init(
             variable: "HERALD_LOG_LEVEL", flag: "--log-level", default: "`info`",
             help: "trace, debug, info, notice, warning, error (default info)",
@@ -273,43 +329,41 @@ struct HeraldConfiguration: Sendable {
             guard ["text", "json"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_LOG_FORMAT must be text or json, not '\($1)'") }
             $0.logFormat = $1.lowercased()
         },
-        .init(
-            variable: "HERALD_INSECURE_DEMO_AUTH", flag: "--insecure-demo-auth", default: "`false`",
+        .flag(
+            \.insecureDemoAuth, "HERALD_INSECURE_DEMO_AUTH", flag: "--insecure-demo-auth",
             help: "accept HTTP Basic with user name = password, no account (demos only; default false)",
             docs: "the tutorial's user = password scheme"
-        ) { $0.insecureDemoAuth = try bool($1, "HERALD_INSECURE_DEMO_AUTH") },
-        .init(
-            variable: "HERALD_ALLOW_SIGNUP", default: "`true`",
-            help: "whether POST /api/accounts creates accounts (default true)",
+        ),
+        .flag(
+            \.allowSignUp, "HERALD_ALLOW_SIGNUP",
+            help: "whether POST /api/accounts creates accounts",
             docs: "whether `POST /api/accounts` creates accounts"
-        ) { $0.allowSignUp = try bool($1, "HERALD_ALLOW_SIGNUP") },
-        .init(
-            variable: "HERALD_SIGNUP_RATE_LIMIT", default: "`5`",
-            help: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, bursts of twice that; above it 429 (default 5)",
+        ),
+        .number(
+            \.signUpsPerMinute, "HERALD_SIGNUP_RATE_LIMIT", in: 1...100_000,
+            help: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, bursts of twice that; above it 429",
             docs: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, in bursts of twice that; above it `429` with `Retry-After` ([Limits on callers](security.md#limits-on-callers))"
-        ) {
-            $0.signUpsPerMinute = try int($1, "HERALD_SIGNUP_RATE_LIMIT", 1...100_000)
-        },
-        .init(
-            variable: "HERALD_TOKEN_LIFETIME", default: "`604800`",
-            help: "bearer token lifetime in seconds (default 604800)",
+        ),
+        .number(
+            \.tokenLifetimeSeconds, "HERALD_TOKEN_LIFETIME", in: 60...31_536_000,
+            help: "bearer token lifetime in seconds",
             docs: "bearer token lifetime, seconds"
-        ) { $0.tokenLifetimeSeconds = try int($1, "HERALD_TOKEN_LIFETIME", 60...31_536_000) },
-        .init(
-            variable: "HERALD_BCRYPT_COST", default: "`12`",
-            help: "bcrypt cost of stored passwords (default 12)",
+        ),
+        .number(
+            \.bcryptCost, "HERALD_BCRYPT_COST", in: 4...31,
+            help: "bcrypt cost of stored passwords",
             docs: "bcrypt cost"
-        ) { $0.bcryptCost = try int($1, "HERALD_BCRYPT_COST", 4...31) },
-        .init(
-            variable: "HERALD_PUBLIC_URL", default: "from the request's `Host`",
+        ),
+        .text(
+            \.publicURL, "HERALD_PUBLIC_URL", default: "from the request's `Host`",
             help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)",
             docs: "Herald's URL as devices reach it, for `richUrl`; an `https` one also serves the console on plain HTTP, behind a proxy that terminates TLS ([The console](console.md))"
-        ) { $0.publicURL = $1 },
-        .init(
-            variable: "HERALD_SECURE_RETENTION", default: "`604800`",
-            help: "seconds a secure payload or rich content is kept (default 604800)",
+        ),
+        .number(
+            \.secureRetentionSeconds, "HERALD_SECURE_RETENTION", in: 60...31_536_000,
+            help: "seconds a secure payload or rich content is kept",
             docs: "seconds secure payloads and rich content are kept"
-        ) { $0.secureRetentionSeconds = try int($1, "HERALD_SECURE_RETENTION", 60...31_536_000) },
+        ),
         .init(
             variable: "HERALD_SECURE_PAYLOAD_KEY_FILE", default: "`<data-dir>/keys/secure-payload.key`, created if missing",
             help: "the key that seals secure payloads, read from this file (a mounted secret, the same on every node: 44 characters of base64 or 32 raw bytes); never created nor written, and never stored in the database (default <data-dir>/keys/secure-payload.key, created if missing)",
@@ -320,26 +374,26 @@ struct HeraldConfiguration: Sendable {
             }
             $0.securePayloadKeyFile = $1
         },
-        .init(
-            variable: "HERALD_RICH_MAX_BYTES", default: "`10485760`",
-            help: "largest rich-content upload in bytes (default 10485760)",
+        .number(
+            \.richMaxBytes, "HERALD_RICH_MAX_BYTES", in: 1...1_073_741_824,
+            help: "largest rich-content upload in bytes",
             docs: "largest rich upload"
-        ) { $0.richMaxBytes = try int($1, "HERALD_RICH_MAX_BYTES", 1...1_073_741_824) },
-        .init(
-            variable: "HERALD_TLS_PORT", flag: "--tls-port", default: "`8443`",
+        ),
+        .number(
+            \.tlsPort, "HERALD_TLS_PORT", flag: "--tls-port", in: 0...65535,
             help: "HTTPS port of the hub REST API (default 8443; 0 turns TLS off)",
             docs: "HTTPS port of every API (the hub SDKs need it); `0` turns TLS off"
-        ) { $0.tlsPort = try int($1, "HERALD_TLS_PORT", 0...65535) },
-        .init(
-            variable: "HERALD_TLS_CERT_FILE", default: "a certificate from `<data-dir>/tls`",
+        ),
+        .text(
+            \.tlsCertFile, "HERALD_TLS_CERT_FILE", default: "a certificate from `<data-dir>/tls`",
             help: "certificate chain (PEM) served on HERALD_TLS_PORT, with HERALD_TLS_KEY_FILE",
             docs: "certificate chain (PEM) for the TLS port, with its key in `HERALD_TLS_KEY_FILE`; without them Herald issues one from its local CA (`<data-dir>/tls/ca.pem`)"
-        ) { $0.tlsCertFile = $1 },
-        .init(
-            variable: "HERALD_TLS_KEY_FILE", default: "the key of that certificate",
+        ),
+        .text(
+            \.tlsKeyFile, "HERALD_TLS_KEY_FILE", default: "the key of that certificate",
             help: "private key (PEM) of HERALD_TLS_CERT_FILE",
             docs: "private key (PEM) of `HERALD_TLS_CERT_FILE`"
-        ) { $0.tlsKeyFile = $1 },
+        ),
         .init(
             variable: "HERALD_HUB_ENDPOINT", flag: "--hub-endpoint", default: "`sb://localhost:<tls port>/`",
             help: "endpoint in hub connection strings, e.g. sb://push.example.com/ (default sb://localhost:<HERALD_TLS_PORT>/)",
@@ -347,76 +401,56 @@ struct HeraldConfiguration: Sendable {
         ) {
             $0.hubEndpoint = try hubEndpoint($1)
         },
-        .init(
-            variable: "HERALD_HUB_RATE_LIMIT", default: "`2000`",
-            help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After (default 2000)",
+        .number(
+            \.hubRequestsPerSecond, "HERALD_HUB_RATE_LIMIT", in: 1...1_000_000,
+            help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After",
             docs: "requests per second one hub's REST API accepts (bursts of twice that) from each class of key — Listen-only keys, and keys with Send or Manage, each have the whole rate — over all nodes sharing a database; above it `429` with `Retry-After`"
-        ) {
-            $0.hubRequestsPerSecond = try int($1, "HERALD_HUB_RATE_LIMIT", 1...1_000_000)
-        },
-        .init(
-            variable: "HERALD_JOBS_MAX_KEPT", default: "`100`",
-            help: "export and import jobs one hub keeps, finished ones included; beyond it POST /{hub}/jobs gets 403 (default 100)",
+        ),
+        .number(
+            \.jobsMaxKept, "HERALD_JOBS_MAX_KEPT", in: 1...1_000_000,
+            help: "export and import jobs one hub keeps, finished ones included; beyond it POST /{hub}/jobs gets 403",
             docs: "jobs one hub keeps, finished ones included; beyond it `POST /{hub}/jobs` gets `403`"
-        ) {
-            $0.jobsMaxKept = try int($1, "HERALD_JOBS_MAX_KEPT", 1...1_000_000)
-        },
-        .init(
-            variable: "HERALD_JOBS_MAX_ACTIVE", default: "`2`",
-            help: "jobs one hub has waiting or running at once; beyond it POST /{hub}/jobs gets 429 (default 2)",
+        ),
+        .number(
+            \.jobsMaxActive, "HERALD_JOBS_MAX_ACTIVE", in: 1...1000,
+            help: "jobs one hub has waiting or running at once; beyond it POST /{hub}/jobs gets 429",
             docs: "export and import jobs one hub has waiting or running at once; beyond it `POST /{hub}/jobs` gets `429` ([Export and import](migrating.md#export-and-import))"
-        ) {
-            $0.jobsMaxActive = try int($1, "HERALD_JOBS_MAX_ACTIVE", 1...1000)
-        },
-        .init(
-            variable: "HERALD_JOBS_MAX_BYTES", default: "`1073741824`",
-            help: "bytes of job files and job outputs one hub keeps; beyond it uploads and new jobs get 403 and a running job fails (default 1073741824)",
+        ),
+        .number(
+            \.jobsMaxBytes, "HERALD_JOBS_MAX_BYTES", in: 1...1 << 50,
+            help: "bytes of job files and job outputs one hub keeps; beyond it uploads and new jobs get 403 and a running job fails",
             docs: "bytes of job files and job outputs one hub keeps; beyond it uploads and new jobs get `403`, and a running job fails"
-        ) {
-            $0.jobsMaxBytes = try int($1, "HERALD_JOBS_MAX_BYTES", 1...1 << 50)
-        },
-        .init(
-            variable: "HERALD_JOB_FILE_MAX_BYTES", default: "`67108864`",
-            help: "largest job file PUT /{hub}/jobs/files/{name} takes; beyond it 413 (default 67108864)",
+        ),
+        .number(
+            \.jobFileMaxBytes, "HERALD_JOB_FILE_MAX_BYTES", in: 1...1 << 40,
+            help: "largest job file PUT /{hub}/jobs/files/{name} takes; beyond it 413",
             docs: "largest job file `PUT /{hub}/jobs/files/{name}` takes (streamed into the store); beyond it `413`"
-        ) {
-            $0.jobFileMaxBytes = try int($1, "HERALD_JOB_FILE_MAX_BYTES", 1...1 << 40)
-        },
-        .init(
-            variable: "HERALD_JOBS_RETENTION", default: "`604800`",
-            help: "seconds finished jobs, their outputs and uploaded job files are kept before the sweep deletes them (default 604800)",
+        ),
+        .number(
+            \.jobsRetentionSeconds, "HERALD_JOBS_RETENTION", in: 60...31_536_000,
+            help: "seconds finished jobs, their outputs and uploaded job files are kept before the sweep deletes them",
             docs: "seconds finished jobs with their outputs, and uploaded job files, are kept before the sweep deletes them"
-        ) {
-            $0.jobsRetentionSeconds = try int($1, "HERALD_JOBS_RETENTION", 60...31_536_000)
-        },
-        .init(
-            variable: "HERALD_HTTP_MAX_CONNECTIONS", default: "the open-file limit less 256, at most 10000",
+        ),
+        .number(
+            \.maximumConnections, "HERALD_HTTP_MAX_CONNECTIONS", in: 1...1_000_000, default: "the open-file limit less 256, at most 10000",
             help: "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)",
             docs: "connections open at once over both ports; beyond it the connection idle the longest is closed to make room, and when every one is busy with a request the new one gets `503` with `Retry-After: 1`"
-        ) {
-            $0.maximumConnections = try int($1, "HERALD_HTTP_MAX_CONNECTIONS", 1...1_000_000)
-        },
-        .init(
-            variable: "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", default: "`256`",
-            help: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, or, when all are busy, the new one gets 503; 0: no limit (default 256)",
+        ),
+        .number(
+            \.maximumConnectionsPerClient, "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", in: 0...1_000_000,
+            help: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, or, when all are busy, the new one gets 503; 0: no limit",
             docs: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, and when all of them are busy the new one gets `503`; other clients are not affected. `0`: no such limit (behind a reverse proxy, every connection is the proxy's)"
-        ) {
-            $0.maximumConnectionsPerClient = try int($1, "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", 0...1_000_000)
-        },
-        .init(
-            variable: "HERALD_HTTP_IDLE_TIMEOUT", default: "`60`",
-            help: "seconds a connection may stay idle, or take to send a request's head, before it is closed (default 60)",
+        ),
+        .number(
+            \.idleTimeoutSeconds, "HERALD_HTTP_IDLE_TIMEOUT", in: 1...86_400,
+            help: "seconds a connection may stay idle, or take to send a request's head, before it is closed",
             docs: "seconds a connection may sit idle, or take to send a request's head, before it is closed"
-        ) {
-            $0.idleTimeoutSeconds = try int($1, "HERALD_HTTP_IDLE_TIMEOUT", 1...86_400)
-        },
-        .init(
-            variable: "HERALD_HTTP_BODY_TIMEOUT", default: "`60`",
-            help: "seconds a request's body may take to arrive after its head (default 60)",
+        ),
+        .number(
+            \.bodyTimeoutSeconds, "HERALD_HTTP_BODY_TIMEOUT", in: 1...86_400,
+            help: "seconds a request's body may take to arrive after its head",
             docs: "seconds a request's body may take to arrive after its head; then the connection is closed"
-        ) {
-            $0.bodyTimeoutSeconds = try int($1, "HERALD_HTTP_BODY_TIMEOUT", 1...86_400)
-        },
+        ),
         .init(
             variable: "HERALD_METRICS_TOKEN", default: "—",
             help: "bearer token GET /metrics asks for (Authorization: Bearer <token>); default none: the page is open to whoever reaches the port",
@@ -424,74 +458,66 @@ struct HeraldConfiguration: Sendable {
         ) {
             $0.metricsToken = $1.isEmpty ? nil : $1
         },
-        .init(
-            variable: "HERALD_CONSOLE", default: "`on`",
+        .flag(
+            \.consoleEnabled, "HERALD_CONSOLE", default: "`on`",
             help: "serve the console at /console: on (default) or off",
             docs: "`off`: no console at `/console` ([The console](console.md))"
-        ) {
-            $0.consoleEnabled = try bool($1, "HERALD_CONSOLE")
-        },
-        .init(
-            variable: "HERALD_CONSOLE_IDLE_TIMEOUT", default: "`1800`",
-            help: "seconds a console session may sit unused before the operator must sign in again (default 1800)",
+        ),
+        .number(
+            \.consoleIdleTimeoutSeconds, "HERALD_CONSOLE_IDLE_TIMEOUT", in: 60...86_400,
+            help: "seconds a console session may sit unused before the operator must sign in again",
             docs: "seconds a console session may sit unused; then the operator signs in again"
-        ) {
-            $0.consoleIdleTimeoutSeconds = try int($1, "HERALD_CONSOLE_IDLE_TIMEOUT", 60...86_400)
-        },
-        .init(
-            variable: "HERALD_CONSOLE_SAMPLE_SECONDS", default: "`15`",
-            help: "how often the console's charts read the counters, in seconds (default 15)",
+        ),
+        .number(
+            \.consoleSampleSeconds, "HERALD_CONSOLE_SAMPLE_SECONDS", in: 1...3600,
+            help: "how often the console's charts read the counters, in seconds",
             docs: "how often the console's charts read the counters of `/metrics`"
-        ) {
-            $0.consoleSampleSeconds = try int($1, "HERALD_CONSOLE_SAMPLE_SECONDS", 1...3600)
-        },
-        .init(
-            variable: "HERALD_APP_HUB_CONNECTION_STRING", default: "—",
+        ),
+        .text(
+            \.appHubConnectionString, "HERALD_APP_HUB_CONNECTION_STRING",
             help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub",
             docs: "with `HERALD_APP_HUB_NAME`: keep the app backend's devices in that remote hub, through the hub REST API; accounts and content stay in the local `app` hub"
-        ) {
-            $0.appHubConnectionString = $1
-        },
-        .init(
-            variable: "HERALD_APP_HUB_NAME", default: "`app`",
+        ),
+        .text(
+            \.appHubName, "HERALD_APP_HUB_NAME", default: "`app`",
             help: "the hub that keeps the app backend's devices, accounts and content (default app, created on first start); with HERALD_APP_HUB_CONNECTION_STRING, the name of that remote hub",
             docs: "the hub of the catalog that keeps the app backend's devices, accounts and content (created on first start); with `HERALD_APP_HUB_CONNECTION_STRING`, the name of that remote hub"
-        ) { $0.appHubName = $1 },
-        .init(
-            variable: "HERALD_APNS_KEY_FILE", default: "—",
+        ),
+        .text(
+            \.apns.keyFile, "HERALD_APNS_KEY_FILE",
             help: "APNs token-auth key (.p8 file)",
             docs: "APNs token-auth key (`.p8`)"
-        ) { $0.apns.keyFile = $1 },
-        .init(
-            variable: "HERALD_APNS_KEY_ID", default: "—",
+        ),
+        .text(
+            \.apns.keyID, "HERALD_APNS_KEY_ID",
             help: "APNs key id (10 characters)",
             docs: "the key's id"
-        ) { $0.apns.keyID = $1 },
-        .init(
-            variable: "HERALD_APNS_TEAM_ID", default: "—",
+        ),
+        .text(
+            \.apns.teamID, "HERALD_APNS_TEAM_ID",
             help: "Apple developer team id",
             docs: "your team id"
-        ) { $0.apns.teamID = $1 },
-        .init(
-            variable: "HERALD_APNS_CERT_FILE", default: "—",
+        ),
+        .text(
+            \.apns.certFile, "HERALD_APNS_CERT_FILE",
             help: "APNs certificate authentication instead of a .p8 key: the certificate as a .p12 file (with HERALD_APNS_CERT_PASSWORD) or PEM (its key in the same file or in HERALD_APNS_CERT_KEY_FILE)",
             docs: "APNs certificate authentication instead of a `.p8` key: the certificate as a `.p12`, or PEM with its key in the same file ([APNs certificate authentication](#apns-certificate-authentication))"
-        ) { $0.apns.certFile = $1 },
-        .init(
-            variable: "HERALD_APNS_CERT_PASSWORD", default: "none",
+        ),
+        .text(
+            \.apns.certPassword, "HERALD_APNS_CERT_PASSWORD", default: "none",
             help: "password of the .p12 HERALD_APNS_CERT_FILE (default none)",
             docs: "password of a `.p12` `HERALD_APNS_CERT_FILE`"
-        ) { $0.apns.certPassword = $1 },
-        .init(
-            variable: "HERALD_APNS_CERT_KEY_FILE", default: "the certificate's file",
+        ),
+        .text(
+            \.apns.certKeyFile, "HERALD_APNS_CERT_KEY_FILE", default: "the certificate's file",
             help: "PEM private key of a PEM HERALD_APNS_CERT_FILE",
             docs: "PEM private key of a PEM `HERALD_APNS_CERT_FILE`"
-        ) { $0.apns.certKeyFile = $1 },
-        .init(
-            variable: "HERALD_APNS_TOPIC", default: "with a certificate, its subject `UID`",
+        ),
+        .text(
+            \.apns.topic, "HERALD_APNS_TOPIC", default: "with a certificate, its subject `UID`",
             help: "default apns-topic: the app's bundle id (with a certificate, default: its subject UID)",
             docs: "default `apns-topic`: the app's bundle id"
-        ) { $0.apns.topic = $1 },
+        ),
         .init(
             variable: "HERALD_APNS_ENVIRONMENT", default: "`production`",
             help: "production or sandbox (default production)",
@@ -500,68 +526,66 @@ struct HeraldConfiguration: Sendable {
             guard ["production", "sandbox"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_APNS_ENVIRONMENT must be production or sandbox") }
             $0.apns.environment = $1.lowercased()
         },
-        .init(
-            variable: "HERALD_APNS_ENDPOINT", default: "per environment",
+        .text(
+            \.apns.endpoint, "HERALD_APNS_ENDPOINT", default: "per environment",
             help: "APNs base URL, overriding the environment's (a proxy or a test double)",
             docs: "APNs base URL (a proxy or a test double)"
-        ) { $0.apns.endpoint = $1 },
-        .init(
-            variable: "HERALD_APNS_BROADCAST_ENDPOINT", default: "per environment",
+        ),
+        .text(
+            \.apns.broadcastEndpoint, "HERALD_APNS_BROADCAST_ENDPOINT", default: "per environment",
             help: "APNs broadcast channel management base URL, overriding the environment's",
             docs: "APNs broadcast channel management base URL ([Broadcast channels](app-backend.md#broadcast-channels)); a proxy or a test double, such as the emulator's broadcast port that `herald emulate` prints"
-        ) {
-            $0.apns.broadcastEndpoint = $1
-        },
-        .init(
-            variable: "HERALD_APNS_CA_FILE", default: "system roots",
+        ),
+        .text(
+            \.apns.caFile, "HERALD_APNS_CA_FILE", default: "system roots",
             help: "PEM file of the CAs trusted for APNs (default: the system's)",
             docs: "PEM of the CAs trusted for APNs"
-        ) { $0.apns.caFile = $1 },
-        .init(
-            variable: "HERALD_APNS_CONNECTIONS", default: "`4`",
-            help: "HTTP/2 connections to APNs (default 4)",
+        ),
+        .number(
+            \.apns.connections, "HERALD_APNS_CONNECTIONS", in: 1...64,
+            help: "HTTP/2 connections to APNs",
             docs: "HTTP/2 connections to APNs"
-        ) { $0.apns.connections = try int($1, "HERALD_APNS_CONNECTIONS", 1...64) },
-        .init(
-            variable: "HERALD_FCM_SERVICE_ACCOUNT_FILE", default: "—",
+        ),
+        .text(
+            \.fcm.serviceAccountFile, "HERALD_FCM_SERVICE_ACCOUNT_FILE",
             help: "Firebase service-account JSON file",
             docs: "Firebase service-account JSON"
-        ) { $0.fcm.serviceAccountFile = $1 },
-        .init(
-            variable: "HERALD_FCM_ENDPOINT", default: "`https://fcm.googleapis.com`",
+        ),
+        .text(
+            \.fcm.endpoint, "HERALD_FCM_ENDPOINT", default: "`https://fcm.googleapis.com`",
             help: "FCM base URL (default https://fcm.googleapis.com)",
             docs: "FCM base URL"
-        ) { $0.fcm.endpoint = $1 },
-        .init(
-            variable: "HERALD_FCM_TOKEN_URI", default: "the account's `token_uri`",
+        ),
+        .text(
+            \.fcm.tokenURI, "HERALD_FCM_TOKEN_URI", default: "the account's `token_uri`",
             help: "OAuth token URL, overriding the service account's token_uri",
             docs: "OAuth token URL"
-        ) { $0.fcm.tokenURI = $1 },
-        .init(
-            variable: "HERALD_FCM_CA_FILE", default: "system roots",
+        ),
+        .text(
+            \.fcm.caFile, "HERALD_FCM_CA_FILE", default: "system roots",
             help: "PEM file of the CAs trusted for FCM and its token URL (default: the system's)",
             docs: "PEM of the CAs trusted for FCM and its token URL"
-        ) { $0.fcm.caFile = $1 },
-        .init(
-            variable: "HERALD_WNS_PACKAGE_SID", default: "—",
+        ),
+        .text(
+            \.wns.packageSID, "HERALD_WNS_PACKAGE_SID",
             help: "WNS package SID (client id) of the Windows app",
             docs: "the Windows app's WNS package SID (client id)"
-        ) { $0.wns.packageSID = $1 },
-        .init(
-            variable: "HERALD_WNS_CLIENT_SECRET", default: "—",
+        ),
+        .text(
+            \.wns.clientSecret, "HERALD_WNS_CLIENT_SECRET",
             help: "WNS client secret",
             docs: "the Windows app's WNS client secret"
-        ) { $0.wns.clientSecret = $1 },
-        .init(
-            variable: "HERALD_WNS_TOKEN_URI", default: "`https://login.live.com/accesstoken.srf`",
+        ),
+        .text(
+            \.wns.tokenURI, "HERALD_WNS_TOKEN_URI", default: "`https://login.live.com/accesstoken.srf`",
             help: "WNS OAuth token URL (default https://login.live.com/accesstoken.srf)",
             docs: "WNS OAuth token URL"
-        ) { $0.wns.tokenURI = $1 },
-        .init(
-            variable: "HERALD_WNS_CA_FILE", default: "system roots",
+        ),
+        .text(
+            \.wns.caFile, "HERALD_WNS_CA_FILE", default: "system roots",
             help: "PEM file of the CAs trusted for WNS (default: the system's)",
             docs: "PEM of the CAs trusted for WNS"
-        ) { $0.wns.caFile = $1 },
+        ),
         .init(
             variable: "HERALD_WNS_ALLOWED_HOSTS", default: "`*.notify.windows.com`",
             help: "comma-separated hosts WNS channel URIs may name; *.domain for its subdomains (default *.notify.windows.com)",
@@ -575,16 +599,16 @@ struct HeraldConfiguration: Sendable {
             guard $1.hasPrefix("mailto:") || $1.hasPrefix("https:") else { throw ConfigurationError("HERALD_WEBPUSH_SUBJECT must start with mailto: or https:") }
             $0.webPush.subject = $1
         },
-        .init(
-            variable: "HERALD_WEBPUSH_VAPID_KEY_FILE", default: "`<data-dir>/keys/vapid-private.pem`",
+        .text(
+            \.webPush.vapidKeyFile, "HERALD_WEBPUSH_VAPID_KEY_FILE", default: "`<data-dir>/keys/vapid-private.pem`",
             help: "VAPID private key (PEM); created if missing (default <data-dir>/keys/vapid-private.pem)",
             docs: "Herald's VAPID key, created if missing; its public key is the `applicationServerKey` web apps subscribe with (printed at start, and in `GET /emulators`)"
-        ) { $0.webPush.vapidKeyFile = $1 },
-        .init(
-            variable: "HERALD_WEBPUSH_CA_FILE", default: "system roots",
+        ),
+        .text(
+            \.webPush.caFile, "HERALD_WEBPUSH_CA_FILE", default: "system roots",
             help: "PEM file of the CAs trusted for push services (default: the system's)",
             docs: "PEM of the CAs trusted for push services"
-        ) { $0.webPush.caFile = $1 },
+        ),
         .init(
             variable: "HERALD_WEBPUSH_ALLOWED_HOSTS", default: "the major browsers' push services",
             help: "comma-separated push-service hosts subscriptions may point at; *.domain for its subdomains (default: the major browsers' services)",
@@ -600,18 +624,16 @@ struct HeraldConfiguration: Sendable {
             help: "comma-separated hosts webhook endpoints may reach over plain http, for a local receiver (default: none, https only)",
             docs: "hosts a webhook endpoint may reach over plain `http` (a local receiver: `127.0.0.1`); every other endpoint is `https`"
         ) { $0.webhooks.plainHTTPHosts = HostAllowList(commaSeparated: $1) },
-        .init(
-            variable: "HERALD_WEBHOOK_CA_FILE", default: "the system's CAs",
+        .text(
+            \.webhooks.caFile, "HERALD_WEBHOOK_CA_FILE", default: "the system's CAs",
             help: "PEM file of the CAs trusted for webhook endpoints (default: the system's)",
             docs: "PEM file of the CAs trusted for webhook endpoints"
-        ) { $0.webhooks.caFile = $1 },
-        .init(
-            variable: "HERALD_WEBHOOK_TIMEOUT", default: "`10`",
-            help: "seconds one webhook attempt may take (default 10)",
+        ),
+        .number(
+            \.webhooks.timeoutSeconds, "HERALD_WEBHOOK_TIMEOUT", in: 1...60,
+            help: "seconds one webhook attempt may take",
             docs: "seconds one webhook attempt may take (1–60)"
-        ) {
-            $0.webhooks.timeoutSeconds = try int($1, "HERALD_WEBHOOK_TIMEOUT", 1...60)
-        },
+        ),
         .init(
             variable: "HERALD_EMULATORS", default: "`auto`",
             help: "auto: built-in emulators for platforms without credentials; off: none (default auto)",
@@ -620,36 +642,36 @@ struct HeraldConfiguration: Sendable {
             guard ["auto", "off"].contains($1.lowercased()) else { throw ConfigurationError("HERALD_EMULATORS must be auto or off") }
             $0.emulators = $1.lowercased()
         },
-        .init(
-            variable: "HERALD_EMULATOR_APNS_PORT", default: "any free port",
+        .number(
+            \.emulatorAPNsPort, "HERALD_EMULATOR_APNS_PORT", in: 0...65535, default: "any free port",
             help: "port of the built-in APNs emulator (default: any free port)",
             docs: "where the APNs emulator listens"
-        ) { $0.emulatorAPNsPort = try int($1, "HERALD_EMULATOR_APNS_PORT", 0...65535) },
-        .init(
-            variable: "HERALD_EMULATOR_APNS_BROADCAST_PORT", default: "any free port",
+        ),
+        .number(
+            \.emulatorAPNsBroadcastPort, "HERALD_EMULATOR_APNS_BROADCAST_PORT", in: 0...65535, default: "any free port",
             help: "port of the built-in APNs emulator's broadcast channel management API (default: any free port)",
             docs: "where the APNs emulator's broadcast channel management API listens (Apple's is on port 2196)"
-        ) { $0.emulatorAPNsBroadcastPort = try int($1, "HERALD_EMULATOR_APNS_BROADCAST_PORT", 0...65535) },
-        .init(
-            variable: "HERALD_EMULATOR_FCM_PORT", default: "any free port",
+        ),
+        .number(
+            \.emulatorFCMPort, "HERALD_EMULATOR_FCM_PORT", in: 0...65535, default: "any free port",
             help: "port of the built-in FCM emulator (default: any free port)",
             docs: "where the FCM emulator listens"
-        ) { $0.emulatorFCMPort = try int($1, "HERALD_EMULATOR_FCM_PORT", 0...65535) },
-        .init(
-            variable: "HERALD_EMULATOR_WEBPUSH_PORT", default: "any free port",
+        ),
+        .number(
+            \.emulatorWebPushPort, "HERALD_EMULATOR_WEBPUSH_PORT", in: 0...65535, default: "any free port",
             help: "port of the built-in Web Push service emulator (default: any free port)",
             docs: "where the Web Push emulator listens"
-        ) { $0.emulatorWebPushPort = try int($1, "HERALD_EMULATOR_WEBPUSH_PORT", 0...65535) },
-        .init(
-            variable: "HERALD_EMULATOR_WNS_PORT", default: "any free port",
+        ),
+        .number(
+            \.emulatorWNSPort, "HERALD_EMULATOR_WNS_PORT", in: 0...65535, default: "any free port",
             help: "port of the built-in WNS emulator (default: any free port)",
             docs: "where the WNS emulator listens"
-        ) { $0.emulatorWNSPort = try int($1, "HERALD_EMULATOR_WNS_PORT", 0...65535) },
-        .init(
-            variable: "HERALD_EMULATOR_TOPIC", default: "`com.example.herald-demo`",
-            help: "bundle id the APNs emulator's devices belong to (default com.example.herald-demo)",
+        ),
+        .text(
+            \.emulatorTopic, "HERALD_EMULATOR_TOPIC",
+            help: "bundle id the APNs emulator's devices belong to",
             docs: "bundle id of the emulator's devices"
-        ) { $0.emulatorTopic = $1 },
+        ),
     ]
 
     /// Reads the config file (if any), then the environment, then `overrides` (from flags).

@@ -3,9 +3,10 @@ import Testing
 
 @testable import herald
 
-/// A setting's default lives in two places that must agree: the field's initial value in
-/// `HeraldConfiguration`, and the row of the one table of settings (`default:` for the reference
-/// and `--help`). Applying the documented default to a fresh configuration must change nothing.
+/// A setting's default is the field's initial value in `HeraldConfiguration`: a row of the one
+/// table of settings made from the field (`.text(\.port, …)`, `.number`, `.flag`) shows it, and a
+/// row that describes its default (`default:`) or parses its own value must agree with it.
+/// Applying the documented default to a fresh configuration must change nothing.
 @Suite("herald configuration defaults")
 struct ConfigurationDefaultsTests {
     /// Settings whose field keeps `nil` for the default the row names, resolved where it is used
