@@ -176,7 +176,7 @@ enum DeliveryDevice: Sendable {
 }
 
 /// What one device gets, decided in the fan-out loop.
-enum DeliveryStep: Sendable {
+enum DeliveryStep {
     enum Delivery: Sendable {
         /// The notification as it is, shared by every device.
         case ready(PushNotification)

@@ -58,92 +58,48 @@ struct DeliveryRun {
         }
         var selection = Selection()
         var page = try await Self.readPage(plan, after: cursor, through: upperBound, pageSize: pageSize, engine: engine, part: part)
-        // Pages overlap: the next page is sent while the one before it waits for its last
-        // answers and is booked, so that neither the push service nor this node waits for the
-        // other at each page's end. A spread notification goes page by page (its pace counts
-        // what was booked).
-        let overlaps = spread == nil
-        try await withThrowingTaskGroup(of: (number: Int, sent: SentPage).self) { group in
-            // The page sent last and not booked yet; its number, last device and whether more follow.
-            var unbooked: (number: Int, last: String, more: Bool)?
-            var answered: [Int: SentPage] = [:]
-            var number = 0
-            // Books page `number` once its sends are answered and saves the progress; `alone`:
-            // no later page is in flight, so a shutdown hands the notification back here.
-            func bookPage(_ number: Int, last: String, more: Bool, alone: Bool) async throws {
-                while answered[number] == nil {
-                    guard let next = try await group.next() else { break }
-                    answered[next.number] = next.sent
-                }
-                guard let sent = answered.removeValue(forKey: number) else { throw CancellationError() }
-                let delivered = try await self.book(sent)
-                guard delivered.complete else {
-                    // Shutdown came while sends waited (for a paused push service, or for their
-                    // credential's budget): what the page had finished in order is booked, and
-                    // the rest of it (and any page after it) is sent again by whoever resumes the
-                    // notification.
-                    if delivered.booked > 0 { cursor = sent.devices[delivered.booked - 1].cursor }
-                    try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: true)
-                    logger.info(
-                        "Delivery interrupted by shutdown while sends waited; the rest of the page is handed back",
-                        metadata: ["herald.booked": "\(delivered.booked)", "herald.page": "\(sent.devices.count)"])
-                    throw CancellationError()
-                }
-                cursor = last
-                // Interrupted with devices left: hand the notification back (its lease ends now).
-                let handBack = alone && engine.isInterrupted && more
-                try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: handBack)
-                if handBack {
-                    logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
-                    throw CancellationError()
-                }
+        while true {
+            var more = page.count == pageSize
+            if more, !splitTried {
+                splitTried = true
+                upperBound = try await engine.split(claimed, after: cursor, logger: logger)
             }
-            while true {
-                var more = page.count == pageSize
-                if more, !splitTried {
-                    splitTried = true
-                    upperBound = try await engine.split(claimed, after: cursor, logger: logger)
-                }
-                // A partition ends at its upper bound (the next one starts after it): the store
-                // reads no further, but the first page was read before the split set it.
-                if let upperBound, let end = page.firstIndex(where: { HubEngine.id($0.cursor, isAfter: upperBound) }) {
-                    page.removeSubrange(end...)
-                    more = false
-                }
-                // Interrupted (shutdown): no page starts; the one in flight is booked and the
-                // notification handed back after it.
-                if let pending = unbooked, engine.isInterrupted {
-                    unbooked = nil
-                    try await bookPage(pending.number, last: pending.last, more: pending.more, alone: true)
-                }
-                guard let last = page.last?.cursor else { break }
-                // Read the next page while this one is being sent (a child task, cancelled if
-                // this page fails).
-                let readNext = more, bound = upperBound
-                async let next =
-                    readNext ? Self.readPage(plan, after: last, through: bound, pageSize: pageSize, engine: engine, part: part) : []
+            // A partition ends at its upper bound (the next one starts after it): the store reads
+            // no further, but the first page was read before the split set it.
+            if let upperBound, let end = page.firstIndex(where: { HubEngine.id($0.cursor, isAfter: upperBound) }) {
+                page.removeSubrange(end...)
+                more = false
+            }
+            guard let last = page.last?.cursor else { break }
+            // Read the next page while this one is being sent (a child task, cancelled if this
+            // page fails).
+            let readNext = more, bound = upperBound
+            async let next =
+                readNext ? Self.readPage(plan, after: last, through: bound, pageSize: pageSize, engine: engine, part: part) : []
 
-                let providers = engine.providers
-                let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }
-                number += 1
-                let devices = page, sending = number, staleAt = self.staleAt, logger = self.logger
-                let position = spread.map { SendSpread.Position(spread: $0, sent: counts.total) }
-                group.addTask {
-                    (sending, await Self.send(devices, steps: steps, engine: engine, staleAt: staleAt, spread: position, logger: logger))
-                }
-                if let pending = unbooked {
-                    try await bookPage(pending.number, last: pending.last, more: true, alone: false)
-                }
-                unbooked = (number, last, more)
-                if !overlaps {
-                    unbooked = nil
-                    try await bookPage(number, last: last, more: more, alone: true)
-                }
-                page = try await next
+            let providers = engine.providers
+            let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }
+            let delivered = try await deliver(page, steps: steps)
+            guard delivered.complete else {
+                // Shutdown came while sends waited (for a paused push service, or for their
+                // credential's budget): what the page had finished in order is booked, and the
+                // rest of it is sent again by whoever resumes the notification.
+                if delivered.booked > 0 { cursor = page[delivered.booked - 1].cursor }
+                try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: true)
+                logger.info(
+                    "Delivery interrupted by shutdown while sends waited; the rest of the page is handed back",
+                    metadata: ["herald.booked": "\(delivered.booked)", "herald.page": "\(page.count)"])
+                throw CancellationError()
             }
-            if let pending = unbooked {
-                try await bookPage(pending.number, last: pending.last, more: pending.more, alone: true)
+            cursor = last
+            // Interrupted with devices left: hand the notification back (its lease ends now).
+            let handBack = engine.isInterrupted && more
+            try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: handBack)
+            if handBack {
+                logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
+                throw CancellationError()
             }
+            page = try await next
         }
         return counts
     }
@@ -157,48 +113,10 @@ struct DeliveryRun {
         }
     }
 
-    /// A page sent: its devices, what each got, and each send's result (`nil` for a device the
-    /// notification does not target).
-    struct SentPage: Sendable {
-        var devices: [DeliveryDevice]
-        var steps: [DeliveryStep]
-        var results: [(platform: Platform, result: PushResult)?]
-        /// Whether every send has a final result (`false` when delivery was interrupted while
-        /// a device waited).
-        var sentToAll: Bool
-    }
-
-    /// Sends one page; books nothing.
-    static func send(
-        _ devices: [DeliveryDevice], steps: [DeliveryStep], engine: HubEngine, staleAt: Date, spread: SendSpread.Position?, logger: Logger
-    ) async -> SentPage {
-        var results = [(platform: Platform, result: PushResult)?](repeating: nil, count: devices.count)
-        let sent = await engine.fanOut(
-            count: devices.count,
-            staleAt: staleAt,
-            spread: spread,
-            logger: logger,
-            step: { steps[$0] },
-            done: { index, platform, result in results[index] = (platform, result) }
-        )
-        return SentPage(devices: devices, steps: steps, results: results, sentToAll: sent)
-    }
-
-    /// Sends one page and books it (see ``book(_:handsBack:)``).
-    mutating func deliver(
-        _ devices: [DeliveryDevice],
-        steps: [DeliveryStep],
-        handsBack: Bool = true
-    ) async throws -> (outcomes: [DeliveryOutcome?], complete: Bool, booked: Int) {
-        let position = spread.map { SendSpread.Position(spread: $0, sent: counts.total) }
-        let sent = await Self.send(devices, steps: steps, engine: engine, staleAt: staleAt, spread: position, logger: logger)
-        return try await book(sent, handsBack: handsBack)
-    }
-
-    /// Books a page sent: its outcomes counted, its expired channels removed, the delivery
-    /// log told.
+    /// Sends one page and books it.
     ///
     /// - Parameters:
+    ///   - steps: what each device gets, in the order of `devices`.
     ///   - handsBack: whether a page interrupted while sends waited goes back for whoever
     ///     resumes the notification to send again (a delivery through the queue): then only
     ///     the devices before the first one without a final outcome are booked. A test send
@@ -207,8 +125,22 @@ struct DeliveryRun {
     ///   target or one not booked), whether they are all final (`false` when delivery was
     ///   interrupted while a device waited), and how many devices from the page's start are
     ///   booked (all of them unless the page goes back).
-    mutating func book(_ page: SentPage, handsBack: Bool = true) async throws -> (outcomes: [DeliveryOutcome?], complete: Bool, booked: Int) {
-        let devices = page.devices, steps = page.steps, results = page.results, sent = page.sentToAll
+    mutating func deliver(
+        _ devices: [DeliveryDevice],
+        steps: [DeliveryStep],
+        handsBack: Bool = true
+    ) async throws -> (outcomes: [DeliveryOutcome?], complete: Bool, booked: Int) {
+        var results = [(platform: Platform, result: PushResult)?](repeating: nil, count: devices.count)
+        let sentBefore = self.counts.total
+        let position = spread.map { SendSpread.Position(spread: $0, sent: sentBefore) }
+        let sent = await engine.fanOut(
+            count: devices.count,
+            staleAt: staleAt,
+            spread: position,
+            logger: logger,
+            step: { steps[$0] },
+            done: { index, platform, result in results[index] = (platform, result) }
+        )
         // Interrupted: the devices before the first one still waiting are booked (a device
         // the notification does not target waits for nothing).
         let booked =

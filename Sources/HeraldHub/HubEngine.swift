@@ -16,10 +16,9 @@ import Synchronization
 /// resumes from its last saved cursor.
 public final class HubEngine: Sendable {
     public struct Configuration: Sendable {
-        /// Registrations read from the store per page; progress is saved after each, and a
-        /// delivery has two pages in flight (one sent while the one before is booked), so a
-        /// node killed mid-delivery has at most twice this many devices sent to again. 500
-        /// sends as fast as 2,000 did and for as little CPU, with a quarter of the repeats.
+        /// Registrations read from the store per page; progress is saved after each, so a
+        /// node killed mid-delivery has at most this many devices sent to again. 500 sends as
+        /// fast as 2,000 did and for as little CPU, with a quarter of the repeats.
         public var pageSize: Int = 500
         /// Sends in flight at once, over every provider.
         public var concurrency: Int = 512

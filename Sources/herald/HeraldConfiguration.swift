@@ -21,8 +21,7 @@ struct HeraldConfiguration: Sendable {
     /// within this (a live node renews its leases every quarter of it).
     var deliveryLeaseSeconds = 10
     var deliveryPartitionSize = HubEngine.Configuration().partitionSize
-    /// Devices read and sent per page: a crashed node's pages in flight (two per delivery) are
-    /// sent again.
+    /// Devices read and sent per page: a crashed node's page in flight is sent again.
     var deliveryPageSize = HubEngine.Configuration().pageSize
     var logLevel: Logger.Level = .info
     /// `text` (human-readable) or `json` (one object per line).
@@ -310,8 +309,8 @@ struct HeraldConfiguration: Sendable {
         ),
         .number(
             \.deliveryPageSize, "HERALD_DELIVERY_PAGE_SIZE", in: 50...100_000,
-            help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its pages in flight (two per delivery) again when the notification resumes, so smaller pages send fewer repeats and cost more writes",
-            docs: "devices read and sent per page of a delivery; progress is saved after each page, and a delivery has two pages in flight (one sent while the one before is booked), so a node killed mid-broadcast has at most two pages per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
+            help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes",
+            docs: "devices read and sent per page of a delivery; progress is saved after each page, so a node killed mid-broadcast has at most a page per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
         ),
         .init(
             variable: "HERALD_LOG_LEVEL", flag: "--log-level", default: "`info`",
