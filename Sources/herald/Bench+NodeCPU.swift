@@ -283,6 +283,12 @@ extension Bench {
     /// h2load's `requests` requests to `platform`'s emulator in a process of its own (4
     /// connections × 100 streams, as the node uses), each with a valid credential: the emulator's
     /// ceiling on this machine, and what h2load and the emulator spent per request.
+    ///
+    /// APNs requests each go to a device of their own, as a fan-out's do (h2load reads their URLs
+    /// from a file): an emulator spends more on a device it has not reached yet than on one it
+    /// has, so a ceiling of requests to one device would be one that no fan-out could reach. An
+    /// FCM request names its device in the body, which h2load sends the same each time: its
+    /// requests all go to one device.
     static func emulatorCeiling(platform: Platform, requests: Int, logger: Logger) async throws -> Ceiling? {
         guard which("h2load") != nil else { return nil }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-ceiling-\(UUID().uuidString.prefix(8))").path
@@ -296,6 +302,7 @@ extension Bench {
         let payload = directory + "/payload.json"
         var headers: [String]
         let url: String
+        var urls: [String] = []
         switch platform {
         case .apns:
             let authorization = try await APNsTokenCache().authorization(
@@ -304,6 +311,7 @@ extension Bench {
             try Data(#"{"aps":{"alert":"Benchmark"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
             headers = ["authorization: \(authorization)", "apns-topic: \(emulator.settings["HERALD_APNS_TOPIC"] ?? "")"]
             url = "\(endpoint)/3/device/\(handle)"
+            urls = (0..<requests).map { "\(endpoint)/3/device/\(benchHandle(platform, $0))" }
         case .fcm:
             let token = try await fcmAccessToken(credentials, tokenURI: endpoint + "/token", emulator: emulator)
             let body = #"{"message":{"token":"\#(handle)","notification":{"title":"Benchmark","body":"one broadcast"}}}"#
@@ -313,11 +321,17 @@ extension Bench {
         default:
             return nil
         }
-        say("ceiling: h2load → \(platform.rawValue) emulator process, \(requests.formatted()) requests, 4 connections × 100 streams…")
+        var target = [url]
+        if !urls.isEmpty {
+            let file = directory + "/urls.txt"
+            try Data((urls.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: file))
+            target = ["-i", file]
+        }
+        say("ceiling: h2load → \(platform.rawValue) emulator process, \(requests.formatted()) requests\(urls.isEmpty ? "" : " to as many devices"), 4 connections × 100 streams…")
         let emulatorBefore = try cpuSeconds(of: emulator.process.pid)
         let h2loadBefore = childrenCPUSeconds()
         let output = try await runProcess(
-            "h2load", ["-n", "\(requests)", "-c", "4", "-m", "100", "-t", "1", "-d", payload] + headers.flatMap { ["-H", $0] } + [url])
+            "h2load", ["-n", "\(requests)", "-c", "4", "-m", "100", "-t", "1", "-d", payload] + headers.flatMap { ["-H", $0] } + target)
         let h2loadSeconds = childrenCPUSeconds() - h2loadBefore
         let emulatorSeconds = try cpuSeconds(of: emulator.process.pid) - emulatorBefore
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
