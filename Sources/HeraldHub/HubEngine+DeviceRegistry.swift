@@ -120,7 +120,7 @@ extension HubEngine {
             patched.pushChannelExpired = patched.pushChannel == current.pushChannel ? current.pushChannelExpired : false
             do {
                 return try await store.upsertInstallation(patched, ifVersion: current.version)
-            } catch let error as HeraldError where error.code == .preconditionFailed {
+            } catch let error as StoreError where error.code == .versionMismatch {
                 continue
             }
         }

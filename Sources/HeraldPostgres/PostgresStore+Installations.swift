@@ -51,7 +51,7 @@ extension PostgresStore {
                     """
             }
             guard let returned = try await query(write, on: connection).first?.makeRandomAccess() else {
-                throw HeraldError.preconditionFailed("the installation does not have version \(ifVersion ?? 0)")
+                throw StoreError.versionMismatch("the installation does not have version \(ifVersion ?? 0)")
             }
             let stored = installation.stored(version: try returned.int("version"), createdAt: try returned.date("created_at"), updatedAt: now)
             try await replaceDerivedRegistrations(of: stored, now: now, on: connection)

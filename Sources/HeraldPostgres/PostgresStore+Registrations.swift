@@ -153,7 +153,7 @@ extension PostgresStore {
                     RETURNING r.id, r.version, r.created_at
                     """
                 guard let returned = try await query(update, on: connection).first else {
-                    throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+                    throw StoreError.versionMismatch("the registration does not have version \(ifVersion)")
                 }
                 stored = try Self.stored(row, from: returned)
             } else {
@@ -238,7 +238,7 @@ extension PostgresStore {
                 var exists = SQLStatement()
                 exists.sql = "SELECT 1 FROM herald.registrations WHERE hub = \(exists.bind(hub)) AND id = \(exists.bind(id))"
                 if try await !query(exists, on: connection).isEmpty {
-                    throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+                    throw StoreError.versionMismatch("the registration does not have version \(ifVersion)")
                 }
             }
             var unreserve = SQLStatement()

@@ -123,7 +123,7 @@ extension SQLiteStore {
             if let ifVersion,
                 try await !connection.query("SELECT 1 FROM registrations WHERE id = ?", [.text(id)]).isEmpty
             {
-                throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+                throw StoreError.versionMismatch("the registration does not have version \(ifVersion)")
             }
             _ = try await connection.query("DELETE FROM reservations WHERE id = ?", [.text(id)])
             return false

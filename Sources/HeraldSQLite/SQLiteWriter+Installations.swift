@@ -97,7 +97,7 @@ extension SQLiteWriter {
     }
 
     /// Writes the installations whose `ifVersion` holds, and their registrations, with one
-    /// statement per step; the others fail with `preconditionFailed`. Throws `conflict` (having
+    /// statement per step; the others fail with `StoreError` `versionMismatch`. Throws `conflict` (having
     /// written part) when a registration id is held by a registration of another installation.
     private static func applyTogether(
         _ chunk: [InstallationRequest], on connection: SQLiteConnection
@@ -114,7 +114,7 @@ extension SQLiteWriter {
         for (index, request) in chunk.enumerated() {
             let old = existing[request.installation.id]
             if let ifVersion = request.ifVersion, old?.version != ifVersion {
-                results[index] = .failure(HeraldError.preconditionFailed("the installation does not have version \(ifVersion)"))
+                results[index] = .failure(StoreError.versionMismatch("the installation does not have version \(ifVersion)"))
                 continue
             }
             do {

@@ -265,7 +265,7 @@ actor SQLiteWriter {
         let stored: Registration
         if let ifVersion = condition.ifVersion {
             guard let returned = try await connection.query(RegistrationRow.updateIfVersionSQL, row.updateBinds(ifVersion: ifVersion)).first else {
-                throw HeraldError.preconditionFailed("the registration does not have version \(ifVersion)")
+                throw StoreError.versionMismatch("the registration does not have version \(ifVersion)")
             }
             stored = try Self.stored(row, from: returned)
         } else {

@@ -6,7 +6,8 @@ extension HeraldError {
     /// What a caller is told of `error`: a ``HeraldError`` as it is; a store's ``StoreError``
     /// as the caller-facing error that fits it (a lost lease or a taken name is a conflict, a database away
     /// for a moment is `unavailable`, a full disk `insufficientStorage`, an idempotency key
-    /// reused for another request `unprocessableContent`); `nil` for a store's own failure
+    /// reused for another request `unprocessableContent`, a write whose version changed
+    /// `preconditionFailed`); `nil` for a store's own failure
     /// (``StoreError/isInternal``: it cannot open or reach its database, a newer schema, a
     /// database error, corrupt data) and anything else, which the caller sees as an internal
     /// error.
@@ -21,6 +22,7 @@ extension HeraldError {
             case .leaseLost, .nameTaken: self = .conflict(error.message)
             case .storageFull: self = .insufficientStorage(error.message)
             case .idempotencyKeyReused: self = .unprocessableContent(error.message)
+            case .versionMismatch: self = .preconditionFailed(error.message)
             default: self = .unavailable(error.message)
             }
         default:

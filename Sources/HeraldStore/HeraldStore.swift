@@ -52,10 +52,10 @@ public protocol RegistrationStore: Sendable {
     /// ``InstallationStore/upsertInstallation(_:ifVersion:)`` only; callers never pass them here
     /// (the hub API's registration ids cannot hold `$`), and this method does not check.
     ///
-    /// - Throws: ``HeraldError`` when the condition does not hold, and then nothing changes:
+    /// - Throws: when the condition does not hold, and then nothing changes: ``HeraldError``
     ///   `notFound` (``RegistrationCondition/mustExist``), `gone`
-    ///   (``RegistrationCondition/mustBeIssued``), `forbidden` (``RegistrationCondition/owner``),
-    ///   `preconditionFailed` (``RegistrationCondition/ifVersion``).
+    ///   (``RegistrationCondition/mustBeIssued``) or `forbidden` (``RegistrationCondition/owner``);
+    ///   ``StoreError`` `versionMismatch` (``RegistrationCondition/ifVersion``).
     func upsertRegistration(_ registration: Registration, when condition: RegistrationCondition) async throws -> Registration
 
     func registration(id: String) async throws -> Registration?
@@ -64,7 +64,7 @@ public protocol RegistrationStore: Sendable {
     func registrations(handle: String, platform: Platform?) async throws -> [Registration]
 
     /// Deletes a registration; `false` if there was none (with or without `ifVersion`).
-    /// With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the stored
+    /// With `ifVersion`, throws ``StoreError`` `versionMismatch` unless the stored
     /// version equals it; with `owner`, throws ``HeraldError/forbidden(_:)`` unless the
     /// registration belongs to that owner (both checked in the delete's transaction). A
     /// deleted id is no longer valid (``isRegistrationIDValid(_:)`` is `false`), even if it
@@ -206,7 +206,7 @@ public protocol InstallationStore: Sendable {
     /// ``Installation``'s expansion), in one transaction: registrations of a template that
     /// is gone are deleted, the others are upserted. Keeps `createdAt` of an existing
     /// installation, sets `version` to the previous + 1 (1 when new) and `updatedAt` by the
-    /// store's clock. With `ifVersion`, throws ``HeraldError/preconditionFailed(_:)`` unless the
+    /// store's clock. With `ifVersion`, throws ``StoreError`` `versionMismatch` unless the
     /// stored version equals it. Returns what ``installation(id:)`` then returns.
     func upsertInstallation(_ installation: Installation, ifVersion: Int?) async throws -> Installation
 

@@ -4,7 +4,7 @@ package import HeraldCore
 /// that depend on what is stored, checked by the store in the write's own transaction.
 public struct RegistrationCondition: Sendable, Hashable {
     /// The stored version must equal this; a missing registration never matches
-    /// (`preconditionFailed`).
+    /// (``StoreError`` `versionMismatch`).
     public var ifVersion: Int?
     /// The registration must exist already (`notFound`, checked before the version): an
     /// update, never a create.
@@ -46,15 +46,15 @@ public struct RegistrationCondition: Sendable, Hashable {
     /// registration and ``mustBeIssued`` is set). `nil` when the write may go ahead, before
     /// any version check, which the write itself makes. Every store implementation applies
     /// the rules in this one order.
-    package func violation(id: String, existingOwner: String??, isIssued: Bool) -> HeraldError? {
+    package func violation(id: String, existingOwner: String??, isIssued: Bool) -> (any Error)? {
         if let existingOwner {
-            if let owner, existingOwner != owner { return .forbidden("this registration belongs to another user") }
+            if let owner, existingOwner != owner { return HeraldError.forbidden("this registration belongs to another user") }
             return nil
         }
-        if mustExist { return .notFound("no registration with id \(id) to update") }
-        if let ifVersion { return .preconditionFailed("the registration does not have version \(ifVersion)") }
+        if mustExist { return HeraldError.notFound("no registration with id \(id) to update") }
+        if let ifVersion { return StoreError.versionMismatch("the registration does not have version \(ifVersion)") }
         if mustBeIssued, !isIssued {
-            return .gone("the registration id \(id) was not issued, or it expired or was deleted; ask for a new one")
+            return HeraldError.gone("the registration id \(id) was not issued, or it expired or was deleted; ask for a new one")
         }
         return nil
     }

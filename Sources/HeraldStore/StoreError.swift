@@ -2,7 +2,8 @@ public import HeraldCore
 
 /// The one error of every store, in the store contract's terms: what the engine acts on — a
 /// worker that lost its lease, a database that is away for a moment (unavailable), a disk that
-/// is full, a name that is taken, an idempotency key reused — and a store's own failures, which
+/// is full, a name that is taken, an idempotency key reused, a version that changed since it was
+/// read — and a store's own failures, which
 /// are not the caller's fault (``isInternal``): a database that cannot be opened or reached,
 /// one written by a newer Herald, a failure inside the database, a stored value that cannot be
 /// read back.
@@ -15,7 +16,7 @@ public import HeraldCore
 public struct StoreError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case leaseLost, databaseUnavailable, storageFull, nameTaken, idempotencyKeyReused
+            case leaseLost, databaseUnavailable, storageFull, nameTaken, idempotencyKeyReused, versionMismatch
             case cannotOpen, cannotConnect, schemaTooNew, database, corruptData
         }
         private let base: Base
@@ -36,6 +37,9 @@ public struct StoreError: CodedError {
         /// A notification was sent under the idempotency key before, with another request
         /// (its digest differs), and the key's retention has not ended. Nothing was written.
         public static let idempotencyKeyReused = Code(.idempotencyKeyReused)
+        /// A write conditioned on a version (`ifVersion`) found another version stored, or
+        /// nothing stored: someone wrote it since it was read. Nothing was written.
+        public static let versionMismatch = Code(.versionMismatch)
         /// The store's file could not be opened or is not a Herald database (SQLite).
         public static let cannotOpen = Code(.cannotOpen)
         /// The database server could not be reached, or refused the user, password or database
@@ -53,7 +57,7 @@ public struct StoreError: CodedError {
         var isInternal: Bool {
             switch base {
             case .cannotOpen, .cannotConnect, .schemaTooNew, .database, .corruptData: true
-            case .leaseLost, .databaseUnavailable, .storageFull, .nameTaken, .idempotencyKeyReused: false
+            case .leaseLost, .databaseUnavailable, .storageFull, .nameTaken, .idempotencyKeyReused, .versionMismatch: false
             }
         }
 
@@ -114,6 +118,9 @@ public struct StoreError: CodedError {
                 + "repeat that request exactly to get its answer again, or send this one under a new key"
         )
     }
+
+    /// A conditioned write found another version (or nothing) stored, as `message` says.
+    package static func versionMismatch(_ message: String) -> StoreError { StoreError(code: .versionMismatch, message: message) }
 
     /// The one message of a full disk, whichever store reports it.
     package static let storageFull = StoreError(

@@ -101,13 +101,13 @@ enum InstallationChecks {
 
         check("ifVersionMustMatch") { store, _ in
             // A missing installation never matches.
-            await expectHeraldError(.preconditionFailed) { _ = try await store.upsertInstallation(.sample(), ifVersion: 1) }
+            await expectCodedError(.versionMismatch, of: StoreError.self) { _ = try await store.upsertInstallation(.sample(), ifVersion: 1) }
             #expect(try await store.installation(id: "inst-1") == nil)
             #expect(try await store.registrationCount() == 0)
 
             _ = try await store.upsertInstallation(.sample(tags: ["a"]), ifVersion: nil)
             #expect(try await store.upsertInstallation(.sample(tags: ["b"]), ifVersion: 1).version == 2)
-            await expectHeraldError(.preconditionFailed) {
+            await expectCodedError(.versionMismatch, of: StoreError.self) {
                 _ = try await store.upsertInstallation(.sample(tags: ["c"], templates: ["t": InstallationChecks.silent]), ifVersion: 1)
             }
             let stored = try #require(try await store.installation(id: "inst-1"))
@@ -238,7 +238,7 @@ enum InstallationChecks {
         check("concurrentWritesSucceedOrFailAlone") { store, _ in
             let squatter = try await store.upsertRegistration(.sample(id: "$installation:inst-7/t", tags: ["x"]), ifVersion: nil)
             _ = try await store.upsertInstallation(.sample(id: "inst-3"), ifVersion: nil)
-            enum Outcome: Hashable, Sendable { case saved(Int), failed(HeraldError.Code) }
+            enum Outcome: Hashable, Sendable { case saved(Int), failed(HeraldError.Code), stale }
             let outcomes = await withTaskGroup(of: (String, Outcome).self) { group in
                 for index in 0..<40 {
                     group.addTask {
@@ -252,6 +252,8 @@ enum InstallationChecks {
                                 ifVersion: id == "inst-3" ? 7 : nil
                             )
                             return ("\(index)", .saved(saved.version))
+                        } catch let error as StoreError where error.code == .versionMismatch {
+                            return ("\(index)", .stale)
                         } catch let error as HeraldError {
                             return ("\(index)", .failed(error.code))
                         } catch {
@@ -264,7 +266,7 @@ enum InstallationChecks {
                 return outcomes
             }
             #expect(outcomes["7"] == .failed(.conflict))
-            #expect(outcomes["3"] == .failed(.preconditionFailed))
+            #expect(outcomes["3"] == .stale)
             for index in 0..<38 where ![3, 5, 7].contains(index) {
                 #expect(outcomes["\(index)"] == .saved(1), "inst-\(index)")
                 #expect(try await store.installation(id: "inst-\(index)")?.tags == ["n\(index)"])

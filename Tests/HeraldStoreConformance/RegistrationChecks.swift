@@ -115,7 +115,7 @@ enum RegistrationChecks {
 
         check("ifVersionMustMatch") { store, _ in
             // A missing registration never matches.
-            await expectHeraldError(.preconditionFailed) {
+            await expectCodedError(.versionMismatch, of: StoreError.self) {
                 _ = try await store.upsertRegistration(.sample(id: "r"), ifVersion: 1)
             }
             #expect(try await store.registration(id: "r") == nil)
@@ -123,14 +123,14 @@ enum RegistrationChecks {
             _ = try await store.upsertRegistration(.sample(id: "r", tags: ["x"]), ifVersion: nil)
             let second = try await store.upsertRegistration(.sample(id: "r", tags: ["y"]), ifVersion: 1)
             #expect(second.version == 2)
-            await expectHeraldError(.preconditionFailed) {
+            await expectCodedError(.versionMismatch, of: StoreError.self) {
                 _ = try await store.upsertRegistration(.sample(id: "r", tags: ["z"]), ifVersion: 1)
             }
             let stored = try #require(try await store.registration(id: "r"))
             #expect(stored.version == 2)
             #expect(stored.tags == ["y"])
 
-            await expectHeraldError(.preconditionFailed) {
+            await expectCodedError(.versionMismatch, of: StoreError.self) {
                 _ = try await store.deleteRegistration(id: "r", ifVersion: 1)
             }
             #expect(try await store.deleteRegistration(id: "r", ifVersion: 2))

@@ -41,7 +41,7 @@ enum RegistryRuleChecks {
             await expectHeraldError(.notFound) {
                 _ = try await store.upsertRegistration(.sample(id: "reserved"), when: RegistrationCondition(mustExist: true, mustBeIssued: true))
             }
-            await expectHeraldError(.preconditionFailed) {
+            await expectCodedError(.versionMismatch, of: StoreError.self) {
                 _ = try await store.upsertRegistration(.sample(id: "reserved"), when: RegistrationCondition(ifVersion: 1))
             }
             #expect(try await store.registration(id: "reserved") == nil)
