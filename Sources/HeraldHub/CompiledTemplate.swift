@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldHubWire
 import HeraldPush
 import NIOCore
+import Synchronization
 
 /// A registration's template compiled for its platform and a send's properties, once per
 /// notification: the body's program, the headers the platform keeps (their names mapped and
@@ -128,6 +129,10 @@ final class CompiledTemplate: Sendable {
     /// known before rendering: a body or a header value that does not compile, an APNs body
     /// that is not a JSON object.
     private let compiled: Result<Compiled, HeraldError>
+    /// The notification of every device without push variables, made for the first of them:
+    /// a rendering depends on the send and the device's push variables only, so these devices
+    /// share one, as a native send's devices do.
+    private let withoutVariables = Mutex<Result<PushNotification, HeraldError>?>(nil)
 
     private struct Compiled: Sendable {
         let body: NotificationTemplate
@@ -305,6 +310,14 @@ final class CompiledTemplate: Sendable {
     /// - Throws: `400` when the rendering is not a valid notification of the platform, `413`
     ///   when it is larger than the platform accepts (only once it is valid otherwise).
     func notification(pushVariables: [String: String]) throws(HeraldError) -> PushNotification {
+        guard pushVariables.isEmpty else { return try render(pushVariables: pushVariables) }
+        if let made = withoutVariables.withLock({ $0 }) { return try made.get() }
+        let made = Result { () throws(HeraldError) in try render(pushVariables: [:]) }
+        withoutVariables.withLock { $0 = made }
+        return try made.get()
+    }
+
+    private func render(pushVariables: [String: String]) throws(HeraldError) -> PushNotification {
         let compiled = try compiled.get()
         var bytes: [UInt8] = []
         compiled.body.render(into: &bytes) { compiled.binding.value($0, pushVariables: pushVariables) }

@@ -51,6 +51,25 @@ import Testing
         return Rendered { () throws(HeraldError) in try compiled.notification(pushVariables: pushVariables) }
     }
 
+    @Test func devicesWithoutPushVariablesShareOneRenderingAndTheOthersGetTheirOwn() throws {
+        let template = RegistrationTemplate(body: #"{"aps":{"alert":"$(message) $(name)"}}"#)
+        var selection = Selection()
+        let compiled = selection.compiled(
+            template, platform: .apns, legacyGCM: false, properties: TemplateProperties(TemplateSend(properties: ["message": "hi"])))
+        func body(_ notification: PushNotification) -> ByteBuffer {
+            guard case .bytes(let buffer) = notification.body else { return ByteBuffer() }
+            return buffer
+        }
+        let first = body(try compiled.notification(pushVariables: [:]))
+        let second = body(try compiled.notification(pushVariables: [:]))
+        #expect(String(buffer: first) == #"{"aps":{"alert":"hi "}}"#)
+        // One buffer, made once: the same storage.
+        #expect(first.withUnsafeReadableBytes { $0.baseAddress } == second.withUnsafeReadableBytes { $0.baseAddress })
+        let ada = body(try compiled.notification(pushVariables: ["name": "Ada"]))
+        #expect(String(buffer: ada) == #"{"aps":{"alert":"hi Ada"}}"#)
+        #expect(String(buffer: body(try compiled.notification(pushVariables: [:]))) == #"{"aps":{"alert":"hi "}}"#)
+    }
+
     /// How a device's notification was made before templates were compiled per notification:
     /// the body and header values rendered to text with the properties merged over the push
     /// variables, then read as a hub native send.
