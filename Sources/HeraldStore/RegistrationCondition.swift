@@ -1,4 +1,4 @@
-package import HeraldCore
+import HeraldCore
 
 /// What must hold for a registration write to go ahead: the rules of the device registry
 /// that depend on what is stored, checked by the store in the write's own transaction.
