@@ -40,8 +40,8 @@ struct ControlError: Error {
 ///   (devices are counted while payloads are recorded); with `?since=ms` (since 1970), also
 ///   `"firstAcceptedSince"` and `"lastAcceptedSince"`: ms (or `null`), and `"longestPauseSince"`:
 ///   seconds: when the first and the last send at or after that moment were accepted, and the
-///   longest time without a send from that moment to the last send (see ``AcceptLog``); and `"receiptsConfirmed"`, `"receiptsFailed"`:
-///   receipts the devices posted, and posts that failed
+///   longest time without a send from that moment to the last send (see ``AcceptLog``); and
+///   `"receiptsConfirmed"`, `"receiptsFailed"`: receipts the devices posted, and posts that failed
 enum EmulatorControlAPI {
     static let prefix = "/_emulator/"
 

@@ -198,9 +198,7 @@ struct HeraldConfiguration: Sendable {
             _ field: any WritableKeyPath<HeraldConfiguration, String> & Sendable, _ variable: String, flag: String? = nil,
             default described: String? = nil, help: String, docs: String
         ) -> Setting {
-            row(variable, flag: flag, initial: HeraldConfiguration()[keyPath: field], described: described, help: help, docs: docs) {
-                $0[keyPath: field] = $1
-            }
+            row(field, variable, flag: flag, described: described, help: help, docs: docs, shown: { $0 }) { value in value }
         }
 
         /// As ``text(_:_:flag:default:help:docs:)``, for a field that may be `nil`.
@@ -208,9 +206,7 @@ struct HeraldConfiguration: Sendable {
             _ field: any WritableKeyPath<HeraldConfiguration, String?> & Sendable, _ variable: String, flag: String? = nil,
             default described: String? = nil, help: String, docs: String
         ) -> Setting {
-            row(variable, flag: flag, initial: HeraldConfiguration()[keyPath: field], described: described, help: help, docs: docs) {
-                $0[keyPath: field] = $1
-            }
+            row(field, variable, flag: flag, described: described, help: help, docs: docs, shown: { $0 }) { value in value }
         }
 
         /// As ``text(_:_:flag:default:help:docs:)``, for a whole number within `range`.
@@ -218,8 +214,8 @@ struct HeraldConfiguration: Sendable {
             _ field: any WritableKeyPath<HeraldConfiguration, Int> & Sendable, _ variable: String, flag: String? = nil, in range: ClosedRange<Int>,
             default described: String? = nil, help: String, docs: String
         ) -> Setting {
-            row(variable, flag: flag, initial: String(HeraldConfiguration()[keyPath: field]), described: described, help: help, docs: docs) {
-                $0[keyPath: field] = try HeraldConfiguration.int($1, variable, range)
+            row(field, variable, flag: flag, described: described, help: help, docs: docs, shown: { String($0) }) { value in
+                try HeraldConfiguration.int(value, variable, range)
             }
         }
 
@@ -228,8 +224,8 @@ struct HeraldConfiguration: Sendable {
             _ field: any WritableKeyPath<HeraldConfiguration, Int?> & Sendable, _ variable: String, flag: String? = nil, in range: ClosedRange<Int>,
             default described: String? = nil, help: String, docs: String
         ) -> Setting {
-            row(variable, flag: flag, initial: HeraldConfiguration()[keyPath: field].map(String.init), described: described, help: help, docs: docs) {
-                $0[keyPath: field] = try HeraldConfiguration.int($1, variable, range)
+            row(field, variable, flag: flag, described: described, help: help, docs: docs, shown: { $0.map(String.init) }) { value in
+                try HeraldConfiguration.int(value, variable, range)
             }
         }
 
@@ -239,19 +235,23 @@ struct HeraldConfiguration: Sendable {
             _ field: any WritableKeyPath<HeraldConfiguration, Bool> & Sendable, _ variable: String, flag: String? = nil,
             default described: String? = nil, help: String, docs: String
         ) -> Setting {
-            row(variable, flag: flag, initial: String(HeraldConfiguration()[keyPath: field]), described: described, help: help, docs: docs) {
-                $0[keyPath: field] = try HeraldConfiguration.bool($1, variable)
+            row(field, variable, flag: flag, described: described, help: help, docs: docs, shown: { String($0) }) { value in
+                try HeraldConfiguration.bool(value, variable)
             }
         }
 
-        private static func row(
-            _ variable: String, flag: String?, initial: String?, described: String?, help: String, docs: String,
-            apply: @escaping @Sendable (inout HeraldConfiguration, String) throws -> Void
+        /// The row of `field`: its default is the field's initial value as `shown` writes it
+        /// (`nil`: none) unless `described`, and a value of the variable is `parse`d into it.
+        private static func row<Value>(
+            _ field: any WritableKeyPath<HeraldConfiguration, Value> & Sendable, _ variable: String, flag: String?, described: String?,
+            help: String, docs: String, shown: (Value) -> String?, parse: @escaping @Sendable (String) throws -> Value
         ) -> Setting {
-            let shown = described == nil ? initial : nil
+            let initial = described == nil ? shown(HeraldConfiguration()[keyPath: field]) : nil
             let statesDefault = help.contains("(default") || help.contains("; default ")
-            let help = shown.map { statesDefault ? help : "\(help) (default \($0))" } ?? help
-            return Setting(variable: variable, flag: flag, default: described ?? shown.map { "`\($0)`" } ?? "—", help: help, docs: docs, apply: apply)
+            let help = initial.map { statesDefault ? help : "\(help) (default \($0))" } ?? help
+            return Setting(variable: variable, flag: flag, default: described ?? initial.map { "`\($0)`" } ?? "—", help: help, docs: docs) {
+                $0[keyPath: field] = try parse($1)
+            }
         }
 
         /// A variable that something other than the settings reads (the config file's, the
