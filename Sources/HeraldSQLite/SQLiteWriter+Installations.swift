@@ -73,7 +73,7 @@ extension SQLiteWriter {
             let results = try await applyTogether(chunk, on: connection)
             _ = try await connection.query("RELEASE installations")
             return results
-        } catch let error as HeraldError where error.code == .conflict && chunk.count > 1 {
+        } catch is RegistrationIDHeld where chunk.count > 1 {
             _ = try await connection.query("ROLLBACK TO installations")
             var results: [Result<Installation, any Error>] = []
             for request in chunk {
@@ -81,23 +81,44 @@ extension SQLiteWriter {
                 do {
                     results += try await applyTogether([request], on: connection)
                     _ = try await connection.query("RELEASE installation")
-                } catch let error as HeraldError {
+                } catch {
+                    guard let failure = RegistrationIDHeld.requestFailure(error) else { throw error }
                     _ = try await connection.query("ROLLBACK TO installation")
                     _ = try await connection.query("RELEASE installation")
-                    results.append(.failure(error))
+                    results.append(.failure(failure))
                 }
             }
             _ = try await connection.query("RELEASE installations")
             return results
-        } catch let error as HeraldError where chunk.count == 1 {
+        } catch {
+            guard chunk.count == 1, let failure = RegistrationIDHeld.requestFailure(error) else { throw error }
             _ = try await connection.query("ROLLBACK TO installations")
             _ = try await connection.query("RELEASE installations")
-            return [.failure(error)]
+            return [.failure(failure)]
+        }
+    }
+
+    /// A registration id an installation expands into is held by a registration that does not
+    /// belong to it: the chunk's statements are undone, and the installation fails alone.
+    private struct RegistrationIDHeld: Error {
+        var registrationID: String
+        var installationID: String
+
+        /// What the caller of a write that failed with `error` sees, when it fails only that
+        /// write: the id is taken, or the installation cannot be stored as it is; `nil` for an
+        /// error that fails the whole batch.
+        static func requestFailure(_ error: any Error) -> HeraldError? {
+            switch error {
+            case let held as RegistrationIDHeld:
+                .conflict("the registration id '\(held.registrationID)' of installation '\(held.installationID)' is held by a registration that does not belong to it")
+            case let refused as HeraldError: refused
+            default: nil
+            }
         }
     }
 
     /// Writes the installations whose `ifVersion` holds, and their registrations, with one
-    /// statement per step; the others fail with `StoreError` `versionMismatch`. Throws `conflict` (having
+    /// statement per step; the others fail with `StoreError` `versionMismatch`. Throws ``RegistrationIDHeld`` (having
     /// written part) when a registration id is held by a registration of another installation.
     private static func applyTogether(
         _ chunk: [InstallationRequest], on connection: SQLiteConnection
@@ -153,9 +174,7 @@ extension SQLiteWriter {
             let sql = RegistrationRow.upsertSQL(rows: wanted.count, returning: true, sameInstallationOnly: true)
             let returned = Set(try await connection.query(sql, binds).compactMap { $0.column("id")?.string })
             if let taken = wanted.first(where: { !returned.contains($0.registration.id) }) {
-                throw HeraldError.conflict(
-                    "the registration id '\(taken.registration.id)' of installation '\(taken.registration.installationID ?? "?")' is held by a registration that does not belong to it"
-                )
+                throw RegistrationIDHeld(registrationID: taken.registration.id, installationID: taken.registration.installationID ?? "?")
             }
         }
         for (index, row) in rows { results[index] = .success(row.installation) }
