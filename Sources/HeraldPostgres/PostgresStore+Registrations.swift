@@ -470,16 +470,48 @@ extension PostgresStore {
 
     public func registrationIDBoundaries(after cursor: String?, every: Int, limit: Int) async throws -> [String] {
         guard every > 0, limit > 0 else { return [] }
-        // One pass over the primary key's index, numbering the ids after the cursor.
+        var boundaries: [(n: Int, id: String)] = []
+        for row in try await boundaryRows(after: cursor, every: every, limit: limit, explaining: false) {
+            let columns = row.makeRandomAccess()
+            boundaries.append((try columns.int("n"), try columns.string("id")))
+        }
+        // In the order they were found (sorted here: the statement's plan holds no sort).
+        return boundaries.sorted { $0.n < $1.n }.map(\.id)
+    }
+
+    /// The plan PostgreSQL chooses for ``registrationIDBoundaries(after:every:limit:)``
+    /// (`EXPLAIN`, in its transaction), for tests.
+    package func explainRegistrationIDBoundaries(after cursor: String?, every: Int, limit: Int) async throws -> [String] {
+        try await boundaryRows(after: cursor, every: every, limit: limit, explaining: true).map { try $0.decode(String.self) }
+    }
+
+    /// From each boundary to the next along the primary key's index (`OFFSET every - 1`): the
+    /// index's entries are skipped, not numbered and filtered as a window function would (2 to
+    /// 4 times the time for a million registrations). In a transaction with the page's planner
+    /// settings (``indexRangeSettings``), so that each step is an index scan whatever the
+    /// statistics say: on a table just loaded, the planner would sort every row after the
+    /// boundary at each step.
+    private func boundaryRows(after cursor: String?, every: Int, limit: Int, explaining: Bool) async throws -> [PostgresRow] {
+        try checkOpen()
         var statement = SQLStatement()
+        let hubParameter = statement.bind(hub), skip = statement.bind(every - 1)
         statement.sql = """
-            SELECT id FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM herald.registrations \
-            WHERE hub = \(statement.bind(hub)) AND id > \(statement.bind(cursor ?? ""))) AS numbered \
-            WHERE n % \(statement.bind(every)) = 0 ORDER BY id LIMIT \(statement.bind(limit))
+            WITH RECURSIVE boundary (id, n) AS ( \
+            SELECT (SELECT id FROM herald.registrations WHERE hub = \(hubParameter) AND id > \(statement.bind(cursor ?? "")) \
+            ORDER BY id OFFSET \(skip) LIMIT 1), 1 \
+            UNION ALL SELECT (SELECT r.id FROM herald.registrations AS r WHERE r.hub = \(hubParameter) AND r.id > b.id \
+            ORDER BY r.id OFFSET \(skip) LIMIT 1), b.n + 1 FROM boundary AS b \
+            WHERE b.id IS NOT NULL AND b.n < \(statement.bind(limit))) \
+            SELECT id, n FROM boundary WHERE id IS NOT NULL
             """
-        var ids: [String] = []
-        for row in try await query(statement) { ids.append(try row.makeRandomAccess().string("id")) }
-        return ids
+        let logger = database.clientLogger
+        let query = explaining ? PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds) : statement.query
+        return try await database.run { connection in
+            try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: Self.indexRangeSettings), logger: logger)
+                return try await connection.query(query, logger: logger).collect()
+            }
+        }
     }
 }
 

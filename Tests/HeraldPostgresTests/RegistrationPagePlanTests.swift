@@ -81,6 +81,17 @@ struct RegistrationPagePlanTests {
                 )
                 #expect(tagged.map(\.id) == stride(from: 50_001, through: 50_030, by: 1).filter { $0 % 3 == 0 }.map { String(format: "reg-%09d", $0) })
 
+                // A large send's partition boundaries: each step an index scan from the last
+                // boundary, skipping its entries, never a sort of what follows it.
+                let boundaryPlan = try await store.explainRegistrationIDBoundaries(after: cursor, every: 10_000, limit: 63)
+                    .joined(separator: "\n")
+                #expect(boundaryPlan.contains("Index Only Scan") || boundaryPlan.contains("Index Scan"), "\(boundaryPlan)")
+                #expect(!boundaryPlan.contains("Bitmap") && !boundaryPlan.contains("Seq Scan") && !boundaryPlan.contains("Sort"), "\(boundaryPlan)")
+                #expect(
+                    try await store.registrationIDBoundaries(after: cursor, every: 10_000, limit: 63)
+                        == stride(from: 60_000, through: 100_000, by: 10_000).map { String(format: "reg-%09d", $0) })
+                #expect(try await store.registrationIDBoundaries(after: cursor, every: 10_000, limit: 2) == ["reg-000060000", "reg-000070000"])
+
                 // Once the statistics are brought up to date, the planner chooses the index range
                 // by itself.
                 try await store.refreshStatistics()
