@@ -228,6 +228,8 @@ extension Bench {
 
     /// What the emulator at `endpoint` counts, from its control API (`GET /_emulator/stats`).
     struct EmulatorStats: Decodable {
+        /// The sends it accepted, a device's repeats included.
+        var accepted: Int
         /// The devices it reached.
         var devices: Int
         /// The receipts its devices posted, and the posts that failed.

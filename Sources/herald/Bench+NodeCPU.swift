@@ -30,6 +30,9 @@ extension Bench {
         var state: String
         var seconds: Double
         var reached: Int
+        /// The sends the emulator accepted meanwhile, repeats to a device it reached before
+        /// included.
+        var accepted: Int
         /// The node's CPU time (user and system) from the send until the notification finished.
         var nodeCPUSeconds: Double
         var emulatorCPUSeconds: Double
@@ -126,7 +129,8 @@ extension Bench {
             let answer = try await node.http.execute(request, timeout: .seconds(30))
             guard answer.status == .ok else { throw ValidationError("the emulator refused its receipts' settings: \(answer.status)") }
             let before = try await emulatorStats(node.http, endpoint: endpoint)
-            var confirmed = try await node.measure("send, every device confirms", devices: devices, until: {
+            // The same devices again: the emulator counts a device it reached before once.
+            let confirmed = try await node.measure("send, every device confirms", devices: devices, repeated: true, until: {
                 let deadline = ContinuousClock.now + .seconds(600)
                 while ContinuousClock.now < deadline {
                     let now = try await emulatorStats(node.http, endpoint: endpoint)
@@ -141,16 +145,18 @@ extension Bench {
             }) { http, base, signature in
                 try await sendNotification(http, base: base, signature: signature, platform: .apns, tag: "bench")
             }
-            // The same devices again: the emulator counts a device it reached before once.
-            confirmed.reached = devices
             return (plain, confirmed)
         }
     }
 
-    /// A template send and a native send to `devices` APNs devices each, by one node: the first
-    /// half of the hub are template registrations (as installations with a template expand to),
-    /// tagged `template`, the second half native ones tagged `native`.
-    static func templateRuns(devices: Int, binary: URL, logger: Logger) async throws -> (native: NodeRun, template: NodeRun) {
+    /// Template sends against native ones to `devices` APNs devices each, by one node: the
+    /// first half of the hub are template registrations (as installations with a template
+    /// expand to), tagged `template`, the second half native ones tagged `native`.
+    ///
+    /// A single pair of runs moves by ±15 % on a shared machine, so the node sends `pairs`
+    /// pairs, one after the other in alternating order (native first, then template first, …);
+    /// each pair gives a ratio, and the pair with the median ratio is the one shown.
+    static func templateRuns(devices: Int, pairs: Int = 3, binary: URL, logger: Logger) async throws -> TemplateComparison {
         say("apns template and native sends in a node process: seeding \((2 * devices).formatted()) registrations…")
         let template = RegistrationTemplate(body: ##"{"aps":{"alert":"$(message)","badge":"#(count)"},"sender":"$(sender)"}"##)
         return try await withNode(platform: .apns, count: 2 * devices, binary: binary, logger: logger) { i in
@@ -162,13 +168,45 @@ extension Bench {
             }
             return registration
         } _: { node in
-            let native = try await node.measure("native send", devices: devices) { http, base, signature in
-                try await sendNotification(http, base: base, signature: signature, platform: .apns, tag: "native")
+            var measured: [(native: NodeRun, template: NodeRun)] = []
+            // From the second send of a kind on, its devices were reached before: the devices
+            // reached are those that accepted the send.
+            func native() async throws -> NodeRun {
+                try await node.measure("native send", devices: devices, repeated: !measured.isEmpty) { http, base, signature in
+                    try await sendNotification(http, base: base, signature: signature, platform: .apns, tag: "native")
+                }
             }
-            let templated = try await node.measure("template send", devices: devices) { http, base, signature in
-                try await sendTemplate(http, base: base, signature: signature, tag: "template")
+            func templated() async throws -> NodeRun {
+                try await node.measure("template send", devices: devices, repeated: !measured.isEmpty) { http, base, signature in
+                    try await sendTemplate(http, base: base, signature: signature, tag: "template")
+                }
             }
-            return (native, templated)
+            for pair in 0..<max(pairs, 1) {
+                if pair.isMultiple(of: 2) {
+                    let first = try await native()
+                    measured.append((first, try await templated()))
+                } else {
+                    let first = try await templated()
+                    measured.append((try await native(), first))
+                }
+            }
+            return TemplateComparison(pairs: measured)
+        }
+    }
+
+    /// Pairs of a native and a template send measured one after the other.
+    struct TemplateComparison {
+        var pairs: [(native: NodeRun, template: NodeRun)]
+
+        /// Each pair's template / native node CPU per device, in the pairs' order.
+        var ratios: [Double] { pairs.map { $0.template.nodeMicroseconds / $0.native.nodeMicroseconds } }
+
+        /// The pair whose ratio is the median (the lower of the two middle ones for an even
+        /// number of pairs).
+        var median: (native: NodeRun, template: NodeRun, ratio: Double) {
+            let ratios = self.ratios
+            let index = ratios.indices.sorted { ratios[$0] < ratios[$1] }[(ratios.count - 1) / 2]
+            return (pairs[index].native, pairs[index].template, ratios[index])
         }
     }
 
@@ -230,13 +268,15 @@ extension Bench {
         var signature: String
 
         /// Sends one notification with `send` (its id) and measures until it is finished: the
-        /// node's and the emulator's CPU time, the devices the emulator reached meanwhile.
+        /// node's and the emulator's CPU time, the devices the emulator reached meanwhile (for
+        /// a `repeated` send to devices reached before, the sends it accepted).
         func measure(
-            _ kind: String, devices: Int, until settled: (() async throws -> Void)? = nil, _ send: (HTTPClient, String, String) async throws -> String
+            _ kind: String, devices: Int, repeated: Bool = false, until settled: (() async throws -> Void)? = nil,
+            _ send: (HTTPClient, String, String) async throws -> String
         ) async throws -> NodeRun {
             let endpoint = try emulator.endpoint(platform)
             let before = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
-            let reachedBefore = try await reachedDevices(http, endpoint: endpoint)
+            let statsBefore = try await emulatorStats(http, endpoint: endpoint)
             let started = ContinuousClock.now, startedAt = Date()
             let id = try await send(http, base, signature)
             let finished = try await waitUntilFinished(
@@ -250,7 +290,8 @@ extension Bench {
             }
             let run = NodeRun(
                 platform: platform, kind: kind, devices: devices, state: finished.state, seconds: seconds,
-                reached: finished.reached - reachedBefore, nodeCPUSeconds: after.node - before.node,
+                reached: repeated ? accepted.accepted - statsBefore.accepted : finished.reached - statsBefore.devices,
+                accepted: accepted.accepted - statsBefore.accepted, nodeCPUSeconds: after.node - before.node,
                 emulatorCPUSeconds: after.emulator - before.emulator, peakMegabytes: finished.peakMegabytes.first ?? 0,
                 firstDevice: secondsAfterStart(accepted.firstAcceptedSince), lastDevice: secondsAfterStart(accepted.lastAcceptedSince)
             )
