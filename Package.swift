@@ -173,7 +173,8 @@ let package = Package(
         ),
         .target(
             name: "HeraldHub",
-            dependencies: ["HeraldHubWire", 
+            dependencies: [
+                "HeraldHubWire",
                 "HeraldCore",
                 "HeraldMetrics",
                 "HeraldTLS",
@@ -214,7 +215,8 @@ let package = Package(
         ),
         .target(
             name: "HeraldServer",
-            dependencies: ["HeraldHubWire", 
+            dependencies: [
+                "HeraldHubWire",
                 "HeraldCore",
                 "HeraldMetrics",
                 "HeraldTLS",
@@ -263,7 +265,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "herald",
-            dependencies: ["HeraldHubWire", 
+            dependencies: [
+                "HeraldHubWire",
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub",
                 "HeraldServer", "HeraldEmulator", "HeraldClient", "HeraldHubAPIUserDevices", "HeraldMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -368,7 +371,8 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldHubTests",
-            dependencies: ["HeraldHubWire", 
+            dependencies: [
+                "HeraldHubWire",
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub", "HeraldEmulator", "HeraldTestSupport",
                 "HeraldMetrics",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -411,7 +415,8 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldServerTests",
-            dependencies: ["HeraldHubWire", 
+            dependencies: [
+                "HeraldHubWire",
                 "HeraldCore", "HeraldTLS", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldPush", "HeraldHub", "HeraldServer",
                 "HeraldEmulator", "HeraldClient", "HeraldHubAPIUserDevices", "HeraldTestSupport", "HeraldMetrics",
                 .product(name: "Hummingbird", package: "hummingbird"),

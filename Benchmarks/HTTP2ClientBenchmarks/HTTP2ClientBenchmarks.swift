@@ -125,7 +125,12 @@ final class SendFixture: Sendable {
     }
 
     static func stop() async {
-        guard let fixture = shared.withLock({ state in defer { state = nil }; return state }) else { return }
+        guard
+            let fixture = shared.withLock({ state in
+                defer { state = nil }
+                return state
+            })
+        else { return }
         await fixture.client.shutdown()
         try? await fixture.server.close()
     }

@@ -1,5 +1,6 @@
 public import Foundation
 public import HeraldCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -40,7 +41,9 @@ extension HeraldClient {
     /// `update` or `end`, `content-state`, `stale-date`, `dismissal-date`, …; `timestamp`
     /// defaults to now). Sent under `idempotencyKey` (a new UUID when `nil`).
     @discardableResult
-    public func updateLiveActivity(user: String, activityID: String, aps: JSONValue, idempotencyKey: String? = nil) async throws
+    public func updateLiveActivity(
+        user: String, activityID: String, aps: JSONValue, idempotencyKey: String? = nil
+    ) async throws
         -> NotificationSummary
     {
         let query = [URLQueryItem(name: "to_tag", value: user), URLQueryItem(name: "activity", value: activityID)]

@@ -1,5 +1,6 @@
 public import Foundation
 public import HeraldCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

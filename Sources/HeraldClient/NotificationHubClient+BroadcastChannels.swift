@@ -1,5 +1,6 @@
 public import Foundation
 import HeraldCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

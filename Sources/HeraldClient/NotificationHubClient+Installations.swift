@@ -1,5 +1,6 @@
 import Foundation
 public import HeraldCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 import HeraldHubWire

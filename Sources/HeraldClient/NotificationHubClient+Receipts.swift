@@ -1,5 +1,5 @@
-public import HeraldCore
 import Foundation
+public import HeraldCore
 import HeraldHubWire
 
 /// Confirmed receipts: a device saying that a notification reached it (Herald's extension of

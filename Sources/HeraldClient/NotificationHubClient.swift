@@ -1,5 +1,6 @@
 public import Foundation
 import HeraldCore
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 import HeraldHubWire

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

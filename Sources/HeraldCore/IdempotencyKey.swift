@@ -61,7 +61,8 @@ public struct IdempotencyKey: Sendable, Hashable, Codable {
             throw .badRequest("the \(headerName) header is empty: send 1 to \(maxLength) printable ASCII characters, such as a UUID")
         }
         guard key.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-            throw .badRequest("the \(headerName) header holds a character that is not printable ASCII: send 1 to \(maxLength) printable ASCII characters, such as a UUID")
+            throw .badRequest(
+                "the \(headerName) header holds a character that is not printable ASCII: send 1 to \(maxLength) printable ASCII characters, such as a UUID")
         }
         guard key.utf8.count <= maxLength else {
             throw .badRequest("the \(headerName) header has \(key.utf8.count) characters; a key has at most \(maxLength)")

@@ -118,7 +118,9 @@ extension Installation {
         return result
     }
 
-    private static func validated(_ template: InstallationTemplate, name: String) throws(HeraldError)
+    private static func validated(
+        _ template: InstallationTemplate, name: String
+    ) throws(HeraldError)
         -> InstallationTemplate
     {
         let path = templatePath(name)

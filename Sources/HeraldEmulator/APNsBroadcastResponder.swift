@@ -38,7 +38,9 @@ final class APNsBroadcastResponder: EmulatorResponder {
         apns.authenticator.makeConnectionState(clientCertificate: clientCertificate)
     }
 
-    func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
+    func respond(
+        to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         func refuse(_ status: Int, _ reason: APNsReason) -> EmulatorResponse {
@@ -118,7 +120,9 @@ final class APNsBroadcastResponder: EmulatorResponder {
         return .success(ChannelConfiguration(messageStoragePolicy: Int(policy), pushType: "LiveActivity"))
     }
 
-    private func json(_ status: Int, _ value: some Encodable, requestID: String, allocator: ByteBufferAllocator)
+    private func json(
+        _ status: Int, _ value: some Encodable, requestID: String, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         var response = EmulatorControlAPI.json(status, value, allocator: allocator)

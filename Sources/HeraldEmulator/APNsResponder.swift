@@ -58,7 +58,9 @@ final class APNsResponder: EmulatorResponder {
 
     // MARK: - Requests
 
-    func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
+    func respond(
+        to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         let path = request.path

@@ -83,7 +83,9 @@ protocol EmulatorResponder: Sendable {
     /// The state of a connection whose TLS client presented `clientCertificate` (the leaf;
     /// `nil` for none). The default ignores the certificate.
     func makeConnectionState(clientCertificate: NIOSSLCertificate?) -> ConnectionState
-    func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
+    func respond(
+        to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
 }
 

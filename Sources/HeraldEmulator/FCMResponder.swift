@@ -92,7 +92,9 @@ final class FCMResponder: EmulatorResponder {
 
     func makeConnectionState() -> ConnectionState { ConnectionState() }
 
-    func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
+    func respond(
+        to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         let path = request.path
@@ -403,7 +405,9 @@ final class FCMResponder: EmulatorResponder {
         return json(code, body, allocator: allocator)
     }
 
-    private func oauthError(_ code: Int, _ error: String, _ description: String, allocator: ByteBufferAllocator)
+    private func oauthError(
+        _ code: Int, _ error: String, _ description: String, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         json(code, OAuthError(error: error, error_description: description), allocator: allocator)

@@ -54,7 +54,7 @@ enum JSONSyntax {
             case UInt8(ascii: "t"): return literal("true")
             case UInt8(ascii: "f"): return literal("false")
             case UInt8(ascii: "n"): return literal("null")
-            case UInt8(ascii: "-"), UInt8(ascii: "0") ... UInt8(ascii: "9"): return number()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
             default: return false
             }
         }
@@ -129,7 +129,7 @@ enum JSONSyntax {
                     default:
                         return false
                     }
-                case 0x00 ..< 0x20:
+                case 0x00..<0x20:
                     return false
                 case 0x80...:
                     guard utf8Sequence() else { return false }
@@ -147,15 +147,15 @@ enum JSONSyntax {
             let minimum: UInt32
             var scalar: UInt32
             switch lead {
-            case 0xC2 ... 0xDF:
+            case 0xC2...0xDF:
                 length = 2
                 minimum = 0x80
                 scalar = UInt32(lead & 0x1F)
-            case 0xE0 ... 0xEF:
+            case 0xE0...0xEF:
                 length = 3
                 minimum = 0x800
                 scalar = UInt32(lead & 0x0F)
-            case 0xF0 ... 0xF4:
+            case 0xF0...0xF4:
                 length = 4
                 minimum = 0x10000
                 scalar = UInt32(lead & 0x07)
@@ -168,7 +168,7 @@ enum JSONSyntax {
                 guard continuation & 0xC0 == 0x80 else { return false }
                 scalar = scalar << 6 | UInt32(continuation & 0x3F)
             }
-            guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800 ... 0xDFFF).contains(scalar) else { return false }
+            guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else { return false }
             index += length
             return true
         }

@@ -5,10 +5,11 @@ import Synchronization
 enum RandomIdentifier {
     /// SplitMix64 over a shared counter, seeded from the system generator: unique, well-mixed
     /// and without a system call per value. For message IDs only, never for secrets.
-    private static let counter = Atomic<UInt64>({
-        var generator = SystemRandomNumberGenerator()
-        return generator.next()
-    }())
+    private static let counter = Atomic<UInt64>(
+        {
+            var generator = SystemRandomNumberGenerator()
+            return generator.next()
+        }())
 
     private static func nextMixed() -> UInt64 {
         var z = counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue

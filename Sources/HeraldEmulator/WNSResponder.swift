@@ -65,7 +65,9 @@ final class WNSResponder: EmulatorResponder {
 
     func makeConnectionState() -> ConnectionState { ConnectionState() }
 
-    func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
+    func respond(
+        to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         let path = request.path
@@ -319,7 +321,9 @@ final class WNSResponder: EmulatorResponder {
             ])
     }
 
-    private func oauthError(_ code: Int, _ error: String, _ description: String, allocator: ByteBufferAllocator)
+    private func oauthError(
+        _ code: Int, _ error: String, _ description: String, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         json(code, OAuthError(error: error, error_description: description), allocator: allocator)

@@ -97,7 +97,9 @@ final class WebPushResponder: EmulatorResponder {
 
     // MARK: - Requests
 
-    func respond(to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator)
+    func respond(
+        to request: EmulatorRequest, state: inout ConnectionState, allocator: ByteBufferAllocator
+    )
         -> EmulatorResponse
     {
         let path = request.path

@@ -1,5 +1,5 @@
-public import HeraldCore
 import Foundation
+public import HeraldCore
 
 /// A push subscription as a browser hands it to a web app (`PushSubscription.toJSON()`):
 /// the endpoint to POST to and the keys to encrypt for.

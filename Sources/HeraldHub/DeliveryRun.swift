@@ -54,7 +54,8 @@ struct DeliveryRun {
                 try await plan.deviceCount(store: engine.store)
             }
             spread = SendSpread(startedAt: claimed.startedAt ?? Date(), length: length, devices: devices)
-            logger.debug("Spreading a notification's sends", metadata: ["herald.spread.seconds": "\(length.components.seconds)", "herald.devices": "\(devices)"])
+            logger.debug(
+                "Spreading a notification's sends", metadata: ["herald.spread.seconds": "\(length.components.seconds)", "herald.devices": "\(devices)"])
         }
         var selection = Selection()
         var page = try await Self.readPage(plan, after: cursor, through: upperBound, pageSize: pageSize, engine: engine, part: part)

@@ -1,6 +1,6 @@
 import HeraldStore
-public import ServiceLifecycle
 import Logging
+public import ServiceLifecycle
 
 /// Delivers accepted notifications: claims them from the store one at a time per lane and
 /// hands them to the ``HubEngine``; one more lane runs the hub's export and import jobs. Several nodes sharing one store each run a worker; the store's

@@ -1,9 +1,9 @@
 public import Foundation
 public import HeraldCore
 import HeraldMetrics
-import Logging
 import HeraldPush
 import HeraldStore
+import Logging
 import Tracing
 
 extension HubEngine {

@@ -25,7 +25,9 @@ extension HubEngine {
     ///
     /// - Throws: ``HeraldError`` `400` for a payload that cannot be broadcast (nothing is sent
     ///   or stored), `503` when the hub has no APNs credentials.
-    public func broadcast(_ payload: PlatformPayload, toChannel channelID: String, options: SendRequest.Options = .init()) async throws
+    public func broadcast(
+        _ payload: PlatformPayload, toChannel channelID: String, options: SendRequest.Options = .init()
+    ) async throws
         -> NotificationRecord
     {
         guard payload.platform == .apns else { throw HeraldError.badRequest("a broadcast channel is APNs': send an apple payload") }
@@ -66,7 +68,9 @@ extension HubEngine {
     /// The broadcasts sent to the channel `channelID` (each with its outcome), newest first,
     /// a page at a time: strictly older than `cursor`, at most `limit` (capped as the
     /// console's pages are).
-    public func broadcasts(toChannel channelID: String, before cursor: NotificationHistoryCursor? = nil, limit: Int) async throws
+    public func broadcasts(
+        toChannel channelID: String, before cursor: NotificationHistoryCursor? = nil, limit: Int
+    ) async throws
         -> [NotificationRecord]
     {
         try await store.broadcasts(toChannel: channelID, before: cursor, limit: Self.consolePageSize(limit))

@@ -265,7 +265,8 @@ extension HubEngine {
                     return PushResult(disposition: .permanentFailure, outcome: .abandoned, status: result.status, reason: result.reason)
                 }
                 // Waits in short steps, so that shutdown and staleness are noticed at once.
-                let wait = min(Duration.milliseconds(Int64(max(0, retryAfter) * 1000)), .milliseconds(500), Duration.seconds(max(0, staleAt.timeIntervalSinceNow)))
+                let wait = min(
+                    Duration.milliseconds(Int64(max(0, retryAfter) * 1000)), .milliseconds(500), Duration.seconds(max(0, staleAt.timeIntervalSinceNow)))
                 if isInterrupted { return result }
                 do {
                     try await Task.sleep(for: wait)

@@ -141,7 +141,8 @@ extension HubEngine {
         let abandoned = now.addingTimeInterval(-86_400)
         let purged = try await store.purgeJobs(finishedBefore: cutoff, filesBefore: cutoff, uploadsBefore: abandoned)
         if purged.jobs > 0 || purged.files > 0 {
-            logger.debug("Deleted jobs and job files past their retention", metadata: ["herald.jobs.count": "\(purged.jobs)", "herald.files.count": "\(purged.files)"])
+            logger.debug(
+                "Deleted jobs and job files past their retention", metadata: ["herald.jobs.count": "\(purged.jobs)", "herald.files.count": "\(purged.files)"])
         }
         return purged
     }

@@ -31,7 +31,7 @@ extension HubEngine {
                 "Lost the lease of a notification to another worker; it continues the delivery",
                 metadata: ["herald.notification.id": "\(record.id)"]
             )
-        } catch where !(error is CancellationError) {
+        } catch  where !(error is CancellationError) {
             // The delivery failed (the database was away for longer than the lease, say): hand
             // the notification back from its last saved cursor now, so that a worker (this one
             // a second later, or one on another node) resumes it without waiting out the lease.

@@ -51,7 +51,9 @@ extension HubEngine {
     ///
     /// - Throws: only when the store cannot be reached or fails (the line may then be applied
     ///   again later).
-    public func importRegistration(line text: some StringProtocol, number: Int, mode: RegistrationImportMode) async throws
+    public func importRegistration(
+        line text: some StringProtocol, number: Int, mode: RegistrationImportMode
+    ) async throws
         -> RegistrationImportOutcome?
     {
         let trimmed = text.trimmingCharacters(in: .whitespaces)

@@ -19,7 +19,9 @@ extension HubEngine {
     /// - Throws: ``HeraldError/badRequest(_:)`` for a URL that is not https (or plain http to a
     ///   host the node allows), a host not allowed, an unknown event type or a malformed
     ///   secret; ``HeraldError/conflict(_:)`` when the hub has ``maxWebhookEndpoints``.
-    public func addWebhookEndpoint(url text: String, events names: [String], secret secretText: String? = nil, now: Date = Date()) async throws
+    public func addWebhookEndpoint(
+        url text: String, events names: [String], secret secretText: String? = nil, now: Date = Date()
+    ) async throws
         -> WebhookEndpoint
     {
         let url = try WebhookEndpoint.validURL(text)
@@ -66,7 +68,9 @@ extension HubEngine {
     ///
     /// - Throws: ``HeraldError/notFound(_:)`` when there is no such endpoint;
     ///   ``HeraldError/badRequest(_:)`` for a validity outside 0 s to 7 days.
-    public func rotateWebhookSecret(id: String, previousValidFor: Duration = HubEngine.defaultPreviousSecretValidity, now: Date = Date()) async throws
+    public func rotateWebhookSecret(
+        id: String, previousValidFor: Duration = HubEngine.defaultPreviousSecretValidity, now: Date = Date()
+    ) async throws
         -> WebhookEndpoint
     {
         guard previousValidFor >= .zero, previousValidFor <= Self.maxPreviousSecretValidity else {

@@ -129,7 +129,8 @@ public final class HubEngine: Sendable {
         self.logger = logger
         self.providerTable = Mutex(Self.byPlatform(providers))
         self.budgetTable = Mutex(budgets)
-        let process = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
+        let process =
+            "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
             + UUID.random().uuidString.prefix(8).lowercased()
         self.leaseOwnerPrefix = configuration.nodeName.map { "\($0)/" }
         self.leaseOwner = (leaseOwnerPrefix ?? "") + process

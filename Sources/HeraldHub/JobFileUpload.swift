@@ -1,7 +1,7 @@
 public import Foundation
 import HeraldCore
-import Logging
 import HeraldStore
+import Logging
 
 /// A job file streamed into the store (``HubEngine/beginJobFileUpload(name:)``): the bytes are
 /// stored as they come, a chunk of ``JobChunk/uploadSize`` at a time, and become the file

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldStore
-public import ServiceLifecycle
 import Logging
+public import ServiceLifecycle
 
 /// Deletes one hub's finished jobs, their outputs and its job files once they have outlived
 /// ``HubEngine/Configuration/jobRetention``, every ``HubEngine/Configuration/jobSweepInterval``

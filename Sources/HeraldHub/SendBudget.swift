@@ -150,7 +150,8 @@ public final class SendBudget: Sendable {
         state.withLock { state in
             if let until = state.pausedUntil, until > now { return false }
             state.throttledInARow += 1
-            let length = retryAfter.map { Duration.seconds(min(max($0, 0.1), 3600)) }
+            let length =
+                retryAfter.map { Duration.seconds(min(max($0, 0.1), 3600)) }
                 ?? .seconds(min(60, 1 << min(state.throttledInARow - 1, 6)))
             state.pausedUntil = now + length
             return true

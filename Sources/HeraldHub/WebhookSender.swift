@@ -1,8 +1,8 @@
 import Foundation
 import HeraldCore
 import HeraldPush
-public import ServiceLifecycle
 import Logging
+public import ServiceLifecycle
 
 /// Sends one hub's webhook events from its outbox, until graceful shutdown or until the hub
 /// stops: claims the due ones under a lease, posts them, records each attempt (see

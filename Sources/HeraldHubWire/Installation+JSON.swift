@@ -114,7 +114,8 @@ extension Installation {
         let object = try WireObject(document, path: "", what: "an installation")
 
         guard let id = try object.string("installationId") else {
-            throw .badRequest("installationId: required; 1–102 characters of letters, digits and - _ @ # . : = (so that the tag $InstallationId:{id} fits in 120)")
+            throw .badRequest(
+                "installationId: required; 1–102 characters of letters, digits and - _ @ # . : = (so that the tag $InstallationId:{id} fits in 120)")
         }
         guard let platformName = try object.string("platform") else {
             throw .badRequest("platform: required; one of apns, fcmv1, gcm, wns, browser")

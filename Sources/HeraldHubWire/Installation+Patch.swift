@@ -320,7 +320,9 @@ extension Installation {
         templates[name] = template
     }
 
-    private mutating func patchPushVariables(_ op: PatchOperation, rest: [String], value: JSONValue?)
+    private mutating func patchPushVariables(
+        _ op: PatchOperation, rest: [String], value: JSONValue?
+    )
         throws(HeraldError)
     {
         switch rest.count {

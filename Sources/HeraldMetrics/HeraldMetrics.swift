@@ -75,7 +75,8 @@ public final class HeraldMetrics: Sendable {
     )
     public static let notificationsFinished = Family(
         name: "herald_notifications_finished_total", kind: .counter, labels: ["hub", "state"],
-        help: "Notifications whose delivery ended, per hub and final state (Completed, Abandoned, NoTargetFound); partitions of a large notification are not counted apart."
+        help:
+            "Notifications whose delivery ended, per hub and final state (Completed, Abandoned, NoTargetFound); partitions of a large notification are not counted apart."
     )
     public static let deliveries = Family(
         name: "herald_deliveries_total", kind: .counter, labels: ["hub", "platform", "outcome"],
@@ -123,19 +124,23 @@ public final class HeraldMetrics: Sendable {
     )
     public static let pushConnections = Family(
         name: "herald_push_connections", kind: .gauge, labels: ["platform"],
-        help: "Connections open to a push service per platform, at scrape time, over every provider of the platform; FCM and WNS include those to their OAuth token endpoint."
+        help:
+            "Connections open to a push service per platform, at scrape time, over every provider of the platform; FCM and WNS include those to their OAuth token endpoint."
     )
     public static let credentialExpiry = Family(
         name: "herald_push_credential_expiry_timestamp_seconds", kind: .gauge, labels: ["platform", "hub"],
-        help: "When a push credential expires (an APNs client certificate's notAfter), Unix seconds, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
+        help:
+            "When a push credential expires (an APNs client certificate's notAfter), Unix seconds, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
     )
     public static let credentialFailing = Family(
         name: "herald_push_credential_failing", kind: .gauge, labels: ["platform", "hub"],
-        help: "1 while the last use of a push credential failed (the push service refused it, or no token could be had with it), 0 otherwise, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
+        help:
+            "1 while the last use of a push credential failed (the push service refused it, or no token could be had with it), 0 otherwise, per platform and hub; hub * is the server's own credentials, used by every hub without its own."
     )
     public static let sendBudgetRate = Family(
         name: "herald_send_budget_per_minute", kind: .gauge, labels: ["platform", "credential"],
-        help: "The send budget of a push credential, sends a minute for every node together (each node spends its share), per platform and credential (a key id, a project id); absent for credentials without a limit."
+        help:
+            "The send budget of a push credential, sends a minute for every node together (each node spends its share), per platform and credential (a key id, a project id); absent for credentials without a limit."
     )
     public static let sendBudgetAvailable = Family(
         name: "herald_send_budget_available", kind: .gauge, labels: ["platform", "credential"],
@@ -143,7 +148,8 @@ public final class HeraldMetrics: Sendable {
     )
     public static let sendBudgetPaused = Family(
         name: "herald_send_budget_paused_seconds", kind: .gauge, labels: ["platform", "credential"],
-        help: "How long every send of a credential still waits because its push service throttled it (a 429 with Retry-After), at scrape time; 0 when not paused."
+        help:
+            "How long every send of a credential still waits because its push service throttled it (a 429 with Retry-After), at scrape time; 0 when not paused."
     )
     public static let sendBudgetWaited = Family(
         name: "herald_send_budget_wait_seconds_total", kind: .counter, labels: ["platform", "credential"],

@@ -10,7 +10,8 @@ import PostgresNIO
 extension PostgresDatabase: HubStorage {
     /// The tables that hold a hub's data, deleted with the hub.
     static let hubTables = [
-        "receipts", "receipt_counts", "webhook_attempts", "webhook_outbox", "webhook_endpoints", "job_output_chunks", "jobs", "job_file_chunks", "job_files", "rich_recipients", "rich_content", "secure_messages", "notifications", "sessions", "accounts",
+        "receipts", "receipt_counts", "webhook_attempts", "webhook_outbox", "webhook_endpoints", "job_output_chunks", "jobs", "job_file_chunks", "job_files",
+        "rich_recipients", "rich_content", "secure_messages", "notifications", "sessions", "accounts",
         "installation_tags", "installations", "registration_tags", "reservations", "registrations",
     ]
 
@@ -42,11 +43,13 @@ extension PostgresDatabase: HubStorage {
 
     private func readDefinition(_ read: DefinitionRead) async throws -> HubDefinitionLookup {
         let logger = clientLogger
-        guard let row = try await run({ connection in
-            var rows: [ReadHubDefinition.Row] = []
-            for try await row in try await connection.execute(ReadHubDefinition(read: read), logger: logger) { rows.append(row) }
-            return rows.first
-        }) else {
+        guard
+            let row = try await run({ connection in
+                var rows: [ReadHubDefinition.Row] = []
+                for try await row in try await connection.execute(ReadHubDefinition(read: read), logger: logger) { rows.append(row) }
+                return rows.first
+            })
+        else {
             return .missing
         }
         guard let document = row.document else { return .unchanged }

@@ -251,7 +251,7 @@ struct PostgresMigration: Sendable {
                     value text NOT NULL,
                     created_at timestamptz NOT NULL DEFAULT now()
                 )
-                """,
+                """
             ]
         ),
         PostgresMigration(
@@ -277,7 +277,7 @@ struct PostgresMigration: Sendable {
                     PRIMARY KEY (hub, content_id),
                     FOREIGN KEY (hub, content_id) REFERENCES herald.rich_content (hub, id) ON DELETE CASCADE
                 )
-                """,
+                """
             ]
         ),
         PostgresMigration(
@@ -292,7 +292,7 @@ struct PostgresMigration: Sendable {
                     started_at timestamptz NOT NULL DEFAULT now(),
                     seen_at timestamptz NOT NULL
                 )
-                """,
+                """
             ]
         ),
         PostgresMigration(
@@ -312,7 +312,7 @@ struct PostgresMigration: Sendable {
                     RETURN true;
                 END
                 $$
-                """,
+                """
             ]
         ),
         PostgresMigration(
@@ -362,7 +362,7 @@ struct PostgresMigration: Sendable {
             statements: [
                 // The W3C traceparent of the span that accepted the notification (NULL when
                 // tracing is off): its delivery's spans join that trace.
-                "ALTER TABLE herald.notifications ADD COLUMN trace_context text",
+                "ALTER TABLE herald.notifications ADD COLUMN trace_context text"
             ]
         ),
         PostgresMigration(
@@ -657,7 +657,7 @@ struct PostgresMigration: Sendable {
                     ORDER BY d.n;
                 END
                 $$
-                """,
+                """
             ]
         ),
         PostgresMigration(
@@ -914,7 +914,7 @@ struct PostgresMigration: Sendable {
             name: "notifications spread over a time",
             statements: [
                 // The seconds a notification's sends are spread over; NULL for at once.
-                "ALTER TABLE herald.notifications ADD COLUMN spread_seconds bigint",
+                "ALTER TABLE herald.notifications ADD COLUMN spread_seconds bigint"
             ]
         ),
         PostgresMigration(
@@ -1048,7 +1048,7 @@ struct PostgresMigration: Sendable {
                 UPDATE herald.registrations SET handle_kind = 'liveactivity'
                 WHERE handle_kind IS NULL AND platform = 'apns' AND owner IS NOT NULL AND installation_id IS NULL
                     AND cardinality(tags) = 1 AND starts_with(tags[1], 'liveactivity:' || owner || ':')
-                """,
+                """
             ]
         ),
     ]

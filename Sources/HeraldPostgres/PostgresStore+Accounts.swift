@@ -1,8 +1,8 @@
 public import Foundation
 import HeraldCore
+public import HeraldStore
 import PostgresNIO
 import Synchronization
-public import HeraldStore
 
 extension PostgresStore {
     public func createAccount(_ account: Account) async throws {

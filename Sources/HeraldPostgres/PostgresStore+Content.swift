@@ -1,8 +1,8 @@
 public import Foundation
 import HeraldCore
+public import HeraldStore
 import NIOCore
 import PostgresNIO
-public import HeraldStore
 
 extension PostgresStore {
     /// Rich content was never kept in files beside a database: nothing to move.

@@ -1,7 +1,7 @@
 public import Foundation
 public import HeraldCore
-import PostgresNIO
 public import HeraldStore
+import PostgresNIO
 
 extension PostgresStore {
     /// Persists a new notification under an idempotency key unless another holds the key (see

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
-import PostgresNIO
 import HeraldStore
+import PostgresNIO
 
 /// Installation `PUT`s applied together: those that arrive while others are written wait and
 /// go to PostgreSQL as one statement (one commit) per run of distinct ids, which writes the

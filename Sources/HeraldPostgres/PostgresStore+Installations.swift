@@ -1,7 +1,7 @@
 import Foundation
 public import HeraldCore
-import PostgresNIO
 import HeraldStore
+import PostgresNIO
 
 extension PostgresStore {
     static let installationColumns = "i.id, i.user_id, i.tags, i.document::text AS document, i.version, i.created_at, i.updated_at"
@@ -100,7 +100,8 @@ extension PostgresStore {
 
     public func installation(id: String) async throws -> Installation? {
         var statement = SQLStatement()
-        statement.sql = "SELECT \(Self.installationColumns) FROM herald.installations AS i WHERE i.hub = \(statement.bind(hub)) AND i.id = \(statement.bind(id))"
+        statement.sql =
+            "SELECT \(Self.installationColumns) FROM herald.installations AS i WHERE i.hub = \(statement.bind(hub)) AND i.id = \(statement.bind(id))"
         return try await query(statement).first.map(Self.decodeInstallation)
     }
 

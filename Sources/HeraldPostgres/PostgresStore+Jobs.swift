@@ -1,8 +1,8 @@
 public import Foundation
 public import HeraldCore
+public import HeraldStore
 import NIOCore
 import PostgresNIO
-public import HeraldStore
 
 extension PostgresStore {
     private static func decodeJob(_ row: PostgresRow) throws(StoreError) -> HubJob {
@@ -275,9 +275,10 @@ extension PostgresStore {
                 chunks AS (DELETE FROM herald.job_output_chunks WHERE hub = \(jobsHub) AND job_id IN (SELECT id FROM deleted)) \
                 SELECT count(*)::bigint AS count FROM deleted
                 """
-            let deletedJobs = try await query(jobs, on: connection).first.map { row throws(StoreError) in
-                try row.makeRandomAccess().int("count")
-            } ?? 0
+            let deletedJobs =
+                try await query(jobs, on: connection).first.map { row throws(StoreError) in
+                    try row.makeRandomAccess().int("count")
+                } ?? 0
             var files = SQLStatement()
             let filesHub = files.bind(hub)
             files.sql = """
@@ -287,9 +288,10 @@ extension PostgresStore {
                 chunks AS (DELETE FROM herald.job_file_chunks WHERE hub = \(filesHub) AND upload IN (SELECT upload FROM deleted)) \
                 SELECT count(*)::bigint AS count FROM deleted
                 """
-            let deletedFiles = try await query(files, on: connection).first.map { row throws(StoreError) in
-                try row.makeRandomAccess().int("count")
-            } ?? 0
+            let deletedFiles =
+                try await query(files, on: connection).first.map { row throws(StoreError) in
+                    try row.makeRandomAccess().int("count")
+                } ?? 0
             var uploads = SQLStatement()
             let uploadsHub = uploads.bind(hub)
             uploads.sql = """

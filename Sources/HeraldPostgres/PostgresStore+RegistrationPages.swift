@@ -1,8 +1,8 @@
 import Foundation
 public import HeraldCore
+public import HeraldStore
 import Logging
 import PostgresNIO
-public import HeraldStore
 
 /// Pages of registrations (deliveries, the console's device browser) whose cost does not
 /// depend on the planner's statistics.

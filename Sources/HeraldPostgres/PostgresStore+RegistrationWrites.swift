@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
-import PostgresNIO
 import HeraldStore
+import PostgresNIO
 
 /// Registration writes applied together: those that arrive while others are written wait and
 /// go to PostgreSQL as one call of `herald.save_registrations` (one statement, one commit) per

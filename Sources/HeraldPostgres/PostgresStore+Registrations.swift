@@ -1,8 +1,8 @@
 import Foundation
 public import HeraldCore
+public import HeraldStore
 import PostgresNIO
 import Synchronization
-public import HeraldStore
 
 extension PostgresStore {
     static let registrationColumns = """
@@ -26,12 +26,11 @@ extension PostgresStore {
         _ rows: some Collection<StoredRegistration>, sameInstallationOnly: Bool = false, after prefix: SQLStatement = SQLStatement()
     ) -> SQLStatement {
         var statement = prefix
-        statement.sql += (
-            """
+        statement.sql +=
+            ("""
             INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at, version, \
             created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm, handle_kind) VALUES 
-            """
-        )
+            """)
         let hubPlaceholder = statement.bind(hub)
         for (index, row) in rows.enumerated() {
             let r = row.registration
@@ -198,7 +197,8 @@ extension PostgresStore {
 
     public func registration(id: String) async throws -> Registration? {
         var statement = SQLStatement()
-        statement.sql = "SELECT \(Self.registrationColumns) FROM herald.registrations AS r WHERE r.hub = \(statement.bind(hub)) AND r.id = \(statement.bind(id))"
+        statement.sql =
+            "SELECT \(Self.registrationColumns) FROM herald.registrations AS r WHERE r.hub = \(statement.bind(hub)) AND r.id = \(statement.bind(id))"
         return try await query(statement).first.map(Self.decodeRegistration)
     }
 

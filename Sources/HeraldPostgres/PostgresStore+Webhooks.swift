@@ -1,7 +1,7 @@
 public import Foundation
 public import HeraldCore
-import PostgresNIO
 import HeraldStore
+import PostgresNIO
 
 extension PostgresStore {
     private static func decodeEndpoint(_ row: PostgresRow) throws(StoreError) -> WebhookEndpoint {

@@ -1,8 +1,8 @@
 package import Foundation
 import HeraldCore
+public import HeraldStore
 import PostgresNIO
 import Synchronization
-public import HeraldStore
 
 /// The ``HeraldStore`` of one hub in a shared PostgreSQL database (``PostgresDatabase``).
 ///

@@ -1,6 +1,6 @@
+import Foundation
 public import HeraldCore
 public import HeraldTLS
-import Foundation
 public import NIOSSL
 
 /// How ``APNsProvider`` reaches Apple Push Notification service and signs in to it: with a
@@ -138,7 +138,8 @@ extension APNsConfiguration: SecretRedacting {
         Mirror(
             self,
             children: [
-                "endpoint": endpoint, "broadcastManagementEndpoint": broadcastManagementEndpoint, "teamID": teamID, "keyID": keyID, "privateKeyPEM": Self.redacted,
+                "endpoint": endpoint, "broadcastManagementEndpoint": broadcastManagementEndpoint, "teamID": teamID, "keyID": keyID,
+                "privateKeyPEM": Self.redacted,
                 "clientCertificate": clientCertificate.map { "\($0) (private key redacted)" } as Any, "topic": topic,
                 "connections": connections, "timeout": timeout, "connectTimeout": connectTimeout,
                 "tokenLifetime": tokenLifetime, "tokenUpdatePause": tokenUpdatePause,

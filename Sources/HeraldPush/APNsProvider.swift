@@ -336,7 +336,8 @@ public final class APNsProvider: PushProvider {
             if started {
                 metrics?.tokenRefresh(platform: .apns, succeeded: false)
                 credential.failed(
-                    "APNs refuses the provider token of key \(configuration.keyID) as an update too soon after another (TooManyProviderTokenUpdates): sends wait \(Int(length.seconds.rounded(.up))) s")
+                    "APNs refuses the provider token of key \(configuration.keyID) as an update too soon after another (TooManyProviderTokenUpdates): sends wait \(Int(length.seconds.rounded(.up))) s"
+                )
                 logger.warning(
                     "APNs refuses this key's provider token as an update too soon after another; sends pause and try again",
                     metadata: ["apns.key_id": "\(configuration.keyID)", "herald.pause_seconds": "\(length.seconds)"])
@@ -418,7 +419,8 @@ public final class APNsProvider: PushProvider {
     public var problem: String? {
         guard let until = pause.withLock({ $0.until }) else { return nil }
         let left = max(0, (until - .now).seconds)
-        return "APNs refuses the provider token of key \(configuration.keyID) as an update too soon after another (TooManyProviderTokenUpdates): sends wait, the next try in \(Int(left.rounded(.up))) s"
+        return
+            "APNs refuses the provider token of key \(configuration.keyID) as an update too soon after another (TooManyProviderTokenUpdates): sends wait, the next try in \(Int(left.rounded(.up))) s"
     }
 
     /// When the client certificate expires; `nil` with token authentication.

@@ -1,5 +1,5 @@
-public import HeraldCore
 public import Foundation
+public import HeraldCore
 public import NIOSSL
 
 /// How ``FCMProvider`` reaches Firebase Cloud Messaging (HTTP v1) and signs in to it.

@@ -1,5 +1,5 @@
-public import HeraldCore
 public import Foundation
+public import HeraldCore
 
 /// The fields of a Google service-account key file (`type: service_account`) that the
 /// FCM HTTP v1 API needs.

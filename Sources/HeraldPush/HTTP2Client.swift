@@ -171,7 +171,9 @@ package final class HTTP2Client: Sendable {
     /// pseudo-header fields first) and `body`, and waits for the whole response or until
     /// `deadline`. The block is sent as it is, unchecked: every block this client sends was built
     /// here.
-    package func send(headerBlock headers: HPACKHeaders, body: ByteBuffer?, deadline: NIODeadline) async throws(HTTP2ClientError)
+    package func send(
+        headerBlock headers: HPACKHeaders, body: ByteBuffer?, deadline: NIODeadline
+    ) async throws(HTTP2ClientError)
         -> Response
     {
         let (slot, id) = nextSlot()

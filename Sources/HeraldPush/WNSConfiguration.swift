@@ -1,5 +1,5 @@
-public import HeraldCore
 public import Foundation
+public import HeraldCore
 public import NIOSSL
 
 /// How ``WNSProvider`` signs in to Windows Push Notification Services and reaches it.

@@ -1,5 +1,5 @@
-public import HeraldCore
 public import Foundation
+public import HeraldCore
 public import NIOSSL
 
 /// How ``WebPushProvider`` signs its requests (VAPID, RFC 8292) and reaches push services.

@@ -153,7 +153,11 @@ public final class DirectoryHubStorage: HubStorage {
         do {
             return try JSONDecoder().decode([String: String].self, from: data)
         } catch {
-            throw .init(code: .internalError, message: "\(sharedValuesPath) is damaged: restore it from a backup, or delete it (a new APNs provider token is then signed, and the console's operators must be created again with herald admin create)")
+            throw .init(
+                code: .internalError,
+                message:
+                    "\(sharedValuesPath) is damaged: restore it from a backup, or delete it (a new APNs provider token is then signed, and the console's operators must be created again with herald admin create)"
+            )
         }
     }
 

@@ -1,5 +1,5 @@
-import Synchronization
 import HeraldStore
+import Synchronization
 
 /// Counts the operations in progress so that closing waits for them, and refuses new ones
 /// once closed.

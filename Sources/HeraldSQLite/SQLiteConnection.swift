@@ -251,9 +251,10 @@ final class SQLiteConnection: Sendable {
 
     private static func columns(of handle: OpaquePointer) -> SQLiteColumns {
         let count = sqlite_nio_sqlite3_column_count(handle)
-        return SQLiteColumns(names: (0..<count).map { index in
-            sqlite_nio_sqlite3_column_name(handle, index).map { String(cString: $0) } ?? ""
-        })
+        return SQLiteColumns(
+            names: (0..<count).map { index in
+                sqlite_nio_sqlite3_column_name(handle, index).map { String(cString: $0) } ?? ""
+            })
     }
 
     private static func values(of handle: OpaquePointer, count: Int) -> [SQLiteData] {

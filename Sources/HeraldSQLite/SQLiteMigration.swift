@@ -1,5 +1,5 @@
-import Logging
 import HeraldStore
+import Logging
 
 /// One step of the SQLite schema: SQL statements applied together, once, in order.
 ///
@@ -232,7 +232,7 @@ struct SQLiteMigration: Sendable {
             statements: [
                 // Who holds the lease of a processing notification: progress and the final state
                 // are saved only by the worker that holds it.
-                "ALTER TABLE notifications ADD COLUMN lease_owner TEXT",
+                "ALTER TABLE notifications ADD COLUMN lease_owner TEXT"
             ]
         ),
         SQLiteMigration(
@@ -258,7 +258,7 @@ struct SQLiteMigration: Sendable {
                     content_id TEXT PRIMARY KEY NOT NULL REFERENCES rich_content (id) ON DELETE CASCADE,
                     bytes BLOB NOT NULL
                 )
-                """,
+                """
             ]
         ),
         SQLiteMigration(
@@ -304,7 +304,7 @@ struct SQLiteMigration: Sendable {
             statements: [
                 // The W3C traceparent of the span that accepted the notification (NULL when
                 // tracing is off): its delivery's spans join that trace.
-                "ALTER TABLE notifications ADD COLUMN trace_context TEXT",
+                "ALTER TABLE notifications ADD COLUMN trace_context TEXT"
             ]
         ),
         SQLiteMigration(
@@ -517,7 +517,7 @@ struct SQLiteMigration: Sendable {
             name: "notifications spread over a time",
             statements: [
                 // The seconds a notification's sends are spread over; NULL for at once.
-                "ALTER TABLE notifications ADD COLUMN spread_seconds INTEGER",
+                "ALTER TABLE notifications ADD COLUMN spread_seconds INTEGER"
             ]
         ),
         SQLiteMigration(
@@ -531,7 +531,7 @@ struct SQLiteMigration: Sendable {
                 """
                 CREATE INDEX notifications_due ON notifications (state, coalesce(scheduled_at, enqueued_at), id)
                     WHERE state IN ('Enqueued', 'Processing', 'Scheduled')
-                """,
+                """
             ]
         ),
         SQLiteMigration(
@@ -554,7 +554,7 @@ struct SQLiteMigration: Sendable {
                 // What a registration's handle addresses: NULL for the app on a device,
                 // 'liveactivity' for an activity's update token, 'pushtostart:<activity type>'
                 // for a push-to-start token (`HandleKind`'s stored form).
-                "ALTER TABLE registrations ADD COLUMN handle_kind TEXT",
+                "ALTER TABLE registrations ADD COLUMN handle_kind TEXT"
             ]
         ),
         SQLiteMigration(
@@ -571,7 +571,7 @@ struct SQLiteMigration: Sendable {
                 WHERE handle_kind IS NULL AND platform = 'apns' AND owner IS NOT NULL AND installation_id IS NULL
                     AND substr(tags, 1, length('["liveactivity:' || owner || ':')) = '["liveactivity:' || owner || ':'
                     AND instr(tags, '","') = 0
-                """,
+                """
             ]
         ),
     ]

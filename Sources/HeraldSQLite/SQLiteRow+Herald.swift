@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
-import NIOCore
 import HeraldStore
+import NIOCore
 
 extension SQLiteData {
     init(_ string: String?) {

@@ -1,7 +1,7 @@
 public import Foundation
 import HeraldCore
-import Synchronization
 public import HeraldStore
+import Synchronization
 
 extension SQLiteStore {
     public func createAccount(_ account: Account) async throws {

@@ -1,7 +1,7 @@
 public import Foundation
 import HeraldCore
-import NIOCore
 public import HeraldStore
+import NIOCore
 
 extension SQLiteStore {
     // MARK: Secure messages

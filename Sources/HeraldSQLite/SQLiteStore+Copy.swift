@@ -1,6 +1,6 @@
+import Foundation
 package import HeraldStore
 import NIOCore
-import Foundation
 
 extension SQLiteStore {
     /// How many rows `table` has, for progress.

@@ -1,7 +1,7 @@
 public import Foundation
 public import HeraldCore
-import NIOCore
 public import HeraldStore
+import NIOCore
 
 extension SQLiteStore {
     public func createJob(_ job: HubJob, within quota: JobQuota) async throws -> JobQuota.Refusal? {

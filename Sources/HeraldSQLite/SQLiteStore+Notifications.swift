@@ -32,10 +32,11 @@ extension SQLiteStore {
         if notification.state == .scheduled, notification.scheduledAt == nil {
             throw HeraldError.badRequest("a scheduled notification needs the time it is due (scheduledAt)")
         }
-        let binds = try Self.binds(notification) + [
-            .text(key.scope), .text(key.key), .text(key.digest), SQLiteData(key.answer),
-            SQLiteData(key.expiry(acceptedAt: notification.enqueuedAt)),
-        ]
+        let binds =
+            try Self.binds(notification) + [
+                .text(key.scope), .text(key.key), .text(key.digest), SQLiteData(key.answer),
+                SQLiteData(key.expiry(acceptedAt: notification.enqueuedAt)),
+            ]
         let request = SQLiteWriter.EnqueueRequest(
             binds: binds, key: (scope: key.scope, key: key.key, now: Int64(notification.enqueuedAt.storeMilliseconds)))
         switch try await groupCommitted({ try await $0.enqueueNotification(request) }) {
@@ -73,7 +74,6 @@ extension SQLiteStore {
             SQLiteData(notification.broadcastChannel),
         ]
     }
-
 
     /// Claims the notification that has waited longest (see the protocol): the one due first,
     /// a scheduled notification being due at its `scheduledAt` and any other at its

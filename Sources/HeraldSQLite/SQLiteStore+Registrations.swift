@@ -1,7 +1,7 @@
 import Foundation
 public import HeraldCore
-import Synchronization
 public import HeraldStore
+import Synchronization
 
 extension SQLiteStore {
     public func reserveRegistrationID(_ id: String, owner: String?, ttl: Duration) async throws {

@@ -1,10 +1,10 @@
 public import Foundation
 import HeraldCore
+public import HeraldStore
 public import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
-public import HeraldStore
 
 /// The embedded ``HeraldStore``: one SQLite file in the data directory.
 ///

@@ -110,7 +110,9 @@ extension SQLiteWriter {
         static func requestFailure(_ error: any Error) -> HeraldError? {
             switch error {
             case let held as RegistrationIDHeld:
-                .conflict("the registration id '\(held.registrationID)' of installation '\(held.installationID)' is held by a registration that does not belong to it")
+                .conflict(
+                    "the registration id '\(held.registrationID)' of installation '\(held.installationID)' is held by a registration that does not belong to it"
+                )
             case let refused as HeraldError: refused
             default: nil
             }

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
-import Logging
 import HeraldStore
+import Logging
 
 /// The one connection that writes, and the order in which writes reach it.
 ///

@@ -3,11 +3,11 @@ import HeraldCore
 public import HeraldHub
 public import HeraldStore
 public import Hummingbird
+import HummingbirdTLS
 public import Logging
-public import ServiceLifecycle
 import NIOCore
 public import NIOSSL
-import HummingbirdTLS
+public import ServiceLifecycle
 
 /// Builds the router of every Herald HTTP API. Tests and the `herald` binary use the same one.
 ///

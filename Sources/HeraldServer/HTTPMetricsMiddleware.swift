@@ -1,5 +1,5 @@
-import HeraldMetrics
 import HTTPTypes
+import HeraldMetrics
 import Hummingbird
 
 /// Counts every request by the pattern of the route it matched (`/{hub}/messages`, never the

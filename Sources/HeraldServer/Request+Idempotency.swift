@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import HeraldCore
 import HTTPTypes
+import HeraldCore
 import Hummingbird
 
 extension Request {

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 public import HTTPTypes
+import HeraldCore
 import Hummingbird
 import Logging
 

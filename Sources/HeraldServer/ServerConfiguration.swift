@@ -121,7 +121,9 @@ public struct EmulatorDirectory: Sendable, Codable, Hashable {
     public var vapidPublicKey: String?
     public var caCertificatePEM: String
 
-    public init(apns: String?, apnsTopic: String?, fcm: String?, webpush: String? = nil, wns: String? = nil, vapidPublicKey: String? = nil, caCertificatePEM: String) {
+    public init(
+        apns: String?, apnsTopic: String?, fcm: String?, webpush: String? = nil, wns: String? = nil, vapidPublicKey: String? = nil, caCertificatePEM: String
+    ) {
         self.apns = apns
         self.apnsTopic = apnsTopic
         self.fcm = fcm

@@ -138,7 +138,9 @@ public enum WebPushCrypto {
     }
 
     /// An uncompressed P-256 public key from its 65 bytes (`p256dh`, a key id).
-    public static func publicKey(_ bytes: some DataProtocol, name: String = "the public key") throws(WebPushCryptoError)
+    public static func publicKey(
+        _ bytes: some DataProtocol, name: String = "the public key"
+    ) throws(WebPushCryptoError)
         -> P256.KeyAgreement.PublicKey
     {
         guard bytes.count == publicKeySize, bytes.first == 0x04 else {

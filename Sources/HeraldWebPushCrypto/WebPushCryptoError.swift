@@ -41,7 +41,6 @@ public struct WebPushCryptoError: CodedError {
         self.message = message
     }
 
-
     static func invalidKey(_ message: String) -> WebPushCryptoError { .init(code: .invalidKey, message: message) }
     static func invalidHeader(_ message: String) -> WebPushCryptoError { .init(code: .invalidHeader, message: message) }
     static func plaintextTooLarge(_ message: String) -> WebPushCryptoError {

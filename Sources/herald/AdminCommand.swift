@@ -47,7 +47,8 @@ struct AdminCommand: ParsableCommand {
         func run() async throws {
             let configuration = try common.load()
             let (created, password) = try await AdminCommand.withOperators(configuration) { try await $0.create(name: name) }
-            print("""
+            print(
+                """
                 Created the operator \(created.name).
                 One-time password: \(password)
                 It is shown only now. Sign in at \(AdminCommand.consoleURL(configuration)) and choose your own password.
@@ -88,7 +89,8 @@ struct AdminCommand: ParsableCommand {
         func run() async throws {
             let configuration = try common.load()
             let password = try await AdminCommand.withOperators(configuration) { try await $0.resetPassword(name: name) }
-            print("""
+            print(
+                """
                 New one-time password for \(name): \(password)
                 It is shown only now; their sessions have ended.
                 """)

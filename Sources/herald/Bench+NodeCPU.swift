@@ -130,19 +130,22 @@ extension Bench {
             guard answer.status == .ok else { throw ValidationError("the emulator refused its receipts' settings: \(answer.status)") }
             let before = try await emulatorStats(node.http, endpoint: endpoint)
             // The same devices again: the emulator counts a device it reached before once.
-            let confirmed = try await node.measure("send, every device confirms", devices: devices, repeated: true, until: {
-                let deadline = ContinuousClock.now + .seconds(600)
-                while ContinuousClock.now < deadline {
-                    let now = try await emulatorStats(node.http, endpoint: endpoint)
-                    let failed = now.receiptsFailed - before.receiptsFailed
-                    if now.receiptsConfirmed - before.receiptsConfirmed + failed >= devices {
-                        if failed > 0 { say("  \(failed.formatted()) receipts failed") }
-                        return
+            let confirmed = try await node.measure(
+                "send, every device confirms", devices: devices, repeated: true,
+                until: {
+                    let deadline = ContinuousClock.now + .seconds(600)
+                    while ContinuousClock.now < deadline {
+                        let now = try await emulatorStats(node.http, endpoint: endpoint)
+                        let failed = now.receiptsFailed - before.receiptsFailed
+                        if now.receiptsConfirmed - before.receiptsConfirmed + failed >= devices {
+                            if failed > 0 { say("  \(failed.formatted()) receipts failed") }
+                            return
+                        }
+                        try await Task.sleep(for: .milliseconds(100))
                     }
-                    try await Task.sleep(for: .milliseconds(100))
+                    throw ValidationError("the devices' receipts were not all posted within 10 minutes")
                 }
-                throw ValidationError("the devices' receipts were not all posted within 10 minutes")
-            }) { http, base, signature in
+            ) { http, base, signature in
                 try await sendNotification(http, base: base, signature: signature, platform: .apns, tag: "bench")
             }
             return (plain, confirmed)
@@ -368,7 +371,9 @@ extension Bench {
             try Data((urls.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: file))
             target = ["-i", file]
         }
-        say("ceiling: h2load → \(platform.rawValue) emulator process, \(requests.formatted()) requests\(urls.isEmpty ? "" : " to as many devices"), 4 connections × 100 streams…")
+        say(
+            "ceiling: h2load → \(platform.rawValue) emulator process, \(requests.formatted()) requests\(urls.isEmpty ? "" : " to as many devices"), 4 connections × 100 streams…"
+        )
         let emulatorBefore = try cpuSeconds(of: emulator.process.pid)
         let h2loadBefore = childrenCPUSeconds()
         let output = try await runProcess(

@@ -76,7 +76,8 @@ extension Bench {
                 for id in ids { try await runtime.appHubEngine.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
                 let work = createThenUpdate(ids)
                 say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
-                let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) { index, id, tag in
+                let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) {
+                    index, id, tag in
                     let handle = String(format: "%064x", index)
                     _ = try await call(
                         http, "PUT", base + "/api/register/\(id)",
@@ -129,7 +130,9 @@ extension Bench {
             var pairRates: [Bool: Double] = [:], ratios: [Double] = []
             for round in rounds {
                 let keyed = round == true
-                say("sends: \(perRound.formatted()) POST /bench/messages \(keyed ? "each under an Idempotency-Key" : "without a key") over \(connections) connections\(round == nil ? ", to warm up" : "")…")
+                say(
+                    "sends: \(perRound.formatted()) POST /bench/messages \(keyed ? "each under an Idempotency-Key" : "without a key") over \(connections) connections\(round == nil ? ", to warm up" : "")…"
+                )
                 let started = ContinuousClock.now
                 let cpuBefore = try cpuSeconds(of: getpid())
                 _ = try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
@@ -166,10 +169,14 @@ extension Bench {
                 keyedCPU: (cpu[true] ?? 0) / Double(max(1, sent[true] ?? 0))
             )
             say(String(format: "  %.0f sends/s without a key, %.0f/s each under a key", result.plain, result.keyed))
-            say(String(format: "  under a key / without, pair by pair: %@; median %.1f%%",
-                ratios.map { String(format: "%.0f%%", $0 * 100) }.joined(separator: " "), result.keyedShare * 100))
-            say(String(format: "  CPU per send (node, workers and load generator): %.0f µs without a key, %.0f µs under a key (%+.1f%%)",
-                result.plainCPU * 1e6, result.keyedCPU * 1e6, (result.keyedCPU / max(result.plainCPU, 1e-9) - 1) * 100))
+            say(
+                String(
+                    format: "  under a key / without, pair by pair: %@; median %.1f%%",
+                    ratios.map { String(format: "%.0f%%", $0 * 100) }.joined(separator: " "), result.keyedShare * 100))
+            say(
+                String(
+                    format: "  CPU per send (node, workers and load generator): %.0f µs without a key, %.0f µs under a key (%+.1f%%)",
+                    result.plainCPU * 1e6, result.keyedCPU * 1e6, (result.keyedCPU / max(result.plainCPU, 1e-9) - 1) * 100))
             return result
         }
     }
@@ -333,8 +340,10 @@ extension Bench {
             let postgres = postgresBefore.flatMap { before in
                 database.flatMap { PostgresCPU.seconds(database: $0) }.map { ($0 - before) / count * 1_000_000 }
             }
-            say(String(format: "  CPU per request: %.0f µs in this process (server and load generator)%@", process,
-                postgres.map { String(format: ", %.0f µs in PostgreSQL's backends", $0) } ?? ""))
+            say(
+                String(
+                    format: "  CPU per request: %.0f µs in this process (server and load generator)%@", process,
+                    postgres.map { String(format: ", %.0f µs in PostgreSQL's backends", $0) } ?? ""))
         }
         try await withThrowingTaskGroup(of: Void.self) { lanes in
             let chunk = (work.count + connections - 1) / connections
@@ -434,10 +443,12 @@ extension Bench {
     }
 
     static func machine() -> String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
-        let memory = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8))?
+        let memory =
+            (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("MemTotal") }?
             .split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { "\($0 / 1024 / 1024) GiB" } ?? "?"
         #if DEBUG

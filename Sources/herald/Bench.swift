@@ -35,7 +35,10 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Installation PUTs through the hub REST API.")
     var installations = 30_000
 
-    @Option(help: "Sends accepted through the hub REST API, half of them under an Idempotency-Key, in eight pairs of rounds without and with a key (after one to warm up), to measure what keys cost (0 skips it).")
+    @Option(
+        help:
+            "Sends accepted through the hub REST API, half of them under an Idempotency-Key, in eight pairs of rounds without and with a key (after one to warm up), to measure what keys cost (0 skips it)."
+    )
     var sends = 32_000
 
     @Option(help: "Concurrent HTTP connections for the upsert, installation and send tests.")
@@ -50,10 +53,15 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "APNs devices of template sends and of native sends, compared in a node process in three alternating pairs (0 skips it).")
     var templateDevices = 50_000
 
-    @Option(help: "APNs devices that receive a send twice in a node process, the second time each confirming it (receipts), to show what receipts cost (0 skips it).")
+    @Option(
+        help:
+            "APNs devices that receive a send twice in a node process, the second time each confirming it (receipts), to show what receipts cost (0 skips it).")
     var receiptDevices = 20_000
 
-    @Option(help: "The herald binary whose `serve` is the measured node process (default: this one), to compare two builds in one run; the emulator and the rest stay this binary's.")
+    @Option(
+        help:
+            "The herald binary whose `serve` is the measured node process (default: this one), to compare two builds in one run; the emulator and the rest stay this binary's."
+    )
     var nodeBinary: String?
 
     @Option(help: "Registrations in the hub whose console pages are timed (0 skips it).")
@@ -66,7 +74,8 @@ struct Bench: AsyncParsableCommand {
     var nodes = "1,2,3"
 
     @Option(
-        help: "Limit each node process of the shared broadcast to this many cores (a cgroup cpu quota, which needs root), so that nodes added on one machine show what they add on machines of their own: e.g. 0.3. The emulator and PostgreSQL stay unlimited."
+        help:
+            "Limit each node process of the shared broadcast to this many cores (a cgroup cpu quota, which needs root), so that nodes added on one machine show what they add on machines of their own: e.g. 0.3. The emulator and PostgreSQL stay unlimited."
     )
     var nodeCPU: Double?
 
@@ -78,7 +87,8 @@ struct Bench: AsyncParsableCommand {
 
     @Flag(
         inversion: .prefixedNo,
-        help: "Bring PostgreSQL's statistics up to date (ANALYZE) after writing the registrations of the broadcast shared by node processes, as Herald's own bulk loads do; --no-cluster-analyze delivers it on the stale statistics of a bulk load made by other means."
+        help:
+            "Bring PostgreSQL's statistics up to date (ANALYZE) after writing the registrations of the broadcast shared by node processes, as Herald's own bulk loads do; --no-cluster-analyze delivers it on the stale statistics of a bulk load made by other means."
     )
     var clusterAnalyze = true
 
@@ -143,7 +153,9 @@ struct Bench: AsyncParsableCommand {
         // has what was measured, and says what failed.
         for store in stores {
             Self.say("\n== \(store.name) ==")
-            if devices > 0, let fanOut = await summary.attempt("fan-out on \(store.name)", on: store, { try await Self.fanOut(store, devices: devices, logger: logger) }) {
+            if devices > 0,
+                let fanOut = await summary.attempt("fan-out on \(store.name)", on: store, { try await Self.fanOut(store, devices: devices, logger: logger) })
+            {
                 summary.add("fan-out to \(devices.formatted()) APNs devices, one node", store, fanOut, unit: "/s", target: "≥ 16,667/s (1 million/min)")
             }
             if metricsRounds > 0, store == .sqlite {
@@ -155,44 +167,66 @@ struct Bench: AsyncParsableCommand {
             if store == .sqlite {
                 await measureNodeProcesses(into: &summary, logger: logger)
             }
-            if upserts > 0, let upserted = await summary.attempt("registration upserts on \(store.name)", on: store, {
-                try await Self.upserts(store, count: upserts, connections: connections, logger: logger)
-            }) {
+            if upserts > 0,
+                let upserted = await summary.attempt(
+                    "registration upserts on \(store.name)", on: store,
+                    {
+                        try await Self.upserts(store, count: upserts, connections: connections, logger: logger)
+                    })
+            {
                 summary.add("registration upserts, PUT /api/register/{id}", store, upserted, unit: "/s", target: "≥ 3,000/s")
             }
-            if installations > 0, let installed = await summary.attempt("installation PUTs on \(store.name)", on: store, {
-                try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
-            }) {
+            if installations > 0,
+                let installed = await summary.attempt(
+                    "installation PUTs on \(store.name)", on: store,
+                    {
+                        try await Self.installationPuts(store, count: installations, connections: connections, logger: logger)
+                    })
+            {
                 summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
             }
-            if sends > 0, let accepted = await summary.attempt("send acceptance on \(store.name)", on: store, {
-                try await Self.sendAcceptance(store, count: sends, connections: connections, logger: logger)
-            }) {
+            if sends > 0,
+                let accepted = await summary.attempt(
+                    "send acceptance on \(store.name)", on: store,
+                    {
+                        try await Self.sendAcceptance(store, count: sends, connections: connections, logger: logger)
+                    })
+            {
                 summary.add("sends accepted, POST /{hub}/messages", store, accepted.plain, unit: "/s", target: "–")
                 summary.add("… each under an Idempotency-Key", store, accepted.keyed, unit: "/s", target: "–")
                 summary.add("… under a key / without (median of \(Self.acceptancePairs) pairs)", store, accepted.keyedShare * 100, unit: "%", target: "≥ 95%")
                 summary.add("CPU per send accepted and delivered", store, accepted.plainCPU * 1e6, unit: " µs", target: "–")
                 summary.add("… each under an Idempotency-Key (CPU)", store, accepted.keyedCPU * 1e6, unit: " µs", target: "≤ 105% of the row above")
             }
-            if consoleDevices > 0, let measured = await summary.attempt("console pages on \(store.name)", on: store, {
-                try await Self.consoleReads(store, devices: consoleDevices, logger: logger)
-            }) {
+            if consoleDevices > 0,
+                let measured = await summary.attempt(
+                    "console pages on \(store.name)", on: store,
+                    {
+                        try await Self.consoleReads(store, devices: consoleDevices, logger: logger)
+                    })
+            {
                 let (reference, timings) = measured
                 summary.consoleLines.append(
-                    String(format: "Console pages over %@ registrations on %@ (median of 5; GET /health: %.1f ms):", consoleDevices.formatted(), store.name, reference))
+                    String(
+                        format: "Console pages over %@ registrations on %@ (median of 5; GET /health: %.1f ms):", consoleDevices.formatted(), store.name,
+                        reference))
                 for timing in timings {
-                    summary.consoleLines.append(String(format: "  %@: %.1f ms (%.0f× /health)", timing.what, timing.milliseconds, timing.milliseconds / max(reference, 0.01)))
+                    summary.consoleLines.append(
+                        String(format: "  %@: %.1f ms (%.0f× /health)", timing.what, timing.milliseconds, timing.milliseconds / max(reference, 0.01)))
                 }
             }
         }
         if case .postgres(let server, let text)? = stores.last, clusterDevices > 0 {
             Self.say("\n== one broadcast shared by node processes on PostgreSQL ==")
             for count in nodeCounts {
-                if let run = await summary.attempt("broadcast shared by \(count) node process\(count == 1 ? "" : "es")", on: stores.last, {
-                    try await Self.clusterBroadcast(
-                        server: server, serverText: text, devices: clusterDevices, nodes: count, analyze: clusterAnalyze,
-                        nodeCPU: nodeCPU, logger: logger)
-                }) {
+                if let run = await summary.attempt(
+                    "broadcast shared by \(count) node process\(count == 1 ? "" : "es")", on: stores.last,
+                    {
+                        try await Self.clusterBroadcast(
+                            server: server, serverText: text, devices: clusterDevices, nodes: count, analyze: clusterAnalyze,
+                            nodeCPU: nodeCPU, logger: logger)
+                    })
+                {
                     summary.cluster.append(run)
                 }
             }
@@ -207,35 +241,55 @@ struct Bench: AsyncParsableCommand {
         if let nodeBinary { Self.say("Node processes: \(nodeBinary) serve") }
         for platform in measuredPlatforms {
             Self.say("\n== \(platform.rawValue): a node process and an emulator process ==")
-            if ceilingRequests > 0, let measured = await summary.attempt("\(platform.rawValue) emulator ceiling", {
-                try await Self.emulatorCeiling(platform: platform, requests: ceilingRequests, logger: logger)
-            }) {
+            if ceilingRequests > 0,
+                let measured = await summary.attempt(
+                    "\(platform.rawValue) emulator ceiling",
+                    {
+                        try await Self.emulatorCeiling(platform: platform, requests: ceilingRequests, logger: logger)
+                    })
+            {
                 if let ceiling = measured {
                     summary.ceilings.append(ceiling)
                 } else {
                     summary.missingCeiling = "Emulator ceilings: h2load not found (apt-get install nghttp2-client)"
                 }
             }
-            if devices > 0, let run = await summary.attempt("\(platform.rawValue) fan-out in a node process", {
-                try await Self.nodeRun(platform: platform, devices: devices, broadcast: false, binary: node, logger: logger)
-            }) {
+            if devices > 0,
+                let run = await summary.attempt(
+                    "\(platform.rawValue) fan-out in a node process",
+                    {
+                        try await Self.nodeRun(platform: platform, devices: devices, broadcast: false, binary: node, logger: logger)
+                    })
+            {
                 summary.nodeRuns.append(run)
             }
-            if broadcast > 0, let run = await summary.attempt("\(platform.rawValue) broadcast in a node process", {
-                try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, binary: node, logger: logger)
-            }) {
+            if broadcast > 0,
+                let run = await summary.attempt(
+                    "\(platform.rawValue) broadcast in a node process",
+                    {
+                        try await Self.nodeRun(platform: platform, devices: broadcast, broadcast: true, binary: node, logger: logger)
+                    })
+            {
                 summary.nodeRuns.append(run)
             }
-            if platform == .apns, templateDevices > 0, let runs = await summary.attempt("apns template and native sends", {
-                try await Self.templateRuns(devices: templateDevices, binary: node, logger: logger)
-            }) {
+            if platform == .apns, templateDevices > 0,
+                let runs = await summary.attempt(
+                    "apns template and native sends",
+                    {
+                        try await Self.templateRuns(devices: templateDevices, binary: node, logger: logger)
+                    })
+            {
                 let median = runs.median
                 summary.nodeRuns += [median.native, median.template]
                 summary.templateRatios = runs.ratios
             }
-            if platform == .apns, receiptDevices > 0, let runs = await summary.attempt("apns sends with and without receipts", {
-                try await Self.receiptRuns(devices: receiptDevices, binary: node, logger: logger)
-            }) {
+            if platform == .apns, receiptDevices > 0,
+                let runs = await summary.attempt(
+                    "apns sends with and without receipts",
+                    {
+                        try await Self.receiptRuns(devices: receiptDevices, binary: node, logger: logger)
+                    })
+            {
                 summary.nodeRuns += [runs.plain, runs.confirmed]
             }
         }
@@ -330,7 +384,8 @@ struct BenchSummary {
     func rendered() -> String {
         var lines = ["Results"]
         let hasPostgres = rows.contains { $0.figures["PostgreSQL"] != nil }
-        let header = hasPostgres
+        let header =
+            hasPostgres
             ? ["what", "SQLite", "PostgreSQL", "PostgreSQL / SQLite", "target"]
             : ["what", "SQLite", "target"]
         var table = [header]
@@ -393,7 +448,8 @@ struct BenchSummary {
             let postgres = run.postgresMicroseconds.map { String(format: ", PostgreSQL %.1f µs", $0) } ?? ""
             lines.append(
                 String(
-                    format: "  %d node%@: %@ devices %@ in %.1f s (%@/s%@), %@ reached; CPU per notification: nodes %.1f µs%@; machine idle %.0f%%; peak RSS per node: %@ (target < 200 MB)",
+                    format:
+                        "  %d node%@: %@ devices %@ in %.1f s (%@/s%@), %@ reached; CPU per notification: nodes %.1f µs%@; machine idle %.0f%%; peak RSS per node: %@ (target < 200 MB)",
                     run.nodes, run.nodes == 1 ? " " : "s", run.devices.formatted(), run.state, run.seconds,
                     Int(Double(run.devices) / run.seconds).formatted(), ratio, run.reached.formatted(), run.nodesMicroseconds, postgres,
                     run.machineIdle * 100, run.peakMegabytes.map { "\($0) MB" }.joined(separator: ", ")
@@ -407,7 +463,8 @@ struct BenchSummary {
             let ceiling = 1_000_000 / postgres
             lines.append(
                 String(
-                    format: "  one PostgreSQL core serves about %@ notifications/s (%.1f µs each); a node here delivers %@/s%@, so about %d such nodes fill one database core",
+                    format:
+                        "  one PostgreSQL core serves about %@ notifications/s (%.1f µs each); a node here delivers %@/s%@, so about %d such nodes fill one database core",
                     Int(ceiling).formatted(), postgres, Int(perNode).formatted(),
                     first.nodeCPU.map { String(format: " at %.2f of a core", $0) } ?? "", Int(ceiling / max(perNode, 1))
                 ))
@@ -430,7 +487,8 @@ struct BenchSummary {
         }
         if let missingCeiling { lines.append(missingCeiling) }
         guard !nodeRuns.isEmpty else { return lines }
-        lines.append("One node process on SQLite delivering to an emulator process (CPU from /proc; the node, the emulator and h2load share this machine's cores):")
+        lines.append(
+            "One node process on SQLite delivering to an emulator process (CPU from /proc; the node, the emulator and h2load share this machine's cores):")
         var table = [["what", "devices", "state", "time", "rate", "of ceiling", "node CPU/notification", "emulator CPU", "node peak RSS"]]
         for run in nodeRuns {
             let ceiling = ceilings.first { $0.platform == run.platform }
@@ -441,7 +499,8 @@ struct BenchSummary {
             ])
         }
         lines += Self.aligned(table).map { "  " + $0 }
-        lines.append("  targets: node CPU ≤ 35 µs per APNs notification; APNs fan-out ≥ 70% of the ceiling; FCM ≤ 1.5× APNs per device; broadcast peak RSS < 300 MB")
+        lines.append(
+            "  targets: node CPU ≤ 35 µs per APNs notification; APNs fan-out ≥ 70% of the ceiling; FCM ≤ 1.5× APNs per device; broadcast peak RSS < 300 MB")
         if !templateRatios.isEmpty {
             let sorted = templateRatios.sorted()
             lines.append(
@@ -472,7 +531,8 @@ struct BenchSummary {
         let widths = (0..<(table.first?.count ?? 0)).map { column in table.map { $0[column].count }.max() ?? 0 }
         return table.map { row in
             row.enumerated().map { column, cell in
-                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                column == 0
+                    ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[column] - cell.count) + cell
             }.joined(separator: "  ")
         }

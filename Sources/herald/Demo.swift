@@ -30,7 +30,9 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         let temporary = dataDirectory == nil
-        let directory = dataDirectory ?? FileManager.default.temporaryDirectory
+        let directory =
+            dataDirectory
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("herald-demo-\(UUID().uuidString.prefix(8))").path
         defer { if temporary { try? FileManager.default.removeItem(atPath: directory) } }
 
@@ -90,8 +92,9 @@ struct Demo: AsyncParsableCommand {
 
         step("The hub REST API: `herald hub create demo`, then a backend uses the hub's connection string")
         let definition = try await catalog.create(name: "demo")
-        guard let full = catalog.connectionStrings(of: definition, endpoint: base.absoluteString + "/")
-            .first(where: { $0.rule == SharedAccessRule.defaultFullRuleName })
+        guard
+            let full = catalog.connectionStrings(of: definition, endpoint: base.absoluteString + "/")
+                .first(where: { $0.rule == SharedAccessRule.defaultFullRuleName })
         else { throw ValidationError("the new hub has no full-access rule") }
         line(full.connectionString.replacingOccurrences(of: #"SharedAccessKey=.*"#, with: "SharedAccessKey=…", options: .regularExpression))
         let client = try NotificationHubClient(connectionString: full.connectionString, hubName: "demo")
@@ -190,7 +193,8 @@ struct Demo: AsyncParsableCommand {
         step("bob deletes the app: APNs now answers 410 Unregistered for his token")
         apns.unregister(token: bobIPhone)
         let toBob = try await aliceOnIPhone.notify(user: "bob", message: "Are you there?", platform: .apns)
-        line("alice → bob: \(toBob.state), outcomes " + toBob.outcomes.counts.flatMap { p, c in c.map { "\(p) \($0.key) \($0.value)" } }.joined(separator: ", "))
+        line(
+            "alice → bob: \(toBob.state), outcomes " + toBob.outcomes.counts.flatMap { p, c in c.map { "\(p) \($0.key) \($0.value)" } }.joined(separator: ", "))
         line("Herald removed the dead registration \(b1)")
 
         step("bob reinstalls: his device tries its old registration id and gets 410 Gone, asks for a new id and retries")
@@ -259,7 +263,9 @@ struct Demo: AsyncParsableCommand {
         // As the rich-push tutorial's iOS code does: richId with intValue, and a fetch only when richType is img.
         let richID = Self.tutorialIntValue(of: NotificationDataKey.richID, in: devices[0].inbox().last?.payload)
         let content = try await devices[0].client.fetchRichContent(id: String(richID))
-        line("carol's iPhone reads richId with intValue (\(richID)), richType img: GET /api/notifications/\(richID) → \(content.type), \(content.data.count) bytes")
+        line(
+            "carol's iPhone reads richId with intValue (\(richID)), richType img: GET /api/notifications/\(richID) → \(content.type), \(content.data.count) bytes"
+        )
         let alert = try await dave.sendRich(to: "carol", richID: upload.id, message: "Our new office!", style: .alert, platform: .apns)
         line("the alert variant for an iOS notification service extension (\(alert.notification.state)):")
         line("  \(devices[0].inbox().last?.payload ?? "")")

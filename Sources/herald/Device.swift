@@ -47,7 +47,9 @@ struct Device: AsyncParsableCommand {
     @Option(help: "With --live-activity: the activity listens on this broadcast channel instead of an update token.")
     var channel: String?
 
-    @Flag(name: .customLong("no-confirm"), help: "Do not confirm what arrives (by default the device posts a receipt for each notification that carries herald.id).")
+    @Flag(
+        name: .customLong("no-confirm"),
+        help: "Do not confirm what arrives (by default the device posts a receipt for each notification that carries herald.id).")
     var noConfirm = false
 
     @Option(help: "Exit after this many notifications (default: run until Ctrl-C).")
@@ -72,12 +74,13 @@ struct Device: AsyncParsableCommand {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         defer { _ = http.shutdown() as EventLoopFuture<Void> }
 
-        let emulatorURL: String? = switch platform {
-        case .apns: directory.apns
-        case .fcm: directory.fcm
-        case .webpush: directory.webpush
-        case .wns: directory.wns
-        }
+        let emulatorURL: String? =
+            switch platform {
+            case .apns: directory.apns
+            case .fcm: directory.fcm
+            case .webpush: directory.webpush
+            case .wns: directory.wns
+            }
         guard let emulator = emulatorURL else {
             throw ValidationError("the server has no \(platform) emulator (it is configured with real \(platform) credentials)")
         }
@@ -147,7 +150,8 @@ struct Device: AsyncParsableCommand {
         let formatter = ISO8601DateFormatter()
         while true {
             let received = try await request(
-                http, "GET", "\(emulator)/_emulator/devices/\(inbox.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? inbox)/notifications", body: nil, as: [ReceivedNotification].self
+                http, "GET", "\(emulator)/_emulator/devices/\(inbox.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? inbox)/notifications",
+                body: nil, as: [ReceivedNotification].self
             )
             for notification in received.dropFirst(seen) {
                 print("[\(formatter.string(from: notification.receivedAt))] \(Self.render(notification, platform: platform))")

@@ -156,7 +156,7 @@ struct Emulate: AsyncParsableCommand {
         let ca = absolute(caFile)
         let broadcast = apns.broadcastBaseURL.map { [("HERALD_APNS_BROADCAST_ENDPOINT", $0)] } ?? []
         return [
-            ("HERALD_APNS_ENDPOINT", apns.baseURL),
+            ("HERALD_APNS_ENDPOINT", apns.baseURL)
         ] + broadcast + [
             ("HERALD_APNS_KEY_FILE", absolute(apnsKey)),
             ("HERALD_APNS_KEY_ID", keys.apnsKeyID),

@@ -75,7 +75,8 @@ extension HeraldConfiguration {
     private func apnsCertificateCredentials() throws -> HubCredentials.APNs {
         guard !apns.usesToken else {
             throw ConfigurationError(
-                "APNs takes either HERALD_APNS_CERT_FILE (certificate authentication) or HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID and HERALD_APNS_TEAM_ID (token authentication), not both")
+                "APNs takes either HERALD_APNS_CERT_FILE (certificate authentication) or HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID and HERALD_APNS_TEAM_ID (token authentication), not both"
+            )
         }
         guard let certFile = apns.certFile else {
             throw ConfigurationError("HERALD_APNS_CERT_PASSWORD and HERALD_APNS_CERT_KEY_FILE need HERALD_APNS_CERT_FILE: the APNs certificate")
@@ -87,7 +88,8 @@ extension HeraldConfiguration {
         if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN ") {
             guard apns.certPassword == nil else {
                 throw ConfigurationError(
-                    "HERALD_APNS_CERT_PASSWORD goes with a .p12 HERALD_APNS_CERT_FILE; \(certFile) is PEM (its key: HERALD_APNS_CERT_KEY_FILE, or in the same file)")
+                    "HERALD_APNS_CERT_PASSWORD goes with a .p12 HERALD_APNS_CERT_FILE; \(certFile) is PEM (its key: HERALD_APNS_CERT_KEY_FILE, or in the same file)"
+                )
             }
             let key = try apns.certKeyFile.map { try Self.readText($0, setting: "HERALD_APNS_CERT_KEY_FILE") }
             let split = ClientCertificate.splitPEM(text)
@@ -99,7 +101,8 @@ extension HeraldConfiguration {
         } else {
             guard apns.certKeyFile == nil else {
                 throw ConfigurationError(
-                    "HERALD_APNS_CERT_KEY_FILE goes with a PEM HERALD_APNS_CERT_FILE; \(certFile) is a .p12, which holds its key (give HERALD_APNS_CERT_PASSWORD)")
+                    "HERALD_APNS_CERT_KEY_FILE goes with a PEM HERALD_APNS_CERT_FILE; \(certFile) is a .p12, which holds its key (give HERALD_APNS_CERT_PASSWORD)"
+                )
             }
             credentials = HubCredentials.APNs(
                 certificatePKCS12: Array(data), password: apns.certPassword ?? "", topic: "", environment: apns.environment)

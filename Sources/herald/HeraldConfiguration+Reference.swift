@@ -16,7 +16,8 @@ extension HeraldConfiguration {
         .readElsewhere(
             variable: "OTEL_EXPORTER_OTLP_ENDPOINT", default: "—",
             help: "export traces over OTLP/HTTP to this collector (…/v1/traces); unset: no tracing, at no cost",
-            docs: "an OpenTelemetry collector's OTLP/HTTP address (`http://collector:4318`): Herald exports its traces to `…/v1/traces` ([Tracing](operations.md#tracing)); unset, nothing is traced and tracing costs nothing"
+            docs:
+                "an OpenTelemetry collector's OTLP/HTTP address (`http://collector:4318`): Herald exports its traces to `…/v1/traces` ([Tracing](operations.md#tracing)); unset, nothing is traced and tracing costs nothing"
         ),
         .readElsewhere(
             variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", default: "—",
@@ -26,7 +27,8 @@ extension HeraldConfiguration {
         .readElsewhere(
             variable: "OTEL_SERVICE_NAME", default: "`herald`",
             help: "the service's name in the traces (default herald); the other OTEL_* variables apply too",
-            docs: "the service's name in the traces; the exporter reads the other `OTEL_*` variables of the OpenTelemetry specification too (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_*`, …)"
+            docs:
+                "the service's name in the traces; the exporter reads the other `OTEL_*` variables of the OpenTelemetry specification too (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_*`, …)"
         ),
     ]
 

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldHub
 import HeraldCore
+import HeraldHub
 import HeraldPostgres
 import HeraldStore
 import Logging
@@ -275,12 +275,14 @@ struct HeraldConfiguration: Sendable {
         .text(
             \.dataDirectory, "HERALD_DATA_DIR", flag: "--data-dir",
             help: "data directory: the hubs (each with its SQLite store), keys, certificates",
-            docs: "the hubs (`hubs/<name>/`, each with its SQLite store, the app backend's `app` among them), keys and certificates; `herald hub …` takes the same flag"
+            docs:
+                "the hubs (`hubs/<name>/`, each with its SQLite store, the app backend's `app` among them), keys and certificates; `herald hub …` takes the same flag"
         ),
         .init(
             variable: "HERALD_DATABASE_URL", flag: "--database-url", default: "—",
             help: "keep the hubs in PostgreSQL, shared by several nodes: postgres://user:password@host/database (default: the data directory)",
-            docs: "`postgres://user:password@host:5432/database?sslmode=verify-full`: keep every hub in this PostgreSQL database instead, shared by several nodes ([Running several nodes](operations.md#running-several-nodes)); `herald hub …` and `herald send` take the same flag. libpq's `sslmode` (`disable`, `prefer`, `require`, `verify-ca`, `verify-full`), `sslrootcert=/path/ca.pem` (the CA of a server with a private certificate), `host=/socket/dir`, `application_name` and `connect_timeout` are understood; only `verify-full` checks that the server is the one named; the password never appears in logs or errors"
+            docs:
+                "`postgres://user:password@host:5432/database?sslmode=verify-full`: keep every hub in this PostgreSQL database instead, shared by several nodes ([Running several nodes](operations.md#running-several-nodes)); `herald hub …` and `herald send` take the same flag. libpq's `sslmode` (`disable`, `prefer`, `require`, `verify-ca`, `verify-full`), `sslrootcert=/path/ca.pem` (the CA of a server with a private certificate), `host=/socket/dir`, `application_name` and `connect_timeout` are understood; only `verify-full` checks that the server is the one named; the password never appears in logs or errors"
         ) {
             guard !$1.isEmpty else {
                 $0.databaseURL = nil
@@ -299,25 +301,32 @@ struct HeraldConfiguration: Sendable {
         ),
         .number(
             \.deliveryLeaseSeconds, "HERALD_DELIVERY_LEASE", in: 2...3600,
-            help: "seconds a delivery lease lasts: a node that dies or goes silent (killed, frozen, cut off from the database) has its notifications resumed by another within this; a live node renews its leases every quarter of it",
-            docs: "seconds a worker holds a notification without a heartbeat (it beats every quarter of it); after a node dies or goes silent, another resumes its notifications within this"
+            help:
+                "seconds a delivery lease lasts: a node that dies or goes silent (killed, frozen, cut off from the database) has its notifications resumed by another within this; a live node renews its leases every quarter of it",
+            docs:
+                "seconds a worker holds a notification without a heartbeat (it beats every quarter of it); after a node dies or goes silent, another resumes its notifications within this"
         ),
         .number(
             \.deliveryPartitionSize, "HERALD_DELIVERY_PARTITION_SIZE", in: 0...100_000_000,
             help: "registrations per partition of a large notification, which the delivery workers of every node share; 0 never splits",
-            docs: "registrations per partition of a large notification, which the delivery workers of every node share (at most 64 partitions); `0` never splits"
+            docs:
+                "registrations per partition of a large notification, which the delivery workers of every node share (at most 64 partitions); `0` never splits"
         ),
         .number(
             \.deliveryPageSize, "HERALD_DELIVERY_PAGE_SIZE", in: 50...100_000,
-            help: "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes",
-            docs: "devices read and sent per page of a delivery; progress is saved after each page, so a node killed mid-broadcast has at most a page per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
+            help:
+                "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes",
+            docs:
+                "devices read and sent per page of a delivery; progress is saved after each page, so a node killed mid-broadcast has at most a page per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
         ),
         .init(
             variable: "HERALD_LOG_LEVEL", flag: "--log-level", default: "`info`",
             help: "trace, debug, info, notice, warning, error (default info)",
             docs: "trace … critical"
         ) {
-            guard let level = Logger.Level(rawValue: $1.lowercased()) else { throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }
+            guard let level = Logger.Level(rawValue: $1.lowercased()) else {
+                throw ConfigurationError("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+            }
             $0.logLevel = level
         },
         .init(
@@ -341,7 +350,8 @@ struct HeraldConfiguration: Sendable {
         .number(
             \.signUpsPerMinute, "HERALD_SIGNUP_RATE_LIMIT", in: 1...100_000,
             help: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, bursts of twice that; above it 429",
-            docs: "sign-ups one client (an IPv6 client by its /64) may attempt a minute, in bursts of twice that; above it `429` with `Retry-After` ([Limits on callers](security.md#limits-on-callers))"
+            docs:
+                "sign-ups one client (an IPv6 client by its /64) may attempt a minute, in bursts of twice that; above it `429` with `Retry-After` ([Limits on callers](security.md#limits-on-callers))"
         ),
         .number(
             \.tokenLifetimeSeconds, "HERALD_TOKEN_LIFETIME", in: 60...31_536_000,
@@ -356,7 +366,8 @@ struct HeraldConfiguration: Sendable {
         .text(
             \.publicURL, "HERALD_PUBLIC_URL", default: "from the request's `Host`",
             help: "Herald's URL as devices reach it, for rich-content links (default: from the request's Host)",
-            docs: "Herald's URL as devices reach it, for `richUrl`; an `https` one also serves the console on plain HTTP, behind a proxy that terminates TLS ([The console](console.md))"
+            docs:
+                "Herald's URL as devices reach it, for `richUrl`; an `https` one also serves the console on plain HTTP, behind a proxy that terminates TLS ([The console](console.md))"
         ),
         .number(
             \.secureRetentionSeconds, "HERALD_SECURE_RETENTION", in: 60...31_536_000,
@@ -365,8 +376,10 @@ struct HeraldConfiguration: Sendable {
         ),
         .init(
             variable: "HERALD_SECURE_PAYLOAD_KEY_FILE", default: "`<data-dir>/keys/secure-payload.key`, created if missing",
-            help: "the key that seals secure payloads, read from this file (a mounted secret, the same on every node: 44 characters of base64 or 32 raw bytes); never created nor written, and never stored in the database (default <data-dir>/keys/secure-payload.key, created if missing)",
-            docs: "the key that seals secure payloads, read from this file: a secret mounted into the container (Docker, Kubernetes), the same file for every node. It holds 44 characters of base64 (a line) or 32 raw bytes; Herald never creates nor writes it, and never stores the key in the database. A file that is missing, unreadable or not a 256-bit key stops `herald serve` at start with an error that names the variable and the file, never what the file holds"
+            help:
+                "the key that seals secure payloads, read from this file (a mounted secret, the same on every node: 44 characters of base64 or 32 raw bytes); never created nor written, and never stored in the database (default <data-dir>/keys/secure-payload.key, created if missing)",
+            docs:
+                "the key that seals secure payloads, read from this file: a secret mounted into the container (Docker, Kubernetes), the same file for every node. It holds 44 characters of base64 (a line) or 32 raw bytes; Herald never creates nor writes it, and never stores the key in the database. A file that is missing, unreadable or not a 256-bit key stops `herald serve` at start with an error that names the variable and the file, never what the file holds"
         ) {
             guard !$1.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ConfigurationError("HERALD_SECURE_PAYLOAD_KEY_FILE is empty: give the path of the key file, or leave it unset")
@@ -386,7 +399,8 @@ struct HeraldConfiguration: Sendable {
         .text(
             \.tlsCertFile, "HERALD_TLS_CERT_FILE", default: "a certificate from `<data-dir>/tls`",
             help: "certificate chain (PEM) served on HERALD_TLS_PORT, with HERALD_TLS_KEY_FILE",
-            docs: "certificate chain (PEM) for the TLS port, with its key in `HERALD_TLS_KEY_FILE`; without them Herald issues one from its local CA (`<data-dir>/tls/ca.pem`)"
+            docs:
+                "certificate chain (PEM) for the TLS port, with its key in `HERALD_TLS_KEY_FILE`; without them Herald issues one from its local CA (`<data-dir>/tls/ca.pem`)"
         ),
         .text(
             \.tlsKeyFile, "HERALD_TLS_KEY_FILE", default: "the key of that certificate",
@@ -403,7 +417,8 @@ struct HeraldConfiguration: Sendable {
         .number(
             \.hubRequestsPerSecond, "HERALD_HUB_RATE_LIMIT", in: 1...1_000_000,
             help: "requests per second one hub's REST API accepts, bursts of twice that; above it 429 with Retry-After",
-            docs: "requests per second one hub's REST API accepts (bursts of twice that) from each class of key — Listen-only keys, and keys with Send or Manage, each have the whole rate — over all nodes sharing a database; above it `429` with `Retry-After`"
+            docs:
+                "requests per second one hub's REST API accepts (bursts of twice that) from each class of key — Listen-only keys, and keys with Send or Manage, each have the whole rate — over all nodes sharing a database; above it `429` with `Retry-After`"
         ),
         .number(
             \.jobsMaxKept, "HERALD_JOBS_MAX_KEPT", in: 1...1_000_000,
@@ -413,7 +428,8 @@ struct HeraldConfiguration: Sendable {
         .number(
             \.jobsMaxActive, "HERALD_JOBS_MAX_ACTIVE", in: 1...1000,
             help: "jobs one hub has waiting or running at once; beyond it POST /{hub}/jobs gets 429",
-            docs: "export and import jobs one hub has waiting or running at once; beyond it `POST /{hub}/jobs` gets `429` ([Export and import](migrating.md#export-and-import))"
+            docs:
+                "export and import jobs one hub has waiting or running at once; beyond it `POST /{hub}/jobs` gets `429` ([Export and import](migrating.md#export-and-import))"
         ),
         .number(
             \.jobsMaxBytes, "HERALD_JOBS_MAX_BYTES", in: 1...1 << 50,
@@ -432,13 +448,17 @@ struct HeraldConfiguration: Sendable {
         ),
         .number(
             \.maximumConnections, "HERALD_HTTP_MAX_CONNECTIONS", in: 1...1_000_000, default: "the open-file limit less 256, at most 10000",
-            help: "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)",
-            docs: "connections open at once over both ports; beyond it the connection idle the longest is closed to make room, and when every one is busy with a request the new one gets `503` with `Retry-After: 1`"
+            help:
+                "connections open at once over both listeners; beyond it the connection idle the longest is closed, or, when all are busy, the new one gets 503 (default: the file-descriptor limit less 256, at most 10000)",
+            docs:
+                "connections open at once over both ports; beyond it the connection idle the longest is closed to make room, and when every one is busy with a request the new one gets `503` with `Retry-After: 1`"
         ),
         .number(
             \.maximumConnectionsPerClient, "HERALD_HTTP_MAX_CONNECTIONS_PER_CLIENT", in: 0...1_000_000,
-            help: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, or, when all are busy, the new one gets 503; 0: no limit",
-            docs: "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, and when all of them are busy the new one gets `503`; other clients are not affected. `0`: no such limit (behind a reverse proxy, every connection is the proxy's)"
+            help:
+                "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, or, when all are busy, the new one gets 503; 0: no limit",
+            docs:
+                "connections open at once from one client (an IPv6 client by its /64); beyond it that client's connection idle the longest is closed, and when all of them are busy the new one gets `503`; other clients are not affected. `0`: no such limit (behind a reverse proxy, every connection is the proxy's)"
         ),
         .number(
             \.idleTimeoutSeconds, "HERALD_HTTP_IDLE_TIMEOUT", in: 1...86_400,
@@ -453,7 +473,8 @@ struct HeraldConfiguration: Sendable {
         .init(
             variable: "HERALD_METRICS_TOKEN", default: "—",
             help: "bearer token GET /metrics asks for (Authorization: Bearer <token>); default none: the page is open to whoever reaches the port",
-            docs: "bearer token that `GET /metrics` asks for (`Authorization: Bearer <token>`; anything else gets `401`); without it the page is open to whoever reaches the port; `/ready` shows its details only to this token ([Health, readiness and request ids](operations.md#health-readiness-and-request-ids))"
+            docs:
+                "bearer token that `GET /metrics` asks for (`Authorization: Bearer <token>`; anything else gets `401`); without it the page is open to whoever reaches the port; `/ready` shows its details only to this token ([Health, readiness and request ids](operations.md#health-readiness-and-request-ids))"
         ) {
             $0.metricsToken = $1.isEmpty ? nil : $1
         },
@@ -474,13 +495,17 @@ struct HeraldConfiguration: Sendable {
         ),
         .text(
             \.appHubConnectionString, "HERALD_APP_HUB_CONNECTION_STRING",
-            help: "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub",
-            docs: "with `HERALD_APP_HUB_NAME`: keep the app backend's devices in that remote hub, through the hub REST API; accounts and content stay in the local `app` hub"
+            help:
+                "run the app backend on this hub through the hub REST API (a connection string of a Herald hub or a compatible cloud hub) instead of Herald's own hub",
+            docs:
+                "with `HERALD_APP_HUB_NAME`: keep the app backend's devices in that remote hub, through the hub REST API; accounts and content stay in the local `app` hub"
         ),
         .text(
             \.appHubName, "HERALD_APP_HUB_NAME", default: "`app`",
-            help: "the hub that keeps the app backend's devices, accounts and content (default app, created on first start); with HERALD_APP_HUB_CONNECTION_STRING, the name of that remote hub",
-            docs: "the hub of the catalog that keeps the app backend's devices, accounts and content (created on first start); with `HERALD_APP_HUB_CONNECTION_STRING`, the name of that remote hub"
+            help:
+                "the hub that keeps the app backend's devices, accounts and content (default app, created on first start); with HERALD_APP_HUB_CONNECTION_STRING, the name of that remote hub",
+            docs:
+                "the hub of the catalog that keeps the app backend's devices, accounts and content (created on first start); with `HERALD_APP_HUB_CONNECTION_STRING`, the name of that remote hub"
         ),
         .text(
             \.apns.keyFile, "HERALD_APNS_KEY_FILE",
@@ -499,8 +524,10 @@ struct HeraldConfiguration: Sendable {
         ),
         .text(
             \.apns.certFile, "HERALD_APNS_CERT_FILE",
-            help: "APNs certificate authentication instead of a .p8 key: the certificate as a .p12 file (with HERALD_APNS_CERT_PASSWORD) or PEM (its key in the same file or in HERALD_APNS_CERT_KEY_FILE)",
-            docs: "APNs certificate authentication instead of a `.p8` key: the certificate as a `.p12`, or PEM with its key in the same file ([APNs certificate authentication](#apns-certificate-authentication))"
+            help:
+                "APNs certificate authentication instead of a .p8 key: the certificate as a .p12 file (with HERALD_APNS_CERT_PASSWORD) or PEM (its key in the same file or in HERALD_APNS_CERT_KEY_FILE)",
+            docs:
+                "APNs certificate authentication instead of a `.p8` key: the certificate as a `.p12`, or PEM with its key in the same file ([APNs certificate authentication](#apns-certificate-authentication))"
         ),
         .text(
             \.apns.certPassword, "HERALD_APNS_CERT_PASSWORD", default: "none",
@@ -533,7 +560,8 @@ struct HeraldConfiguration: Sendable {
         .text(
             \.apns.broadcastEndpoint, "HERALD_APNS_BROADCAST_ENDPOINT", default: "per environment",
             help: "APNs broadcast channel management base URL, overriding the environment's",
-            docs: "APNs broadcast channel management base URL ([Broadcast channels](app-backend.md#broadcast-channels)); a proxy or a test double, such as the emulator's broadcast port that `herald emulate` prints"
+            docs:
+                "APNs broadcast channel management base URL ([Broadcast channels](app-backend.md#broadcast-channels)); a proxy or a test double, such as the emulator's broadcast port that `herald emulate` prints"
         ),
         .text(
             \.apns.caFile, "HERALD_APNS_CA_FILE", default: "system roots",
@@ -588,20 +616,24 @@ struct HeraldConfiguration: Sendable {
         .init(
             variable: "HERALD_WNS_ALLOWED_HOSTS", default: "`*.notify.windows.com`",
             help: "comma-separated hosts WNS channel URIs may name; *.domain for its subdomains (default *.notify.windows.com)",
-            docs: "hosts a WNS channel URI may name (`*.domain`: its subdomains); a registration, installation or direct send naming another host gets `400`, and the WNS access token is sent to no other host"
+            docs:
+                "hosts a WNS channel URI may name (`*.domain`: its subdomains); a registration, installation or direct send naming another host gets `400`, and the WNS access token is sent to no other host"
         ) { $0.wns.allowedHosts = try allowList($1, "HERALD_WNS_ALLOWED_HOSTS") },
         .init(
             variable: "HERALD_WEBPUSH_SUBJECT", default: "—",
             help: "VAPID contact (mailto: or https:); turns on Web Push to real push services",
             docs: "VAPID contact (`mailto:` / `https:`); turns on Web Push to real push services"
         ) {
-            guard $1.hasPrefix("mailto:") || $1.hasPrefix("https:") else { throw ConfigurationError("HERALD_WEBPUSH_SUBJECT must start with mailto: or https:") }
+            guard $1.hasPrefix("mailto:") || $1.hasPrefix("https:") else {
+                throw ConfigurationError("HERALD_WEBPUSH_SUBJECT must start with mailto: or https:")
+            }
             $0.webPush.subject = $1
         },
         .text(
             \.webPush.vapidKeyFile, "HERALD_WEBPUSH_VAPID_KEY_FILE", default: "`<data-dir>/keys/vapid-private.pem`",
             help: "VAPID private key (PEM); created if missing (default <data-dir>/keys/vapid-private.pem)",
-            docs: "Herald's VAPID key, created if missing; its public key is the `applicationServerKey` web apps subscribe with (printed at start, and in `GET /emulators`)"
+            docs:
+                "Herald's VAPID key, created if missing; its public key is the `applicationServerKey` web apps subscribe with (printed at start, and in `GET /emulators`)"
         ),
         .text(
             \.webPush.caFile, "HERALD_WEBPUSH_CA_FILE", default: "system roots",
@@ -611,7 +643,8 @@ struct HeraldConfiguration: Sendable {
         .init(
             variable: "HERALD_WEBPUSH_ALLOWED_HOSTS", default: "the major browsers' push services",
             help: "comma-separated push-service hosts subscriptions may point at; *.domain for its subdomains (default: the major browsers' services)",
-            docs: "hosts a subscription endpoint may point at (`*.domain`: its subdomains); another host gets `400` when the subscription is saved, so a client cannot make Herald POST anywhere"
+            docs:
+                "hosts a subscription endpoint may point at (`*.domain`: its subdomains); another host gets `400` when the subscription is saved, so a client cannot make Herald POST anywhere"
         ) { $0.webPush.allowedHosts = try allowList($1, "HERALD_WEBPUSH_ALLOWED_HOSTS") },
         .init(
             variable: "HERALD_WEBHOOK_ALLOWED_HOSTS", default: "any host",

@@ -6,8 +6,8 @@ import HeraldHub
 import HeraldMetrics
 import HeraldPostgres
 import HeraldPush
-import HeraldServer
 import HeraldSQLite
+import HeraldServer
 import HeraldStore
 import HeraldTLS
 import Logging
@@ -246,7 +246,8 @@ struct HeraldRuntime {
         server.nodeName = node.name ?? ProcessInfo.processInfo.hostName
         // Raised here, once, before the listeners open: the soft limit's default is too low for a server.
         let openFiles = FileDescriptorLimit.raise()
-        server.connectionLimits.maximumConnections = configuration.maximumConnections
+        server.connectionLimits.maximumConnections =
+            configuration.maximumConnections
             ?? FileDescriptorLimit.defaultMaximumConnections(limit: openFiles)
         server.connectionLimits.idleTimeout = .seconds(configuration.idleTimeoutSeconds)
         server.connectionLimits.bodyTimeout = .seconds(configuration.bodyTimeoutSeconds)
@@ -265,7 +266,8 @@ struct HeraldRuntime {
         if let path = configuration.webPush.vapidKeyFile { return try loadOrCreateVAPIDKey(path) }
         guard let storage, storage.isSharedByNodes else { return try loadOrCreateVAPIDKey(localPath) }
         let local = FileManager.default.contents(atPath: localPath).flatMap { String(data: $0, encoding: .utf8) }
-        return try await storage.replaceSharedValue(named: "webpush.vapid-private-key", expected: nil, with: local ?? P256.Signing.PrivateKey().pemRepresentation)
+        return try await storage.replaceSharedValue(
+            named: "webpush.vapid-private-key", expected: nil, with: local ?? P256.Signing.PrivateKey().pemRepresentation)
     }
 
     /// Checks that this node seals secure payloads with the key the other nodes on the database

@@ -106,7 +106,8 @@ extension HubCommand {
             _ = try sendRates()
             guard setsCredentials || !rateLimits.isEmpty else {
                 throw ValidationError(
-                    "nothing to change: give a platform's options (--apns-…, --fcm-service-account, --wns-…, --webpush-…), --clear PLATFORM or --rate-limit PLATFORM=N/min")
+                    "nothing to change: give a platform's options (--apns-…, --fcm-service-account, --wns-…, --webpush-…), --clear PLATFORM or --rate-limit PLATFORM=N/min"
+                )
             }
         }
 
@@ -159,7 +160,8 @@ extension HubCommand {
                                     throw HubCommandError(
                                         existing == nil
                                             ? "hub \(hub.name) has no APNs credentials yet: give --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic together, or --apns-cert-file"
-                                            : "hub \(hub.name) signs in to APNs with a certificate: to use a token-signing key instead give --apns-key-file, --apns-key-id and --apns-team-id together")
+                                            : "hub \(hub.name) signs in to APNs with a certificate: to use a token-signing key instead give --apns-key-file, --apns-key-id and --apns-team-id together"
+                                    )
                                 }
                                 credentials.apns = .init(
                                     keyID: apnsKeyID, teamID: apnsTeamID, topic: topic,
@@ -196,7 +198,9 @@ extension HubCommand {
                             }
                         }
                     }
-                    print((["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n"))
+                    print(
+                        (["Updated the push credentials of hub \(updated.name):"] + updated.credentials.redactedLines.map { "  " + $0 }).joined(separator: "\n")
+                    )
                 }
                 if !rates.isEmpty {
                     let updated = try await catalog.setSendRates(name: hub.name, rates)
@@ -219,7 +223,8 @@ extension HubCommand {
             if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN ") {
                 guard apnsCertPassword == nil else {
                     throw HubCommandError(
-                        "--apns-cert-password goes with a .p12 certificate; \(apnsCertFile) is PEM (give its key in the same file or with --apns-cert-key-file)")
+                        "--apns-cert-password goes with a .p12 certificate; \(apnsCertFile) is PEM (give its key in the same file or with --apns-cert-key-file)"
+                    )
                 }
                 let key = try apnsCertKeyFile.map { try Self.readFile($0, option: "--apns-cert-key-file") }
                 let split = ClientCertificate.splitPEM(text)

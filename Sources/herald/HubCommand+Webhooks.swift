@@ -45,7 +45,8 @@ extension HubCommand.Webhooks {
     }
 
     static func describe(_ endpoint: WebhookEndpoint, pending: Int?) -> String {
-        var line = "\(endpoint.id)  \(endpoint.enabled ? "enabled " : "DISABLED")  \(endpoint.url.absoluteString)  "
+        var line =
+            "\(endpoint.id)  \(endpoint.enabled ? "enabled " : "DISABLED")  \(endpoint.url.absoluteString)  "
             + endpoint.events.sorted().map(\.rawValue).joined(separator: ",")
         if let pending { line += "  (\(pending) waiting)" }
         if let reason = endpoint.disabledReason { line += "\n    disabled: \(reason)" }

@@ -3,8 +3,8 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
-import HeraldStore
 import HeraldPostgres
+import HeraldStore
 
 /// `herald hub …`: the hubs of a data directory, their keys and their push credentials.
 struct HubCommand: ParsableCommand {

@@ -56,7 +56,10 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Seconds the push services keep the notification for a device that is offline.")
     var ttl: Int?
 
-    @Option(help: "Seconds to spread the sends over, so that the devices get it evenly over that time rather than at once (less than the time a notification is abandoned after, 30 minutes by default).")
+    @Option(
+        help:
+            "Seconds to spread the sends over, so that the devices get it evenly over that time rather than at once (less than the time a notification is abandoned after, 30 minutes by default)."
+    )
     var spread: Int?
 
     @Option(help: "Send an APNs Live Activity push instead of an alert: start, update or end.")
@@ -77,7 +80,10 @@ struct Send: AsyncParsableCommand {
     @Option(help: "With --live-activity end: seconds from now after which the activity leaves the Lock Screen (dismissal-date).")
     var dismissIn: Int?
 
-    @Option(help: "Send at most once under this key: run again with the same key and the same options, it shows the first send's notification and sends nothing (kept for the hub's idempotency retention, 24 hours by default).")
+    @Option(
+        help:
+            "Send at most once under this key: run again with the same key and the same options, it shows the first send's notification and sends nothing (kept for the hub's idempotency retention, 24 hours by default)."
+    )
     var idempotencyKey: String?
 
     func validate() throws {
@@ -117,10 +123,11 @@ struct Send: AsyncParsableCommand {
     /// is the same send; other options are another send.
     func sendKey(retention: Duration?) throws(HeraldError) -> IdempotencyKey? {
         guard let idempotencyKey else { return nil }
-        let parts: [String?] = [
-            "herald send", to, broadcast ? "broadcast" : nil, message, title, platforms, priority?.lowercased(), collapseID, ttl.map(String.init),
-            liveActivity, contentState, attributesType, attributes, staleIn.map(String.init), dismissIn.map(String.init),
-        ] + (spread.map { ["spread", String($0)] } ?? [])
+        let parts: [String?] =
+            [
+                "herald send", to, broadcast ? "broadcast" : nil, message, title, platforms, priority?.lowercased(), collapseID, ttl.map(String.init),
+                liveActivity, contentState, attributesType, attributes, staleIn.map(String.init), dismissIn.map(String.init),
+            ] + (spread.map { ["spread", String($0)] } ?? [])
         var hash = SHA256()
         for part in parts {
             // Each part length-prefixed, a missing one apart from an empty one.
@@ -170,7 +177,9 @@ struct Send: AsyncParsableCommand {
             let catalog = HubCatalog(storage: storage)
             guard let definition = try await catalog.hub(named: name) else {
                 if let legacy = catalog.legacyStorePath, FileManager.default.fileExists(atPath: legacy) {
-                    throw ValidationError("the data in \(configuration.dataDirectory) was made by an earlier release: start `herald serve` there once to move it into the hub '\(name)'")
+                    throw ValidationError(
+                        "the data in \(configuration.dataDirectory) was made by an earlier release: start `herald serve` there once to move it into the hub '\(name)'"
+                    )
                 }
                 let known = ((try? await catalog.list()) ?? []).map(\.name)
                 throw ValidationError(
@@ -245,7 +254,9 @@ struct Send: AsyncParsableCommand {
         print("state    \(view.state)")
         print("devices  \(view.targets) (\(view.success) delivered, \(view.failure) failed)")
         for (platform, counts) in current.counts.counts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            print("  \(platform.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) " + counts.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", "))
+            print(
+                "  \(platform.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+                    + counts.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", "))
         }
     }
 }

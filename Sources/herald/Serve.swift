@@ -1,9 +1,12 @@
 import ArgumentParser
 import Foundation
 import HeraldClient
+import HeraldCore
+import HeraldHub
 import HeraldHubAPIUserDevices
 import HeraldServer
 import HeraldStore
+import HeraldTLS
 import Hummingbird
 import Logging
 import NIOCore
@@ -11,9 +14,6 @@ import NIOSSL
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
-import HeraldHub
-import HeraldCore
-import HeraldTLS
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,7 +32,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-port"), help: "HTTPS port of every API, the hub REST API's SDKs need it (HERALD_TLS_PORT; default 8443; 0 turns TLS off).")
     var tlsPort: Int?
 
-    @Flag(name: .customLong("insecure-demo-auth"), help: "INSECURE: accept HTTP Basic with user name = password and no account, as the notify-users tutorial does. For demos only.")
+    @Flag(
+        name: .customLong("insecure-demo-auth"),
+        help: "INSECURE: accept HTTP Basic with user name = password and no account, as the notify-users tutorial does. For demos only.")
     var insecureDemoAuth = false
 
     func run() async throws {
@@ -84,7 +86,8 @@ struct Serve: AsyncParsableCommand {
         var tls: (configuration: TLSConfiguration, description: String)?
         if configuration.tlsPort != 0 {
             tls = try runtime.tlsIdentity()
-            banner.append("  hub API  https://\(configuration.host):\(configuration.tlsPort)/{hub} and http://\(configuration.host):\(configuration.port)/{hub}")
+            banner.append(
+                "  hub API  https://\(configuration.host):\(configuration.tlsPort)/{hub} and http://\(configuration.host):\(configuration.port)/{hub}")
             banner.append("  TLS      \(tls?.description ?? "")")
         } else {
             banner.append("  hub API  http://\(configuration.host):\(configuration.port)/{hub} (TLS off: hub SDKs need HERALD_TLS_PORT)")
@@ -116,7 +119,8 @@ struct Serve: AsyncParsableCommand {
             banner.append("  WARNING  --insecure-demo-auth is on: anyone can act as any user (Basic with user name = password)")
         }
         if runtime.emulatorDirectory != nil {
-            banner.append("  Simulate a device: herald device --server http://\(configuration.host):\(configuration.port) --user alice --password <password> --sign-up")
+            banner.append(
+                "  Simulate a device: herald device --server http://\(configuration.host):\(configuration.port) --user alice --password <password> --sign-up")
         }
         // The banner says "listening" once every listener is bound, and not at all if one is not.
         let text = banner.joined(separator: "\n")
@@ -167,7 +171,8 @@ struct Serve: AsyncParsableCommand {
             await runtime.shutdown()
             if let error = error as? IOError, error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
                 let (name, port) = listeners.isBound(.http) ? ("TLS port", configuration.tlsPort) : ("port", configuration.port)
-                let reason = error.errnoCode == EADDRINUSE
+                let reason =
+                    error.errnoCode == EADDRINUSE
                     ? "the address is in use (another Herald, or another server, listens there)"
                     : "permission denied (ports below 1024 need privileges)"
                 throw ConfigurationError(
@@ -232,8 +237,9 @@ extension Serve {
     /// the service's user, and the banner names the file. The password works once, until its
     /// owner chooses their own.
     static func consoleLines(_ console: Console, _ configuration: HeraldConfiguration, logger: Logger) async throws -> [String] {
-        guard ServerConfiguration.servesConsoleOverPlainHTTP(host: configuration.host, publicURL: configuration.publicURL)
-            || configuration.tlsPort != 0
+        guard
+            ServerConfiguration.servesConsoleOverPlainHTTP(host: configuration.host, publicURL: configuration.publicURL)
+                || configuration.tlsPort != 0
         else {
             return [
                 "  console  not served: plain HTTP on \(configuration.host) only (turn TLS on with HERALD_TLS_PORT, or set HERALD_PUBLIC_URL=https://… behind a TLS proxy)"

@@ -68,7 +68,9 @@ extension StoreCommand {
                     // broadcasts and listings would be planned for the tables as they were before.
                     let analyzing = ContinuousClock.now
                     try await database.analyze(Self.analyzedTables)
-                    print("Statistics of the copied tables brought up to date (ANALYZE) in \(String(format: "%.1f", (ContinuousClock.now - analyzing).seconds)) s")
+                    print(
+                        "Statistics of the copied tables brought up to date (ANALYZE) in \(String(format: "%.1f", (ContinuousClock.now - analyzing).seconds)) s"
+                    )
                     let seconds = (ContinuousClock.now - started).seconds
                     print(
                         "Done in \(String(format: "%.1f", seconds)) s: \(totals.copied.formatted()) rows copied, "
@@ -197,7 +199,9 @@ extension StoreCommand {
             }
             progress.finish()
             let inDatabase = try await database.rowCount(of: table, hub: hub)
-            print("\(label): \(read.formatted()) row\(read == 1 ? "" : "s"), \(copied.formatted()) copied, \((read - copied).formatted()) already there; \(inDatabase.formatted()) in the database")
+            print(
+                "\(label): \(read.formatted()) row\(read == 1 ? "" : "s"), \(copied.formatted()) copied, \((read - copied).formatted()) already there; \(inDatabase.formatted()) in the database"
+            )
             return (copied, read - copied)
         }
     }

@@ -11,7 +11,8 @@ struct BenchCommandTests {
         let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         var arguments = [
             "bench", "--devices", "300", "--upserts", "200", "--installations", "200", "--sends", "200", "--connections", "4",
-            "--broadcast", "500", "--template-devices", "100", "--receipt-devices", "100", "--console-devices", "2000", "--ceiling-requests", "0", "--cluster-devices", "400", "--nodes", "1,2",
+            "--broadcast", "500", "--template-devices", "100", "--receipt-devices", "100", "--console-devices", "2000", "--ceiling-requests", "0",
+            "--cluster-devices", "400", "--nodes", "1,2",
         ]
         if let database { arguments += ["--database-url", database] }
         let result = try await HeraldCommand.run(arguments)
@@ -27,7 +28,10 @@ struct BenchCommandTests {
         }
         // The runs of a node process, each finished.
         let lines = summary.split(separator: "\n")
-        for run in ["apns fan-out", "apns broadcast", "fcm fan-out", "fcm broadcast", "apns native send", "apns template send", "apns send, no receipts", "apns send, every device confirms"] {
+        for run in [
+            "apns fan-out", "apns broadcast", "fcm fan-out", "fcm broadcast", "apns native send", "apns template send", "apns send, no receipts",
+            "apns send, every device confirms",
+        ] {
             #expect(lines.contains { $0.contains(run) && $0.contains("Completed") }, "\(run) did not complete in:\n\(summary)")
         }
         if database != nil {

@@ -42,7 +42,8 @@ struct ConfigurationReferenceTests {
         let rows = HeraldConfiguration.reference.split(separator: "\n").dropFirst(2).map { row in
             String(row.dropFirst(3).prefix { $0 != "`" })
         }
-        let read = [HeraldConfiguration.configFileVariable.variable] + HeraldConfiguration.settings.map(\.variable)
+        let read =
+            [HeraldConfiguration.configFileVariable.variable] + HeraldConfiguration.settings.map(\.variable)
             + HeraldConfiguration.tracingVariables.map(\.variable)
         #expect(rows == read)
         #expect(Set(rows).count == rows.count, "a variable is listed twice")

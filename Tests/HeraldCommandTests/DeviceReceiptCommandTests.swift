@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTestSupport
 import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -53,7 +53,9 @@ enum HeraldCommand {
             if output.contains(expected) { return output }
             guard process.isRunning else {
                 let error = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
-                throw Failure(description: "herald \(arguments.joined(separator: " ")) exited with status \(process.terminationStatus) before printing '\(expected)': \(error)")
+                throw Failure(
+                    description:
+                        "herald \(arguments.joined(separator: " ")) exited with status \(process.terminationStatus) before printing '\(expected)': \(error)")
             }
             try await Task.sleep(for: .milliseconds(50))
         }

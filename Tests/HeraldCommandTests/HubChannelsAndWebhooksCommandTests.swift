@@ -20,7 +20,9 @@ import Testing
         #expect(plain.error.contains("https"), "\(plain.error)")
         #expect(try await herald(["webhooks", "list", "games"]).output.contains("has no webhook endpoints"))
 
-        let added = try await herald(["webhooks", "add", "games", "https://hooks.example.com/herald", "--events", "notification.completed,registration.expired"])
+        let added = try await herald([
+            "webhooks", "add", "games", "https://hooks.example.com/herald", "--events", "notification.completed,registration.expired",
+        ])
         #expect(added.status == 0, "\(added.error)")
         let id = try #require(added.output.split(separator: " ").first.map(String.init))
         let secret = try #require(added.output.split(separator: "\n").first { $0.hasPrefix("Signing secret") }?.split(separator: " ").last)
@@ -28,7 +30,10 @@ import Testing
 
         let listed = try await herald(["webhooks", "list", "games"])
         let line = try #require(listed.output.split(separator: "\n").first { $0.hasPrefix(id) }, "\(listed.output)")
-        #expect(line.split(separator: " ") == [Substring(id), "enabled", "https://hooks.example.com/herald", "notification.completed,registration.expired", "(0", "waiting)"], "\(line)")
+        #expect(
+            line.split(separator: " ") == [
+                Substring(id), "enabled", "https://hooks.example.com/herald", "notification.completed,registration.expired", "(0", "waiting)",
+            ], "\(line)")
         #expect(!listed.output.contains(secret), "the secret is shown once")
 
         #expect(try await herald(["webhooks", "disable", "games", id]).output.contains("DISABLED"))

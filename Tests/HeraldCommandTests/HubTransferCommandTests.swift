@@ -5,7 +5,8 @@ import Testing
 @Suite struct HubTransferCommandTests {
     static func apple(_ token: String, id: String? = nil, tags: String) -> String {
         let idElement = id.map { "<RegistrationId>\($0)</RegistrationId>" } ?? ""
-        return #"<AppleRegistrationDescription xmlns:i="http://www.w3.org/2001/XMLSchema-instance" xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect">"#
+        return
+            #"<AppleRegistrationDescription xmlns:i="http://www.w3.org/2001/XMLSchema-instance" xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect">"#
             + "\(idElement)<Tags>\(tags)</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
     }
 

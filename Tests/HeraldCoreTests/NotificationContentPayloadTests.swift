@@ -11,9 +11,10 @@ struct NotificationContentPayloadTests {
         let payload = try NotificationContent.notifyUser(from: "alice", message: "hi").payload(for: .apns)
         #expect(payload.platform == .apns)
         #expect(String(decoding: payload.body, as: UTF8.self) == #"{"aps":{"alert":"From alice: hi"}}"#)
-        #expect(payload.headers == [
-            .init(name: "apns-push-type", value: "alert"), .init(name: "apns-priority", value: "10"),
-        ])
+        #expect(
+            payload.headers == [
+                .init(name: "apns-push-type", value: "alert"), .init(name: "apns-priority", value: "10"),
+            ])
     }
 
     @Test func apnsWithEverything() throws {
@@ -71,9 +72,10 @@ struct NotificationContentPayloadTests {
             String(decoding: payload.body, as: UTF8.self)
                 == #"<toast><visual><binding template="ToastGeneric"><text>Hello</text><text>World</text></binding></visual></toast>"#
         )
-        #expect(payload.headers == [
-            .init(name: "X-WNS-Type", value: "wns/toast"), .init(name: "Content-Type", value: "text/xml"),
-        ])
+        #expect(
+            payload.headers == [
+                .init(name: "X-WNS-Type", value: "wns/toast"), .init(name: "Content-Type", value: "text/xml"),
+            ])
         let untitled = try NotificationContent(body: "Tom & Jerry <3").payload(for: .wns)
         #expect(
             String(decoding: untitled.body, as: UTF8.self)
@@ -141,7 +143,8 @@ struct NotificationContentPayloadTests {
     @Test(arguments: ["\u{0}", "\u{1}", "\u{8}", "\u{B}", "\u{C}", "\u{1F}", "\u{FFFE}", "\u{FFFF}"])
     func wnsRefusesCharactersXMLCannotCarry(character: String) throws {
         let scalar = character.unicodeScalars.first!
-        let name = "U+" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+        let name =
+            "U+" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
             + String(scalar.value, radix: 16, uppercase: true)
         let expected = HeraldError.badRequest("the wns payload cannot carry the character \(name): XML 1.0 does not allow it")
         expectError(expected) { try NotificationContent(body: "a\(character)b").payload(for: .wns) }
@@ -311,8 +314,9 @@ struct NotificationContentPayloadTests {
             top["aps"] = nil
             return top.compactMapValues { string($0) }
         case .fcm: return try JSONDecoder().decode([String: [String: String]].self, from: body)["data"] ?? [:]
-        case .webpush: return try JSONDecoder().decode([String: JSONValue].self, from: body)["data"]
-            .map { try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode($0)) } ?? [:]
+        case .webpush:
+            return try JSONDecoder().decode([String: JSONValue].self, from: body)["data"]
+                .map { try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode($0)) } ?? [:]
         case .wns:
             guard let launch = try TinyXML.attribute("launch", in: String(decoding: body, as: UTF8.self)) else {
                 return [:]

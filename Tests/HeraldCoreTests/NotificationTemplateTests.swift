@@ -304,8 +304,14 @@ struct NotificationTemplateTests {
         (#"{"a":tru}"#, "The JSON template body is malformed at line 1, column 6: expected 'true', found 't'."),
         (#"{"a":01}"#, "The JSON template body is malformed at line 1, column 7: expected ',' or '}' after an object member, found '1'."),
         (#"{"a":1.}"#, "The JSON template body is malformed at line 1, column 6: a number needs digits after '.'."),
-        (#"{"a":'x'}"#, "The JSON template body is malformed at line 1, column 6: expected a value (an object, array, string, number, true, false or null), found \"'\"."),
-        (#"{"a":"\x"}"#, "The JSON template body is malformed at line 1, column 7: '\\x' is not a JSON escape (use \\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)."),
+        (
+            #"{"a":'x'}"#,
+            "The JSON template body is malformed at line 1, column 6: expected a value (an object, array, string, number, true, false or null), found \"'\"."
+        ),
+        (
+            #"{"a":"\x"}"#,
+            "The JSON template body is malformed at line 1, column 7: '\\x' is not a JSON escape (use \\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)."
+        ),
         (#"{"a":"\ud800"}"#, "The JSON template body is malformed at line 1, column 7: \\uD800 is half of a surrogate pair without its other half."),
         ("{\"a\":\"tab\there\"}", "The JSON template body is malformed at line 1, column 10: a control character (U+0009) must be escaped inside a string."),
         (#"{"a":1} {"b":2}"#, "The JSON template body is malformed at line 1, column 9: unexpected '{' after the end of the JSON document."),

@@ -26,9 +26,10 @@ struct SilentNotificationTests {
     @Test func wnsIsARawNotificationWithTheJSON() throws {
         let payload = try SilentNotification.secure(id: "abc").payload(for: .wns)
         #expect(text(payload) == #"{"secureId":"abc"}"#)
-        #expect(payload.headers == [
-            .init(name: "X-WNS-Type", value: "wns/raw"), .init(name: "Content-Type", value: "application/octet-stream"),
-        ])
+        #expect(
+            payload.headers == [
+                .init(name: "X-WNS-Type", value: "wns/raw"), .init(name: "Content-Type", value: "application/octet-stream"),
+            ])
     }
 
     @Test func webPushIsPlaintextJSONWithTTLAndNormalUrgency() throws {

@@ -90,10 +90,11 @@ struct TagExpressionPropertyTests {
         var generator = ExpressionGenerator(seed: seed)
         for _ in 0..<200 {
             let text = generator.text(depth: 0)
-            let mentioned = Set(ReferenceEvaluator.tokens(text).compactMap { token -> String? in
-                if case .tag(let tag) = token { return tag }
-                return nil
-            })
+            let mentioned = Set(
+                ReferenceEvaluator.tokens(text).compactMap { token -> String? in
+                    if case .tag(let tag) = token { return tag }
+                    return nil
+                })
             #expect(try TagExpression(parsing: text).tags == mentioned, "seed \(seed): \(text)")
         }
     }
@@ -131,9 +132,10 @@ struct ExpressionGenerator {
     mutating func tag() -> String {
         if random.oneIn(8) {
             let name = random.pick(["$UserId:", "$InstallationId:"])
-            let value = String((0..<(1 + random.int(below: 10))).map { _ in
-                random.oneIn(6) ? "=" : random.pick(Self.tagCharacters)
-            })
+            let value = String(
+                (0..<(1 + random.int(below: 10))).map { _ in
+                    random.oneIn(6) ? "=" : random.pick(Self.tagCharacters)
+                })
             return name + "{" + value + "}"
         }
         let length = random.oneIn(20) ? Tag.maxLength : 1 + random.int(below: 12)
@@ -191,11 +193,21 @@ enum ReferenceEvaluator {
         while let character = characters.first {
             switch character {
             case " ", "\t", "\n", "\r", "\r\n": characters.removeFirst()
-            case "(": tokens.append(.open); characters.removeFirst()
-            case ")": tokens.append(.close); characters.removeFirst()
-            case "!": tokens.append(.not); characters.removeFirst()
-            case "&": tokens.append(.and); characters.removeFirst(2)
-            case "|": tokens.append(.or); characters.removeFirst(2)
+            case "(":
+                tokens.append(.open)
+                characters.removeFirst()
+            case ")":
+                tokens.append(.close)
+                characters.removeFirst()
+            case "!":
+                tokens.append(.not)
+                characters.removeFirst()
+            case "&":
+                tokens.append(.and)
+                characters.removeFirst(2)
+            case "|":
+                tokens.append(.or)
+                characters.removeFirst(2)
             default:
                 let tag = characters.prefix { !" \t\n\r\r\n()!&|".contains($0) }
                 tokens.append(.tag(String(tag)))

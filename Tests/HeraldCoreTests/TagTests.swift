@@ -73,7 +73,10 @@ struct TagTests {
     }
 
     @Test func messageShowsLongTagCutAndInvisibleCharactersEscaped() {
-        expectError(HeraldError.badRequest("tag 'tab\\u{9}here' is invalid: character U+0009 at position 3 is not allowed; tags use ASCII letters, digits and _ @ # . : -")) {
+        expectError(
+            HeraldError.badRequest(
+                "tag 'tab\\u{9}here' is invalid: character U+0009 at position 3 is not allowed; tags use ASCII letters, digits and _ @ # . : -")
+        ) {
             try Tag.validate("tab\there")
         }
         let long = String(repeating: "x", count: 200)
@@ -94,7 +97,9 @@ struct TagTests {
         expectError(HeraldError.badRequest("a registration has at most 60 tags; 61 were given")) {
             try Tag.validate(tags: (1...61).map { "t\($0)" })
         }
-        expectError(HeraldError.badRequest("tag 'b c' is invalid: character U+0020 at position 1 is not allowed; tags use ASCII letters, digits and _ @ # . : -")) {
+        expectError(
+            HeraldError.badRequest("tag 'b c' is invalid: character U+0020 at position 1 is not allowed; tags use ASCII letters, digits and _ @ # . : -")
+        ) {
             try Tag.validate(tags: ["a", "b c", "d e"])
         }
     }

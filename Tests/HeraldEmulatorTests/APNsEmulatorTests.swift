@@ -163,7 +163,8 @@ struct APNsEmulatorTests {
             case .iatString:
                 authorization = "bearer " + (try TestSupport.es256JWT(header: header, claims: ["iss": APNsHarness.teamID, "iat": "\(iat)"], key: apns.key))
             case .iatFraction:
-                authorization = "bearer " + (try TestSupport.es256JWT(header: header, claims: ["iss": APNsHarness.teamID, "iat": Double(iat) + 0.5], key: apns.key))
+                authorization =
+                    "bearer " + (try TestSupport.es256JWT(header: header, claims: ["iss": APNsHarness.teamID, "iat": Double(iat) + 0.5], key: apns.key))
             case .missingIss:
                 authorization = "bearer " + (try TestSupport.es256JWT(header: header, claims: ["iat": iat], key: apns.key))
             case .unknownKid:
@@ -337,14 +338,16 @@ struct APNsEmulatorTests {
         }
     }
 
-    @Test("header values are checked", arguments: [
-        (("apns-push-type", "shout"), "InvalidPushType"),
-        (("apns-priority", "7"), "BadPriority"),
-        (("apns-expiration", "tomorrow"), "BadExpirationDate"),
-        (("apns-expiration", "-5"), "BadExpirationDate"),
-        (("apns-collapse-id", String(repeating: "c", count: 65)), "BadCollapseId"),
-        (("apns-id", "not-a-uuid"), "BadMessageId"),
-    ])
+    @Test(
+        "header values are checked",
+        arguments: [
+            (("apns-push-type", "shout"), "InvalidPushType"),
+            (("apns-priority", "7"), "BadPriority"),
+            (("apns-expiration", "tomorrow"), "BadExpirationDate"),
+            (("apns-expiration", "-5"), "BadExpirationDate"),
+            (("apns-collapse-id", String(repeating: "c", count: 65)), "BadCollapseId"),
+            (("apns-id", "not-a-uuid"), "BadMessageId"),
+        ])
     func badHeader(_ header: (String, String), _ reason: String) async throws {
         try await APNsHarness.with { apns in
             let token = apns.emulator.registerDevice(topic: APNsHarness.topic)
@@ -419,9 +422,11 @@ struct APNsEmulatorTests {
         }
     }
 
-    @Test("valid JSON objects of every shape pass", arguments: [
-        #"{}"#, #" { "a" : [1, -2.5e3, true, false, null, "é\u00e9\n"], "b": {"c": {}} } "#,
-    ])
+    @Test(
+        "valid JSON objects of every shape pass",
+        arguments: [
+            #"{}"#, #" { "a" : [1, -2.5e3, true, false, null, "é\u00e9\n"], "b": {"c": {}} } "#,
+        ])
     func goodPayload(_ payload: String) async throws {
         try await APNsHarness.with { apns in
             let token = apns.emulator.registerDevice(topic: APNsHarness.topic)
@@ -493,7 +498,10 @@ struct APNsEmulatorTests {
             let json = [("Content-Type", "application/json")]
             for (body, says) in [
                 ("{}", "connectionString"),
-                (#"{"connectionString":"Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=a2V5","hub":"h","fraction":2}"#, "fraction must be 0…1"),
+                (
+                    #"{"connectionString":"Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=a2V5","hub":"h","fraction":2}"#,
+                    "fraction must be 0…1"
+                ),
                 (#"{"connectionString":"not a connection string","hub":"h"}"#, "connectionString:"),
             ] {
                 let refused = try await apns.client.send(.PUT, url, headers: json, body: body)

@@ -51,7 +51,9 @@ struct APNsHarness {
     }
 
     /// A provider token issued `age` seconds before the harness clock's now.
-    func jwt(age: TimeInterval = 0, keyID: String = keyID, teamID: String = teamID, key: P256.Signing.PrivateKey? = nil)
+    func jwt(
+        age: TimeInterval = 0, keyID: String = keyID, teamID: String = teamID, key: P256.Signing.PrivateKey? = nil
+    )
         throws -> String
     {
         try TestSupport.es256JWT(
@@ -60,7 +62,6 @@ struct APNsHarness {
             key: key ?? self.key
         )
     }
-
 
     func send(
         token: String,

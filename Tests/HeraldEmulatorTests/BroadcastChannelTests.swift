@@ -176,14 +176,22 @@ struct BroadcastChannelTests {
                 ("channel not base64", "%%%", update, required, 400, "BadChannelId"),
                 ("unknown channel", "dHN0LXNyY2gtY2hubA==", update, required, 400, "ChannelNotRegistered"),
                 ("no push type", noStorage, update, [("apns-priority", "10"), ("apns-expiration", "0")], 400, "MissingPushType"),
-                ("alert push type", noStorage, update, [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "0")], 400, "InvalidPushType"),
+                (
+                    "alert push type", noStorage, update, [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "0")], 400,
+                    "InvalidPushType"
+                ),
                 ("no priority", noStorage, update, [("apns-push-type", "liveactivity"), ("apns-expiration", "0")], 400, "BadPriority"),
                 ("no expiration", noStorage, update, [("apns-push-type", "liveactivity"), ("apns-priority", "5")], 400, "BadExpirationDate"),
-                ("stored push on a channel that stores none", noStorage, update,
-                 [("apns-push-type", "liveactivity"), ("apns-priority", "5"), ("apns-expiration", "1750003600")], 400, "BadExpirationDate"),
+                (
+                    "stored push on a channel that stores none", noStorage, update,
+                    [("apns-push-type", "liveactivity"), ("apns-priority", "5"), ("apns-expiration", "1750003600")], 400, "BadExpirationDate"
+                ),
                 ("a topic with the liveactivity suffix", noStorage, update, required + [("apns-topic", APNsHarness.liveActivityTopic)], 400, "TopicDisallowed"),
                 ("a start", noStorage, apns.startAPS(), required, 400, "BadRequestParams"),
-                ("content state over 5 KB", noStorage, apns.updateAPS(home: 1, extra: ["content-state": ["t": String(repeating: "x", count: 5200)]]), required, 413, "PayloadTooLarge"),
+                (
+                    "content state over 5 KB", noStorage, apns.updateAPS(home: 1, extra: ["content-state": ["t": String(repeating: "x", count: 5200)]]),
+                    required, 413, "PayloadTooLarge"
+                ),
             ]
             for (name, channel, aps, headers, status, reason) in cases {
                 let response = try await apns.broadcast(channel: channel, aps: aps, headers: headers)

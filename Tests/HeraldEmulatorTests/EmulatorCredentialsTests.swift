@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import NIOHTTP1
 import HeraldEmulator
+import NIOHTTP1
 import Testing
 import _CryptoExtras
 

@@ -106,11 +106,16 @@ struct WNSEmulatorTests {
         }
     }
 
-    @Test("raw, tile and badge notifications", arguments: [
-        ("wns/raw", "application/octet-stream", [0x00, 0x01, 0xFE, 0xFF] as [UInt8]),
-        ("wns/tile", "text/xml; charset=utf-8", Array(#"<tile><visual version="2"><binding template="TileSquare150x150Text04"><text id="1">Hi</text></binding></visual></tile>"#.utf8)),
-        ("wns/badge", "text/xml", Array(#"<badge value="alert"/>"#.utf8)),
-    ])
+    @Test(
+        "raw, tile and badge notifications",
+        arguments: [
+            ("wns/raw", "application/octet-stream", [0x00, 0x01, 0xFE, 0xFF] as [UInt8]),
+            (
+                "wns/tile", "text/xml; charset=utf-8",
+                Array(#"<tile><visual version="2"><binding template="TileSquare150x150Text04"><text id="1">Hi</text></binding></visual></tile>"#.utf8)
+            ),
+            ("wns/badge", "text/xml", Array(#"<badge value="alert"/>"#.utf8)),
+        ])
     func otherTypes(_ type: String, _ contentType: String, _ body: [UInt8]) async throws {
         try await WNSHarness.with { wns in
             let channel = wns.emulator.registerChannel()

@@ -29,9 +29,11 @@ struct WebPushEmulatorTests {
         }
     }
 
-    @Test("a good message is decrypted, recorded with TTL/Urgency/Topic and answered 201", arguments: [
-        HTTPClient.Configuration.HTTPVersion.automatic, .http1Only,
-    ])
+    @Test(
+        "a good message is decrypted, recorded with TTL/Urgency/Topic and answered 201",
+        arguments: [
+            HTTPClient.Configuration.HTTPVersion.automatic, .http1Only,
+        ])
     func acceptsAndDecrypts(httpVersion: HTTPClient.Configuration.HTTPVersion) async throws {
         try await WebPushHarness.with(httpVersion: httpVersion) { harness in
             let subscription = harness.emulator.subscribe()

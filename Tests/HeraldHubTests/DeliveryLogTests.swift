@@ -1,7 +1,8 @@
 import Foundation
 import HeraldCore
-@testable import HeraldHub
 import Testing
+
+@testable import HeraldHub
 
 /// What an engine remembers of recent deliveries for operators: the last outcomes per device,
 /// newest first, within bounds; and a notification's progress, its parts added up.

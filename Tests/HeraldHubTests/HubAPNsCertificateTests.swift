@@ -152,10 +152,11 @@ struct HubAPNsCertificateTests {
             func seconds(_ date: Date) -> String { "\(date.timeIntervalSince1970.rounded())" }
             let family = "herald_push_credential_expiry_timestamp_seconds"
             #expect(
-                await gauges() == [
-                    "\(family){platform=\"apns\",hub=\"*\"} \(seconds(serverCertificate.notValidAfter))",
-                    "\(family){platform=\"apns\",hub=\"certhub\"} \(seconds(hubCertificate.certificate.notValidAfter))",
-                ].sorted())
+                await gauges()
+                    == [
+                        "\(family){platform=\"apns\",hub=\"*\"} \(seconds(serverCertificate.notValidAfter))",
+                        "\(family){platform=\"apns\",hub=\"certhub\"} \(seconds(hubCertificate.certificate.notValidAfter))",
+                    ].sorted())
 
             // Token credentials instead: the hub's gauge goes, the server's stays.
             try await catalog.setCredentials(name: "certhub") {

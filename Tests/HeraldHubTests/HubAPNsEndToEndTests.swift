@@ -4,12 +4,12 @@ import HeraldEmulator
 import HeraldHub
 import HeraldHubWire
 import HeraldPush
+import HeraldSQLite
 import HeraldStore
 import HeraldTLS
-import Logging
 import HeraldTestSupport
+import Logging
 import Testing
-import HeraldSQLite
 
 @Suite("Hub: end to end through the APNs emulator")
 struct HubAPNsEndToEndTests {

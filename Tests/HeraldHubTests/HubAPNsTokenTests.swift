@@ -74,7 +74,9 @@ struct HubAPNsTokenTests {
             return handles
         }
 
-        func broadcast(_ tag: String, via provider: APNsProvider, configure: (inout HubEngine.Configuration) -> Void = { _ in })
+        func broadcast(
+            _ tag: String, via provider: APNsProvider, configure: (inout HubEngine.Configuration) -> Void = { _ in }
+        )
             async throws -> NotificationRecord
         {
             var configuration = HubEngine.Configuration()

@@ -364,7 +364,9 @@ struct HubCatalogTests {
 
     // MARK: Credentials
 
-    private static func fcmServiceAccount(privateKey: String = "-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n", drop: String? = nil) throws -> String {
+    private static func fcmServiceAccount(
+        privateKey: String = "-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n", drop: String? = nil
+    ) throws -> String {
         var object: [String: String] = [
             "type": "service_account",
             "project_id": "herald-tests",
@@ -391,7 +393,9 @@ struct HubCatalogTests {
             #expect(try await HubCatalog(dataDirectory: dataDirectory).hub(named: "hub")?.credentials == updated.credentials)
 
             let shown = updated.redacted + "\n" + "\(updated)" + "\n" + "\(updated.credentials)"
-            for secret in [apnsKey, vapidKey.pemRepresentation, "wns-client-secret-value", "BEGIN PRIVATE KEY", updated.rules[0].primaryKey, updated.rules[1].secondaryKey] {
+            for secret in [
+                apnsKey, vapidKey.pemRepresentation, "wns-client-secret-value", "BEGIN PRIVATE KEY", updated.rules[0].primaryKey, updated.rules[1].secondaryKey,
+            ] {
                 #expect(!shown.contains(secret))
             }
             #expect(shown.contains("ABC123DEFG"))
@@ -413,11 +417,21 @@ struct HubCatalogTests {
             let hub = try await catalog.create(name: "hub")
             let goodKey = P256.Signing.PrivateKey().pemRepresentation
             let cases: [(String, (inout HubCredentials) -> Void)] = [
-                ("APNs key", { $0.apns = .init(keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "com.example.app", privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----") }),
+                (
+                    "APNs key",
+                    {
+                        $0.apns = .init(
+                            keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "com.example.app",
+                            privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----")
+                    }
+                ),
                 ("key id", { $0.apns = .init(keyID: "ABC", teamID: "TEAM123456", topic: "com.example.app", privateKeyPEM: goodKey) }),
                 ("team id", { $0.apns = .init(keyID: "ABC123DEFG", teamID: "TEAM 12345", topic: "com.example.app", privateKeyPEM: goodKey) }),
                 ("topic", { $0.apns = .init(keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "", privateKeyPEM: goodKey) }),
-                ("environment", { $0.apns = .init(keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "com.example.app", environment: "staging", privateKeyPEM: goodKey) }),
+                (
+                    "environment",
+                    { $0.apns = .init(keyID: "ABC123DEFG", teamID: "TEAM123456", topic: "com.example.app", environment: "staging", privateKeyPEM: goodKey) }
+                ),
                 ("not JSON", { $0.fcm = .init(serviceAccountJSON: "project_id=x") }),
                 ("project_id", { $0.fcm = .init(serviceAccountJSON: (try? Self.fcmServiceAccount(drop: "project_id")) ?? "") }),
                 ("client_email", { $0.fcm = .init(serviceAccountJSON: (try? Self.fcmServiceAccount(drop: "client_email")) ?? "") }),
@@ -443,7 +457,8 @@ struct HubCatalogTests {
     private static let now = Date(timeIntervalSince1970: 1_750_000_000)
 
     private func token(_ rule: String, key: String, resource: String = "\(base)/myhub", expiresIn: TimeInterval = 1200) throws -> SharedAccessSignature {
-        try SharedAccessSignature(parsing: SharedAccessSignature.make(resource: resource, keyName: rule, key: key, expiry: Self.now.addingTimeInterval(expiresIn)))
+        try SharedAccessSignature(
+            parsing: SharedAccessSignature.make(resource: resource, keyName: rule, key: key, expiry: Self.now.addingTimeInterval(expiresIn)))
     }
 
     @Test func authorizeAcceptsEitherKeyOfARuleWithTheRight() async throws {
@@ -460,7 +475,8 @@ struct HubCatalogTests {
             let namespaceToken = try token(Self.full.uppercased(), key: full.primaryKey, resource: "http://localhost:8443/")
             try await catalog.authorize(namespaceToken, hub: "MyHub", requestURL: url, right: .send, now: Self.now)
             let listen = try #require(hub.rule(named: Self.listen))
-            try await catalog.authorize(try token(Self.listen, key: listen.secondaryKey), hub: "myhub", requestURL: "\(Self.base)/myhub/registrations", right: .listen, now: Self.now)
+            try await catalog.authorize(
+                try token(Self.listen, key: listen.secondaryKey), hub: "myhub", requestURL: "\(Self.base)/myhub/registrations", right: .listen, now: Self.now)
         }
     }
 
@@ -482,9 +498,14 @@ struct HubCatalogTests {
                 ("unknown hub", try token(Self.full, key: full.primaryKey, resource: "\(Self.base)/nohub"), "nohub", .unauthorized, "no hub named 'nohub'"),
                 ("sr for another hub", try token(Self.full, key: full.primaryKey, resource: "\(Self.base)/otherhub"), "myhub", .unauthorized, "does not cover"),
                 ("sr for a longer name", try token(Self.full, key: full.primaryKey, resource: "\(Self.base)/myhub2"), "myhub", .unauthorized, "does not cover"),
-                ("sr on another host", try token(Self.full, key: full.primaryKey, resource: "https://example.com/myhub"), "myhub", .unauthorized, "does not cover"),
-                ("missing right", try token(Self.listen, key: listen.primaryKey), "myhub", .forbidden,
-                 "requires the Manage right; rule \(Self.listen) has Listen"),
+                (
+                    "sr on another host", try token(Self.full, key: full.primaryKey, resource: "https://example.com/myhub"), "myhub", .unauthorized,
+                    "does not cover"
+                ),
+                (
+                    "missing right", try token(Self.listen, key: listen.primaryKey), "myhub", .forbidden,
+                    "requires the Manage right; rule \(Self.listen) has Listen"
+                ),
             ]
             for (label, token, hubName, code, phrase) in cases {
                 let right: AccessRight = label == "missing right" ? .manage : .send

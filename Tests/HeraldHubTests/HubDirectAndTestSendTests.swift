@@ -1,10 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldSQLite
 import HeraldStore
 import HeraldTestSupport
 import Testing
-import HeraldSQLite
 
 @Suite("Hub: direct and test sends")
 struct HubDirectAndTestSendTests {
@@ -65,7 +65,8 @@ struct HubDirectAndTestSendTests {
 
     @Test func aWebPushDirectSendCarriesTheSubscriptionKeys() async throws {
         try await HubFixture.with { f in
-            let keys = WebPushKeys(p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
+            let keys = WebPushKeys(
+                p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
             let payload = PlatformPayload(platform: .webpush, body: Data("text".utf8))
             _ = try await f.engine.enqueueDirect(
                 payload: payload, targets: [DirectTarget(platform: .webpush, handle: "https://push.example.com/1", webPushKeys: keys)]

@@ -115,7 +115,13 @@ struct HubPartitionTests {
     }
 
     @Test func withoutPartitionsOneWorkerDeliversAll() async throws {
-        try await HubFixture.with(platforms: [.apns], configure: { $0.pageSize = 10; $0.partitionSize = 0 }) { f in
+        try await HubFixture.with(
+            platforms: [.apns],
+            configure: {
+                $0.pageSize = 10
+                $0.partitionSize = 0
+            }
+        ) { f in
             try await f.store.insertRegistrations((0..<100).map { Registration.apns($0) })
             let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
             #expect(try await f.deliverAll() == 1)

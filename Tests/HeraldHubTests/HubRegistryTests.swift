@@ -106,7 +106,10 @@ struct HubRegistryTests {
             catalog: catalog, serverProviders: [], factory: PushProviderFactory(logger: Logger(label: "test")),
             logger: Logger(label: "test")
         )
-        #expect(await registry.readiness().problems == ["no hub is open", "no push provider is configured: set a platform's credentials, or leave HERALD_EMULATORS=auto"])
+        #expect(
+            await registry.readiness().problems == [
+                "no hub is open", "no push provider is configured: set a platform's credentials, or leave HERALD_EMULATORS=auto",
+            ])
         _ = try #require(try await registry.engine(named: "hub"))
         let readiness = await registry.readiness()
         #expect(!readiness.isReady)

@@ -23,7 +23,8 @@ struct HubReplacingCopiesTests {
                 payloads: [
                     Self.alert,
                     PlatformPayload(platform: .fcm, body: Data(#"{"message":{"notification":{"title":"Goal!"}}}"#.utf8)),
-                    PlatformPayload(platform: .wns, body: Data("<toast><visual><binding template=\"ToastGeneric\"><text>Goal!</text></binding></visual></toast>".utf8)),
+                    PlatformPayload(
+                        platform: .wns, body: Data("<toast><visual><binding template=\"ToastGeneric\"><text>Goal!</text></binding></visual></toast>".utf8)),
                 ]
             )
             try await f.deliverAll()
@@ -32,7 +33,8 @@ struct HubReplacingCopiesTests {
             #expect(!fcm.body.contains("collapse_key"), "FCM keeps its four collapse keys per device for the app")
             #expect(f.wns.sent.first?.headers["x-wns-tag"] == nil)
 
-            let keys = WebPushKeys(p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
+            let keys = WebPushKeys(
+                p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
             let direct = try await f.engine.enqueueDirect(
                 payload: PlatformPayload(platform: .webpush, body: Data("Goal!".utf8)),
                 targets: [DirectTarget(platform: .webpush, handle: "https://push.example.com/1", webPushKeys: keys)]

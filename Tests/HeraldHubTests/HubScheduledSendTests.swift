@@ -1,10 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldHub
+import HeraldSQLite
 import HeraldStore
 import HeraldTestSupport
 import Testing
-import HeraldSQLite
 
 @Suite("Hub: scheduled sends")
 struct HubScheduledSendTests {

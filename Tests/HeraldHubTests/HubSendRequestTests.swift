@@ -52,10 +52,12 @@ struct HubSendRequestTests {
             _ = try await f.engine.send(SendRequest(target: .devices([apns]), content: .native([Self.apnsPayload]), options: options))
             let ownPriority = PlatformPayload(
                 platform: .apns, body: Data(#"{"aps":{"alert":"own"}}"#.utf8), headers: [.init(name: "apns-priority", value: "5")])
-            _ = try await f.engine.send(SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(2))]), content: .native([ownPriority]), options: options))
+            _ = try await f.engine.send(
+                SendRequest(target: .devices([DirectTarget(platform: .apns, handle: apnsToken(2))]), content: .native([ownPriority]), options: options))
             let fcm = PlatformPayload(
                 platform: .fcm, body: Data(#"{"message":{"android":{"priority":"NORMAL"},"data":{"n":"1"}}}"#.utf8))
-            _ = try await f.engine.send(SendRequest(target: .devices([DirectTarget(platform: .fcm, handle: "fcm-1")]), content: .native([fcm]), options: options))
+            _ = try await f.engine.send(
+                SendRequest(target: .devices([DirectTarget(platform: .fcm, handle: "fcm-1")]), content: .native([fcm]), options: options))
             let wns = PlatformPayload(platform: .wns, body: Data("<toast/>".utf8), headers: [.init(name: "X-WNS-Type", value: "wns/toast")])
             _ = try await f.engine.send(
                 SendRequest(target: .devices([DirectTarget(platform: .wns, handle: "https://wns.example.com/1")]), content: .native([wns]), options: options))

@@ -16,7 +16,9 @@ struct HubSpreadTests {
 
     /// How many sends the APNs provider had got at each of `offsets` after delivery began, and
     /// how long `deliver` took.
-    static func sampled(_ f: HubFixture, at offsets: [Duration], while deliver: @escaping @Sendable () async throws -> Void) async throws
+    static func sampled(
+        _ f: HubFixture, at offsets: [Duration], while deliver: @escaping @Sendable () async throws -> Void
+    ) async throws
         -> (samples: [Int], elapsed: Duration)
     {
         let start = ContinuousClock.now
@@ -33,7 +35,13 @@ struct HubSpreadTests {
     @Test func theDevicesItTargetsGetItEvenlyOverTheSpread() async throws {
         // Small pages (a page is read and booked at a time) and partitions that would split a
         // notification this size if it were not spread.
-        try await HubFixture.with(platforms: [.apns], configure: { $0.pageSize = 8; $0.partitionSize = 10 }) { f in
+        try await HubFixture.with(
+            platforms: [.apns],
+            configure: {
+                $0.pageSize = 8
+                $0.partitionSize = 10
+            }
+        ) { f in
             // 30 of the 60 registrations match the tag: the pace is theirs, not the hub's.
             try await f.store.insertRegistrations((0..<60).map { Registration.apns($0, tags: $0 % 2 == 0 ? ["news"] : []) })
             let record = try await f.engine.send(try Self.spread(3, tags: "news")).record

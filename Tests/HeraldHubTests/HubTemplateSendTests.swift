@@ -19,10 +19,12 @@ struct HubTemplateSendTests {
     @Test func eachDeviceRendersItsTemplateWithItsPushVariablesOverriddenByTheSend() async throws {
         try await HubFixture.with { f in
             try await f.register(
-                .template("t1", handle: apnsToken(1), tags: ["news"], template: Self.alert,
-                          pushVariables: ["name": "Ann", "GREETING": "Yo", "expiry": "2030-01-01T00:00:00Z"]),
-                .template("t2", handle: apnsToken(2), tags: ["news"], template: Self.alert,
-                          pushVariables: ["Name": "Bob", "greeting": "Hey"]),
+                .template(
+                    "t1", handle: apnsToken(1), tags: ["news"], template: Self.alert,
+                    pushVariables: ["name": "Ann", "GREETING": "Yo", "expiry": "2030-01-01T00:00:00Z"]),
+                .template(
+                    "t2", handle: apnsToken(2), tags: ["news"], template: Self.alert,
+                    pushVariables: ["Name": "Bob", "greeting": "Hey"]),
                 .apns(3, tags: ["news"])
             )
             let record = try await f.engine.enqueueTemplate(tagExpression: "news", send: TemplateSend(properties: ["GREETING": "Hi"]))
@@ -39,7 +41,9 @@ struct HubTemplateSendTests {
             #expect(ann.headers["apns-expiration"] == "1893456000")
             #expect(ann.headers["apns-priority"] == "5")
             let bob = try #require(sent[apnsToken(2)])
-            #expect(ReceiptIDs.removed(from: bob.body) == #"{"aps":{"alert":"Hi, Bob!"}}"#, "the send's GREETING overrides the device's greeting, whatever its case")
+            #expect(
+                ReceiptIDs.removed(from: bob.body) == #"{"aps":{"alert":"Hi, Bob!"}}"#, "the send's GREETING overrides the device's greeting, whatever its case"
+            )
             #expect(bob.headers["apns-collapse-id"] == "Bob")
             #expect(bob.headers["apns-expiration"] == nil, "an expiry that renders empty is left out")
 
@@ -111,7 +115,8 @@ struct HubTemplateSendTests {
                 headers: [.init(name: "X-WNS-Type", value: "wns/toast")]
             )
             let web = RegistrationTemplate(body: #"{"title":"$(m)"}"#, headers: [.init(name: "TTL", value: "60")])
-            let keys = WebPushKeys(p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
+            let keys = WebPushKeys(
+                p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
             try await f.register(
                 .template("f1", platform: .fcm, handle: "fcm-token-1", template: fcm),
                 .template("g1", platform: .fcm, handle: "gcm-token-1", template: gcm, legacyGCM: true),
@@ -121,13 +126,15 @@ struct HubTemplateSendTests {
             let record = try await f.engine.enqueueTemplate(tagExpression: nil, send: TemplateSend(properties: ["m": "a<b"]))
             try await f.deliverAll()
 
-            #expect(Set(f.fcm.sent.map { ReceiptIDs.removed(from: $0.body) }) == [
-                #"{"data":{"m":"a<b"}}"#,
-                #"{"android":{"ttl":"60s"},"data":{"m":"a<b"}}"#,
-            ])
-            #expect(f.wns.sent.map(\.body) == [
-                #"<toast><visual><binding template="ToastGeneric"><text>a&lt;b</text></binding></visual></toast>"#,
-            ])
+            #expect(
+                Set(f.fcm.sent.map { ReceiptIDs.removed(from: $0.body) }) == [
+                    #"{"data":{"m":"a<b"}}"#,
+                    #"{"android":{"ttl":"60s"},"data":{"m":"a<b"}}"#,
+                ])
+            #expect(
+                f.wns.sent.map(\.body) == [
+                    #"<toast><visual><binding template="ToastGeneric"><text>a&lt;b</text></binding></visual></toast>"#
+                ])
             #expect(f.wns.sent.first?.headers["x-wns-type"] == "wns/toast")
             #expect(f.webPush.sent.map { ReceiptIDs.removed(from: $0.body) } == [#"{"title":"a<b"}"#])
             #expect(f.webPush.sent.first?.headers["ttl"] == "60")

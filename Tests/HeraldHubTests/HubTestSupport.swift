@@ -2,12 +2,12 @@ import Foundation
 import HeraldCore
 import HeraldHub
 import HeraldPush
+import HeraldSQLite
 import HeraldStore
 import Logging
 import NIOCore
 import Synchronization
 import Testing
-import HeraldSQLite
 
 /// A push provider that keeps what it is given, in memory: the engine's logic is tested
 /// without a network. (Not an HTTP mock: providers are tested against the emulators.)

@@ -12,8 +12,9 @@ import Testing
     static func text(_ bytes: [UInt8]?) -> String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
 
     @Test func theIDIsTheFirstMemberOfAJSONObject() {
-        #expect(Self.text(ReceiptID("n-1").inserted(into: Array(#"{"aps":{"alert":"x"}}"#.utf8), limit: 4096))
-            == #"{"herald.id":"n-1","aps":{"alert":"x"}}"#)
+        #expect(
+            Self.text(ReceiptID("n-1").inserted(into: Array(#"{"aps":{"alert":"x"}}"#.utf8), limit: 4096))
+                == #"{"herald.id":"n-1","aps":{"alert":"x"}}"#)
         #expect(Self.text(ReceiptID("n-1").inserted(into: Array(" { } ".utf8), limit: 4096)) == #" {"herald.id":"n-1" } "#)
         // A quote or a backslash in an id stays valid JSON.
         let odd = Self.text(ReceiptID(#"a"b\c"#).inserted(into: Array("{}".utf8), limit: 4096))
@@ -43,17 +44,23 @@ import Testing
         #expect(Self.body(wns.carryingReceiptID(ReceiptID("n-1"), on: .wns)) == "<toast/>")
 
         let withData = PushNotification(body: .fcmMessage(.object([("data", .object([("score", .string("1-0"))]))])))
-        #expect(Self.message(withData.carryingReceiptID(ReceiptID("n-1"), on: .fcm, byteCount: 30)) == .object([
-            ("data", .object([("score", .string("1-0")), ("herald.id", .string("n-1"))]))
-        ]))
+        #expect(
+            Self.message(withData.carryingReceiptID(ReceiptID("n-1"), on: .fcm, byteCount: 30))
+                == .object([
+                    ("data", .object([("score", .string("1-0")), ("herald.id", .string("n-1"))]))
+                ]))
         let withoutData = PushNotification(body: .fcmMessage(.object([("notification", .object([("title", .string("Goal"))]))])))
-        #expect(Self.message(withoutData.carryingReceiptID(ReceiptID("n-1"), on: .fcm, byteCount: 30)) == .object([
-            ("notification", .object([("title", .string("Goal"))])), ("data", .object([("herald.id", .string("n-1"))])),
-        ]))
+        #expect(
+            Self.message(withoutData.carryingReceiptID(ReceiptID("n-1"), on: .fcm, byteCount: 30))
+                == .object([
+                    ("notification", .object([("title", .string("Goal"))])), ("data", .object([("herald.id", .string("n-1"))])),
+                ]))
         // Near FCM's limit, the message is sent as it is.
-        #expect(Self.message(withData.carryingReceiptID(ReceiptID("n-1"), on: .fcm, byteCount: 4090)) == .object([
-            ("data", .object([("score", .string("1-0"))]))
-        ]))
+        #expect(
+            Self.message(withData.carryingReceiptID(ReceiptID("n-1"), on: .fcm, byteCount: 4090))
+                == .object([
+                    ("data", .object([("score", .string("1-0"))]))
+                ]))
     }
 
     static func body(_ notification: PushNotification) -> String? {

@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
-@testable import HeraldHub
 import HeraldHubWire
 import HeraldPush
 import NIOCore
 import Testing
+
+@testable import HeraldHub
 
 /// A template compiled once per notification renders each device's notification directly,
 /// byte for byte and outcome for outcome what rendering the body and headers to text and

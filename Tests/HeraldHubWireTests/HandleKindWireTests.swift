@@ -63,7 +63,10 @@ struct HandleKindWireTests {
                 members + "<PushChannelKind>pushToStart</PushChannelKind><ActivityType>MatchAttributes</ActivityType>"))
         #expect(start.handleKind == .pushToStart(activityType: "MatchAttributes"))
         let xml = String(decoding: RegistrationDescription.entry(start, hubURL: "https://h/hub"), as: UTF8.self)
-        #expect(xml.contains("<DeviceToken>\(HubWireFixtures.appleToken)</DeviceToken><PushChannelKind>pushToStart</PushChannelKind><ActivityType>MatchAttributes</ActivityType></AppleRegistrationDescription>"))
+        #expect(
+            xml.contains(
+                "<DeviceToken>\(HubWireFixtures.appleToken)</DeviceToken><PushChannelKind>pushToStart</PushChannelKind><ActivityType>MatchAttributes</ActivityType></AppleRegistrationDescription>"
+            ))
         #expect(!String(decoding: RegistrationDescription.entry(plain, hubURL: "https://h/hub"), as: UTF8.self).contains("PushChannelKind"))
         #expect(try RegistrationDescription.parse(Data(xml.utf8)).handleKind == start.handleKind)
 

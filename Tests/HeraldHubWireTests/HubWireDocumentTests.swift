@@ -1,7 +1,8 @@
 import Foundation
 import HeraldCore
-@testable import HeraldHubWire
 import Testing
+
+@testable import HeraldHubWire
 
 @Suite("Hub wire: notification details, outcomes, errors")
 struct HubWireDocumentTests {

@@ -55,7 +55,9 @@ struct InstallationJSONTests {
     ]
 
     @Test(arguments: platforms)
-    func readsPlatformNamesInAnyCase(_ example: (name: String, platform: Platform, legacyGCM: Bool, channel: String))
+    func readsPlatformNamesInAnyCase(
+        _ example: (name: String, platform: Platform, legacyGCM: Bool, channel: String)
+    )
         throws
     {
         let installation = try Self.decode(

@@ -42,8 +42,10 @@ struct PlatformPayloadHubFormatsTests {
         let body = #"{"aps":{"alert":"Hi"},"x":1}"#
         let payload = try native(
             .apns, body,
-            [("Apns-Push-Type", "alert"), ("apns-collapse-id", "c1"), ("ServiceBusNotification-Format", "apple"),
-             ("Content-Type", "application/json")]
+            [
+                ("Apns-Push-Type", "alert"), ("apns-collapse-id", "c1"), ("ServiceBusNotification-Format", "apple"),
+                ("Content-Type", "application/json"),
+            ]
         )
         #expect(payload.platform == .apns)
         #expect(text(payload) == body)
@@ -73,8 +75,10 @@ struct PlatformPayloadHubFormatsTests {
 
         let both = try native(
             .apns, #"{"aps":{}}"#,
-            [("X-Apns-Priority", "5"), ("apns-priority", "10"), ("ServiceBusNotification-Apns-Expiry", "2025-01-01T00:00:00Z"),
-             ("apns-expiration", "0")]
+            [
+                ("X-Apns-Priority", "5"), ("apns-priority", "10"), ("ServiceBusNotification-Apns-Expiry", "2025-01-01T00:00:00Z"),
+                ("apns-expiration", "0"),
+            ]
         )
         #expect(both.headers == [.init(name: "apns-priority", value: "10"), .init(name: "apns-expiration", value: "0")])
     }
@@ -241,9 +245,10 @@ struct PlatformPayloadHubFormatsTests {
             .webpush, "plain text", [("ttl", "60"), ("URGENCY", "high"), ("Topic", "t"), ("Content-Type", "text/plain")]
         )
         #expect(text(payload) == "plain text")
-        #expect(payload.headers == [
-            .init(name: "TTL", value: "60"), .init(name: "Urgency", value: "high"), .init(name: "Topic", value: "t"),
-        ])
+        #expect(
+            payload.headers == [
+                .init(name: "TTL", value: "60"), .init(name: "Urgency", value: "high"), .init(name: "Topic", value: "t"),
+            ])
         let big = String(repeating: "x", count: 4000)
         expectError(.payloadTooLarge, containing: "Web Push accepts at most 3993") { () throws(HeraldError) in
             try native(.webpush, big)

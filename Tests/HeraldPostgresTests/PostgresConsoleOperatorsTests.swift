@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-@testable import HeraldServer
 import HeraldStore
 import Testing
+
+@testable import HeraldServer
 
 /// The console's operators and sessions on PostgreSQL: every node knows them, and sign-ins on
 /// several nodes at once lose no session (the shared document is changed by compare-and-set).

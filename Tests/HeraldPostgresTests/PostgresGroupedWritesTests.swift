@@ -1,11 +1,12 @@
 import Foundation
 import HeraldCore
-@testable import HeraldPostgres
 import HeraldStore
 import HeraldStoreConformance
 import HeraldTestSupport
 import Synchronization
 import Testing
+
+@testable import HeraldPostgres
 
 /// Registration and installation writes that arrive together are applied together: each
 /// caller still gets its own outcome, and a write that fails by itself fails alone.

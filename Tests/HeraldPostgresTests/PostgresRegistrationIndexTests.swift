@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
-@testable import HeraldPostgres
 import HeraldStore
 import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldPostgres
 
 /// Grouped registration writes keep the tag index and the reservations in step themselves (the
 /// row trigger does it for every other write): the index holds exactly each registration's

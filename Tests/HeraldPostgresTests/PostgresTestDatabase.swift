@@ -102,4 +102,3 @@ let testLogger: Logger = {
     logger.logLevel = .critical
     return logger
 }()
-

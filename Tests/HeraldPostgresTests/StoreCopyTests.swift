@@ -23,9 +23,10 @@ struct StoreCopyTests {
         for hub in hubs {
             let store = try await storage.openStore(forHub: hub.name, logger: testLogger)
             let now = Date()
-            try await store.insertRegistrations((0..<2_345).map { n in
-                Registration.sample(id: String(format: "reg-%05d", n), handle: String(format: "%064x", n), tags: n % 2 == 0 ? ["even", "all"] : ["all"])
-            })
+            try await store.insertRegistrations(
+                (0..<2_345).map { n in
+                    Registration.sample(id: String(format: "reg-%05d", n), handle: String(format: "%064x", n), tags: n % 2 == 0 ? ["even", "all"] : ["all"])
+                })
             _ = try await store.upsertRegistration(.sample(id: "reg-00001", handle: String(format: "%064x", 1), tags: ["changed"]), ifVersion: nil)
             try await store.reserveRegistrationID("reserved-1", owner: "alice", ttl: .seconds(3600))
             _ = try await store.upsertInstallation(
@@ -107,7 +108,8 @@ struct StoreCopyTests {
         }
         #expect(try await copy.nextScheduledTime() == source.nextScheduledTime())
         #expect(try await copy.richContentBytes(id: "c1") == ContentChecks.bytes(200_000))
-        #expect(try await copy.readableRichContent(id: "c1", username: "bob", now: Date()) == source.readableRichContent(id: "c1", username: "bob", now: Date()))
+        #expect(
+            try await copy.readableRichContent(id: "c1", username: "bob", now: Date()) == source.readableRichContent(id: "c1", username: "bob", now: Date()))
         let message = try #require(try await copy.readSecureMessage(id: "m1", recipient: "alice", now: Date()))
         #expect(message.sealed == ContentChecks.message(now: Date()).sealed && message.readCount == 0 && message.sender == "bob")
     }

@@ -68,7 +68,9 @@ import Testing
                 }
                 // A start cannot be broadcast; an unknown channel is refused.
                 let start = PushNotification(
-                    body: .bytes(ByteBuffer(string: #"{"aps":{"timestamp":\#(now),"event":"start","content-state":{},"attributes-type":"A","attributes":{},"alert":"x"}}"#)))
+                    body: .bytes(
+                        ByteBuffer(
+                            string: #"{"aps":{"timestamp":\#(now),"event":"start","content-state":{},"attributes-type":"A","attributes":{},"alert":"x"}}"#)))
                 #expect(await provider.broadcast(start, channelID: channel).reason == "BadRequestParams")
                 try await provider.deleteChannel(id: channel)
                 let unknown = await provider.broadcast(update, channelID: channel)

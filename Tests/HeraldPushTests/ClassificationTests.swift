@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import Testing
 
@@ -99,17 +100,25 @@ struct Expected: Sendable, CustomTestStringConvertible {
         row.check(result, retryAfter: retryAfter)
     }
 
-    @Test(arguments: [
-        (#"{"error":{"code":404,"message":"x","status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#, "UNREGISTERED"),
-        (#"{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[]},{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"INVALID_ARGUMENT"}]}}"#, "INVALID_ARGUMENT"),
-        (#"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#, "UNAUTHENTICATED"),
-        (#"{"error":{"code":403,"status":"PERMISSION_DENIED","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"SENDER_ID_MISMATCH"}]}}"#, "SENDER_ID_MISMATCH"),
-        ("not json", nil),
-        (#"{"reason":"BadDeviceToken"}"#, nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            (
+                #"{"error":{"code":404,"message":"x","status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#,
+                "UNREGISTERED"
+            ),
+            (
+                #"{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[]},{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"INVALID_ARGUMENT"}]}}"#,
+                "INVALID_ARGUMENT"
+            ),
+            (#"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#, "UNAUTHENTICATED"),
+            (
+                #"{"error":{"code":403,"status":"PERMISSION_DENIED","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"SENDER_ID_MISMATCH"}]}}"#,
+                "SENDER_ID_MISMATCH"
+            ),
+            ("not json", nil),
+            (#"{"reason":"BadDeviceToken"}"#, nil),
+        ] as [(String, String?)])
     func fcmErrorCodeFromBody(_ body: String, expected: String?) {
         #expect(FCMProvider.errorCode(fromBody: Data(body.utf8))?.rawValue == expected)
     }
 }
-
-import Foundation

@@ -335,8 +335,14 @@ extension HTTP2FrameDecoder.Frame {
     /// A server that breaks the protocol gets a GOAWAY with the reason, and the connection closes.
     static let violations: [(String, @Sendable (inout HTTP2FrameEncoder) throws -> Void, HTTP2ErrorCode)] = [
         ("PUSH_PROMISE", { _ in }, .protocolError),
-        ("a response on a stream never opened", { try $0.writeHeaders(streamID: 7, headers: ScriptedHTTP2Connection.response(200), endStream: true) }, .protocolError),
-        ("a stream opened by the server", { try $0.writeHeaders(streamID: 2, headers: ScriptedHTTP2Connection.response(200), endStream: true) }, .protocolError),
+        (
+            "a response on a stream never opened", { try $0.writeHeaders(streamID: 7, headers: ScriptedHTTP2Connection.response(200), endStream: true) },
+            .protocolError
+        ),
+        (
+            "a stream opened by the server", { try $0.writeHeaders(streamID: 2, headers: ScriptedHTTP2Connection.response(200), endStream: true) },
+            .protocolError
+        ),
         ("a bad SETTINGS_MAX_FRAME_SIZE", { $0.writeSettings([.init(HTTP2SettingsParameter.maxFrameSize, 100)]) }, .protocolError),
         ("a window too large", { $0.writeSettings([.init(HTTP2SettingsParameter.initialWindowSize, 1 << 31)]) }, .flowControlError),
         ("a connection window overflowing", { $0.writeWindowUpdate(streamID: 0, increment: Int(Int32.max)) }, .flowControlError),

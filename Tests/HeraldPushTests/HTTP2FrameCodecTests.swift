@@ -56,19 +56,46 @@ import Testing
         let frames = try Self.frames(encoder.output)
         #expect(frames.count == 9)
         guard frames.count == 9 else { return }
-        guard case .settings(let settings) = frames[0] else { Issue.record("\(frames[0])"); return }
+        guard case .settings(let settings) = frames[0] else {
+            Issue.record("\(frames[0])")
+            return
+        }
         #expect(settings == [.init(2, 0), .init(6, 65536)])
-        guard case .settingsAck = frames[1] else { Issue.record("\(frames[1])"); return }
-        guard case .headers(1, let first, false) = frames[2] else { Issue.record("\(frames[2])"); return }
+        guard case .settingsAck = frames[1] else {
+            Issue.record("\(frames[1])")
+            return
+        }
+        guard case .headers(1, let first, false) = frames[2] else {
+            Issue.record("\(frames[2])")
+            return
+        }
         #expect(Self.pairs(first) == Self.pairs(Self.request))
-        guard case .data(1, let body, true, 10) = frames[3] else { Issue.record("\(frames[3])"); return }
+        guard case .data(1, let body, true, 10) = frames[3] else {
+            Issue.record("\(frames[3])")
+            return
+        }
         #expect(String(buffer: body) == #"{"aps":{}}"#)
-        guard case .headers(3, let second, true) = frames[4] else { Issue.record("\(frames[4])"); return }
+        guard case .headers(3, let second, true) = frames[4] else {
+            Issue.record("\(frames[4])")
+            return
+        }
         #expect(Self.pairs(second) == Self.pairs(Self.request))
-        guard case .windowUpdate(0, 1 << 20) = frames[5] else { Issue.record("\(frames[5])"); return }
-        guard case .rstStream(3, .cancel) = frames[6] else { Issue.record("\(frames[6])"); return }
-        guard case .ping(0x0102_0304_0506_0708, true) = frames[7] else { Issue.record("\(frames[7])"); return }
-        guard case .goAway(0, .enhanceYourCalm) = frames[8] else { Issue.record("\(frames[8])"); return }
+        guard case .windowUpdate(0, 1 << 20) = frames[5] else {
+            Issue.record("\(frames[5])")
+            return
+        }
+        guard case .rstStream(3, .cancel) = frames[6] else {
+            Issue.record("\(frames[6])")
+            return
+        }
+        guard case .ping(0x0102_0304_0506_0708, true) = frames[7] else {
+            Issue.record("\(frames[7])")
+            return
+        }
+        guard case .goAway(0, .enhanceYourCalm) = frames[8] else {
+            Issue.record("\(frames[8])")
+            return
+        }
     }
 
     @Test func headerValuesAreNotHuffmanCodedAndRepeatedFieldsComeFromTheDynamicTable() throws {
@@ -142,7 +169,10 @@ import Testing
         #expect(kinds.allSatisfy { $0.length <= 16_384 })
 
         let frames = try Self.frames(encoder.output)
-        guard frames.count == 1, case .headers(5, let decoded, true) = frames[0] else { Issue.record("\(frames)"); return }
+        guard frames.count == 1, case .headers(5, let decoded, true) = frames[0] else {
+            Issue.record("\(frames)")
+            return
+        }
         #expect(Self.pairs(decoded) == Self.pairs(headers))
 
         // A server with a larger SETTINGS_MAX_FRAME_SIZE gets fewer frames.
@@ -167,11 +197,20 @@ import Testing
         }
         #expect(frames.count == 3)
         guard frames.count == 3 else { return }
-        guard case .headers(1, let headers, false) = frames[0] else { Issue.record("\(frames[0])"); return }
+        guard case .headers(1, let headers, false) = frames[0] else {
+            Issue.record("\(frames[0])")
+            return
+        }
         #expect(Self.pairs(headers) == Self.pairs(Self.request))
-        guard case .data(1, let body, true, 3000) = frames[1] else { Issue.record("\(frames[1])"); return }
+        guard case .data(1, let body, true, 3000) = frames[1] else {
+            Issue.record("\(frames[1])")
+            return
+        }
         #expect(body == ByteBuffer(repeating: 7, count: 3000))
-        guard case .ping(42, false) = frames[2] else { Issue.record("\(frames[2])"); return }
+        guard case .ping(42, false) = frames[2] else {
+            Issue.record("\(frames[2])")
+            return
+        }
     }
 
     @Test func paddingAndPriorityFieldsAreTakenOffAndPaddingCountsForFlowControl() throws {
@@ -182,10 +221,19 @@ import Testing
         var data = Self.frame(type: 0x0, flags: 0x8 | 0x1, streamID: 1, payload: [4, 0x6f, 0x6b, 0, 0, 0, 0])
         bytes.writeBuffer(&data)
         let frames = try Self.frames(bytes)
-        guard frames.count == 2 else { Issue.record("\(frames)"); return }
-        guard case .headers(1, let headers, false) = frames[0] else { Issue.record("\(frames[0])"); return }
+        guard frames.count == 2 else {
+            Issue.record("\(frames)")
+            return
+        }
+        guard case .headers(1, let headers, false) = frames[0] else {
+            Issue.record("\(frames[0])")
+            return
+        }
         #expect(headers.first(name: ":status") == "200")
-        guard case .data(1, let body, true, 7) = frames[1] else { Issue.record("\(frames[1])"); return }
+        guard case .data(1, let body, true, 7) = frames[1] else {
+            Issue.record("\(frames[1])")
+            return
+        }
         #expect(String(buffer: body) == "ok")
     }
 
@@ -196,7 +244,10 @@ import Testing
         let frames = try Self.frames(bytes)
         #expect(frames.count == 2)
         for frame in frames {
-            guard case .ignored = frame else { Issue.record("\(frame)"); continue }
+            guard case .ignored = frame else {
+                Issue.record("\(frame)")
+                continue
+            }
         }
     }
 
@@ -221,7 +272,10 @@ import Testing
             ("GOAWAY too short", frame(type: 0x7, streamID: 0, payload: [0, 0, 0, 1]), .frameSizeError),
             ("CONTINUATION out of place", frame(type: 0x9, flags: 0x4, streamID: 1, payload: [0x88]), .protocolError),
             ("a header block interrupted", interrupted, .protocolError),
-            ("a header block HPACK cannot decode", frame(type: 0x1, flags: 0x4, streamID: 1, payload: [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]), .compressionError),
+            (
+                "a header block HPACK cannot decode", frame(type: 0x1, flags: 0x4, streamID: 1, payload: [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
+                .compressionError
+            ),
             ("an index beyond the tables", frame(type: 0x1, flags: 0x4, streamID: 1, payload: [0xbf]), .compressionError),
         ]
     }()
@@ -258,7 +312,10 @@ import Testing
         let frames = try Self.frames(encoder.output)
         #expect(frames.count == 2)
         for frame in frames {
-            guard case .headers(_, let headers, true) = frame else { Issue.record("\(frame)"); continue }
+            guard case .headers(_, let headers, true) = frame else {
+                Issue.record("\(frame)")
+                continue
+            }
             #expect(Self.pairs(headers) == Self.pairs(Self.request))
         }
     }

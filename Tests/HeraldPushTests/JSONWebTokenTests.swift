@@ -36,8 +36,14 @@ import _CryptoExtras
     }
 
     @Test func rs256SignatureVerifiesWithThePublicKey() throws {
-        struct Header: Encodable { var alg = "RS256"; var typ = "JWT" }
-        struct Claims: Encodable { var iss: String; var iat: Int }
+        struct Header: Encodable {
+            var alg = "RS256"
+            var typ = "JWT"
+        }
+        struct Claims: Encodable {
+            var iss: String
+            var iat: Int
+        }
         let key = try TestKeys.rsa()
         let token = try JSONWebToken.rs256(header: Header(), claims: Claims(iss: "me@example.com", iat: 5), key: key)
         let jwt = try DecodedJWT(token)

@@ -100,7 +100,10 @@ import Testing
     @Test func unreachableEndpointIsRetryable() async throws {
         // A port that nothing listens on: bind-free choice is port 1 on loopback.
         let provider = try APNsProvider(
-            configuration: Self.apns { $0.endpoint = "https://127.0.0.1:1"; $0.timeout = .seconds(2) },
+            configuration: Self.apns {
+                $0.endpoint = "https://127.0.0.1:1"
+                $0.timeout = .seconds(2)
+            },
             logger: Logger(label: "t"))
         let result = await provider.send(PushNotification(body: .bytes(ByteBuffer(string: "{}"))), to: PushTarget(handle: "abcd"))
         #expect(result.disposition == .retryable(retryAfter: nil))

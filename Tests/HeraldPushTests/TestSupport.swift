@@ -47,4 +47,3 @@ struct DecodedJWT {
         self.signature = try #require(JSONWebToken.base64URLDecode(parts[2]))
     }
 }
-

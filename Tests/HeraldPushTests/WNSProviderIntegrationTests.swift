@@ -75,7 +75,8 @@ struct WNSHarness {
     }
 }
 
-let toastXML = #"<toast launch="{&quot;id&quot;:&quot;42&quot;}"><visual><binding template="ToastGeneric"><text>From Ann</text><text>Hi &amp; bye</text></binding></visual></toast>"#
+let toastXML =
+    #"<toast launch="{&quot;id&quot;:&quot;42&quot;}"><visual><binding template="ToastGeneric"><text>From Ann</text><text>Hi &amp; bye</text></binding></visual></toast>"#
 
 func wnsNotification(_ body: String, type: String? = nil, headers: [(String, String)] = []) -> PushNotification {
     var all = headers.map { (name: $0.0, value: $0.1) }
@@ -239,7 +240,9 @@ func wnsNotification(_ body: String, type: String? = nil, headers: [(String, Str
         (Fault.unavailable.withRetryAfter(3), 503, .pnsUnavailable, 3.0, "ServiceUnavailable"),
         (Fault.internalError, 500, .pnsServerError, nil, "InternalServerError"),
     ])
-    func faultsAreRetryable(_ fault: Fault, status: Int, outcome: DeliveryOutcome, retryAfter: Double?, reason: String)
+    func faultsAreRetryable(
+        _ fault: Fault, status: Int, outcome: DeliveryOutcome, retryAfter: Double?, reason: String
+    )
         async throws
     {
         try await WNSHarness.with { harness in
@@ -438,7 +441,14 @@ func wnsNotification(_ body: String, type: String? = nil, headers: [(String, Str
 
     @Test func printingNeverShowsTheSecret() {
         let configuration = WNSConfiguration(packageSID: "ms-app://s-1-15-2-1", clientSecret: "s3cr3t-value")
-        for text in ["\(configuration)", String(reflecting: configuration), { var out = ""; dump(configuration, to: &out); return out }()] {
+        for text in [
+            "\(configuration)", String(reflecting: configuration),
+            {
+                var out = ""
+                dump(configuration, to: &out)
+                return out
+            }(),
+        ] {
             #expect(!text.contains("s3cr3t-value"))
             #expect(text.contains("ms-app://s-1-15-2-1"))
         }

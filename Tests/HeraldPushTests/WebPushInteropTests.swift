@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldEmulator
-import HeraldTestSupport
 import HeraldTLS
+import HeraldTestSupport
 import HeraldWebPushCrypto
 import Logging
 import Testing

@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
 import HeraldCore
-import HeraldTestSupport
 import HeraldEmulator
 import HeraldTLS
+import HeraldTestSupport
 import Logging
 import NIOCore
 import Testing
@@ -179,8 +179,10 @@ func webPushMessage(_ text: String, headers: [(name: String, value: String)] = [
             #expect(loaded.publicKey.x963Representation == key.publicKey.x963Representation)
         }
         for bad in ["", "not a key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", JSONWebToken.base64URL([1, 2, 3])] {
-            expectError(PushProviderError.invalidPrivateKey(
-                "the VAPID key is neither a PEM P-256 private key nor a base64url raw or DER P-256 private key")) {
+            expectError(
+                PushProviderError.invalidPrivateKey(
+                    "the VAPID key is neither a PEM P-256 private key nor a base64url raw or DER P-256 private key")
+            ) {
                 try WebPushVAPID.privateKey(from: bad)
             }
         }

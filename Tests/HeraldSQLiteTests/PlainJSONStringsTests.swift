@@ -1,17 +1,18 @@
 import Foundation
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import Testing
-import HeraldSQLite
 
 @Suite("Writing and reading stored tag arrays")
 struct PlainJSONStringsTests {
-    @Test(arguments: [
-        ("[]", []),
-        (#"[""]"#, [""]),
-        (#"["a"]"#, ["a"]),
-        (#"["news","sports","$InstallationId:{i-1}","é✓"]"#, ["news", "sports", "$InstallationId:{i-1}", "é✓"]),
-    ] as [(String, [String])])
+    @Test(
+        arguments: [
+            ("[]", []),
+            (#"[""]"#, [""]),
+            (#"["a"]"#, ["a"]),
+            (#"["news","sports","$InstallationId:{i-1}","é✓"]"#, ["news", "sports", "$InstallationId:{i-1}", "é✓"]),
+        ] as [(String, [String])])
     func plainArraysAreRead(text: String, strings: [String]) {
         #expect(PlainJSONStrings.parse(text) == strings)
     }

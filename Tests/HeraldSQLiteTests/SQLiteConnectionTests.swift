@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaporCSQLite
+
 @testable import HeraldSQLite
 
 @Suite("One SQLite connection: values, kept statements, errors")
@@ -32,9 +33,10 @@ struct SQLiteConnectionTests {
             let rows = try await connection.query("SELECT v, typeof(v) AS type FROM t ORDER BY rowid")
             #expect(rows.map { $0.column("v") } == values)
             // An empty text or blob is not NULL.
-            #expect(rows.map { $0.column("type")?.string } == [
-                "integer", "integer", "integer", "real", "real", "text", "text", "text", "blob", "blob", "null",
-            ])
+            #expect(
+                rows.map { $0.column("type")?.string } == [
+                    "integer", "integer", "integer", "real", "real", "text", "text", "text", "blob", "blob", "null",
+                ])
         }
     }
 
@@ -101,7 +103,8 @@ struct SQLiteConnectionTests {
 
     @Test func columnsAreFoundByNameTheFirstOfTwoWinning() {
         // Names of one length and the same outer bytes land on one slot; an empty name too.
-        let names = ["id", "created_at", "updated_at", "expires_at", "ab", "ba", "", "id", "x"]
+        let names =
+            ["id", "created_at", "updated_at", "expires_at", "ab", "ba", "", "id", "x"]
             + (0..<40).map { "column_\($0)" }
         let columns = SQLiteColumns(names: names)
         for (index, name) in names.enumerated() where names.firstIndex(of: name) == index {

@@ -1,8 +1,8 @@
 import Foundation
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import Testing
-import HeraldSQLite
 
 /// What the SQLite file holds of accounts and sessions, beyond the store contract (which the
 /// conformance suite checks).

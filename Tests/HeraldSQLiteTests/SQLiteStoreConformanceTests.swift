@@ -1,7 +1,7 @@
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import Testing
-import HeraldSQLite
 
 /// The store contract's conformance suite, each check on a fresh SQLite file.
 @Suite("SQLiteStore conformance")

@@ -1,10 +1,10 @@
 import Foundation
 import HeraldCore
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
-import HeraldSQLite
 
 @Suite("SQLiteStore schema migrations")
 struct SQLiteStoreMigrationTests {

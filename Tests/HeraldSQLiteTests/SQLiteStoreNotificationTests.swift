@@ -1,9 +1,9 @@
 import Foundation
 import HeraldCore
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import Testing
-import HeraldSQLite
 
 /// What the SQLite file keeps of the notification queue, beyond the store contract (which
 /// the conformance suite checks).

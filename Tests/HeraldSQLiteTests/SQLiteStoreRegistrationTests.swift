@@ -1,9 +1,9 @@
 import Foundation
 import HeraldCore
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import Testing
-import HeraldSQLite
 
 /// What the SQLite file holds for registrations, beyond the store contract (which the
 /// conformance suite checks).

@@ -1,8 +1,8 @@
 import Foundation
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import Logging
-import HeraldSQLite
 
 /// A directory under the temporary directory, removed by ``remove()``.
 struct TemporaryDirectory {

@@ -1,10 +1,10 @@
 import Foundation
 import HeraldCore
+import HeraldSQLite
 import HeraldStore
 import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
-import HeraldSQLite
 
 /// How the SQLite store plans the resolution of a tag expression. That every expression
 /// resolves to the right registrations is part of the conformance suite.

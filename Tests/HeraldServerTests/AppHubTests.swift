@@ -22,9 +22,11 @@ import Testing
             // The app hub's own full-access key, over the same TLS listener as any other hub.
             let definition = try await #require(try server.catalog.hub(named: TestHerald.appHubName))
             let endpoint = "sb://127.0.0.1:\(server.tlsPort)/"
-            let connectionString = try #require(server.catalog.connectionStrings(of: definition, endpoint: endpoint, key: .primary).first {
-                $0.rule == SharedAccessRule.defaultFullRuleName
-            }).connectionString
+            let connectionString = try #require(
+                server.catalog.connectionStrings(of: definition, endpoint: endpoint, key: .primary).first {
+                    $0.rule == SharedAccessRule.defaultFullRuleName
+                }
+            ).connectionString
             let hub = try NotificationHubClient(
                 connectionString: connectionString, hubName: TestHerald.appHubName,
                 transport: AsyncHTTPClientTransport(client: server.httpClient)

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHub
 import HeraldServer
-import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NIOPosix

@@ -77,8 +77,9 @@ import Testing
                     let good = herald.wns.registerChannel()
                     let planted = [
                         Registration(id: "1-1-1", platform: .wns, handle: attacker.url("/wns/a"), tags: ["username:bob"], owner: "bob"),
-                        Registration(id: "2-2-1", platform: .webpush, handle: attacker.url("/push/b"),
-                                     webPushKeys: herald.webPush.subscribe().keys, tags: ["username:bob"], owner: "bob"),
+                        Registration(
+                            id: "2-2-1", platform: .webpush, handle: attacker.url("/push/b"),
+                            webPushKeys: herald.webPush.subscribe().keys, tags: ["username:bob"], owner: "bob"),
                         Registration(id: "3-3-1", platform: .wns, handle: good, tags: ["username:bob"], owner: "bob"),
                     ]
                     try await herald.store.insertRegistrations(planted)

@@ -1,12 +1,12 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldSQLite
 import HeraldServer
 import HeraldStore
 import Hummingbird
 import HummingbirdTesting
 import Testing
-import HeraldSQLite
 
 @Suite struct ClientSDKTests {
     /// The token's bytes become lowercase hex, two digits a byte (not `description`, whose

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,7 +82,8 @@ final class DroppingProxy: Sendable {
         while true {
             if let end = bytes.firstRange(of: separator)?.upperBound {
                 let head = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
-                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
                 if bytes.count >= end + length { return Array(bytes[..<(end + length)]) }
             }

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
-import HeraldHub
 import HeraldEmulator
+import HeraldHub
 import HeraldServer
 import Testing
 
@@ -142,11 +142,14 @@ import Testing
             let hub = HubTestServer.hubName
             let installation = { (id: String, tags: String, templateTags: String) in
                 Data(
-                    #"{"installationId":"\#(id)","platform":"apns","pushChannel":"\#(String(repeating: "ab", count: 32))","tags":[\#(tags)],"templates":{"t":{"body":"{}","tags":[\#(templateTags)]}}}"#.utf8
+                    #"{"installationId":"\#(id)","platform":"apns","pushChannel":"\#(String(repeating: "ab", count: 32))","tags":[\#(tags)],"templates":{"t":{"body":"{}","tags":[\#(templateTags)]}}}"#
+                        .utf8
                 )
             }
             let json = [("Content-Type", "application/json")]
-            let claim = Atom.open("AppleRegistrationDescription") + "<Tags>username:bob</Tags><DeviceToken>\(String(repeating: "cd", count: 32))</DeviceToken></AppleRegistrationDescription>"
+            let claim =
+                Atom.open("AppleRegistrationDescription")
+                + "<Tags>username:bob</Tags><DeviceToken>\(String(repeating: "cd", count: 32))</DeviceToken></AppleRegistrationDescription>"
             // Not reserved yet: the cloud hub's behaviour.
             _ = try await server.createRegistration(claim, auth: .listen)
 
@@ -187,7 +190,8 @@ import Testing
         try await HubTestServer.withServer { server in
             let channel = server.herald.wns.registerChannel()
             let (id, _) = try await server.createRegistration(
-                Atom.open("WindowsRegistrationDescription") + "<Tags>news</Tags><ChannelUri>\(Atom.escaped(channel))</ChannelUri></WindowsRegistrationDescription>"
+                Atom.open("WindowsRegistrationDescription")
+                    + "<Tags>news</Tags><ChannelUri>\(Atom.escaped(channel))</ChannelUri></WindowsRegistrationDescription>"
             )
             let all = try await server.wire(.GET, "/\(HubTestServer.hubName)/registrations?\(HubTestServer.apiVersion)", auth: .listen)
             expectHubError(all, 403)

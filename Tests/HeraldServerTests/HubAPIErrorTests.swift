@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHub
 import HeraldServer
-import HTTPTypes
 import HummingbirdTesting
 import Testing
 
@@ -136,7 +136,9 @@ import Testing
             let id = try await server.newRegistrationID()
             expectHubError(try await server.putRegistration(id: id, description, ifMatch: "version-two"), 400)
             // The id in the body must be the one in the URL.
-            let other = Atom.open("GcmRegistrationDescription") + "<RegistrationId>123-456-1</RegistrationId><GcmRegistrationId>abc</GcmRegistrationId></GcmRegistrationDescription>"
+            let other =
+                Atom.open("GcmRegistrationDescription")
+                + "<RegistrationId>123-456-1</RegistrationId><GcmRegistrationId>abc</GcmRegistrationId></GcmRegistrationDescription>"
             expectHubError(try await server.putRegistration(id: id, other), 400)
             expectHubError(try await server.wire(.GET, "/\(Self.hub)/tags/not%20a%20tag/registrations?\(Self.version)"), 400)
         }

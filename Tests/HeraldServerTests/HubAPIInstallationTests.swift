@@ -37,7 +37,9 @@ import Testing
     @Test func putThenGetReadsYourWrites() async throws {
         try await HubTestServer.withServer { server in
             let token = server.herald.apns.registerDevice(topic: TestHerald.topic)
-            let written = try await Self.put(server, "ipad-1", """
+            let written = try await Self.put(
+                server, "ipad-1",
+                """
                 {"installationId":"ipad-1","userId":"alice","platform":"apns","pushChannel":"\(token)",
                  "tags":["news","sports"],"pushVariables":{"name":"Alice"},
                  "templates":{"greeting":{"body":"{\\"aps\\":{\\"alert\\":\\"Hi $(name): $(message)\\"}}","headers":{"apns-priority":"10"},"tags":["greetings"]}}}
@@ -60,7 +62,8 @@ import Testing
             #expect(greeting["tags"] as? [String] == ["greetings"])
 
             // The .NET SDK writes FCM v1 as `fcmV1`; any case is the same platform.
-            let fcm = try await Self.put(server, "pixel-1", #"{"installationId":"pixel-1","platform":"fcmV1","pushChannel":"\#(server.herald.fcm.registerDevice())"}"#)
+            let fcm = try await Self.put(
+                server, "pixel-1", #"{"installationId":"pixel-1","platform":"fcmV1","pushChannel":"\#(server.herald.fcm.registerDevice())"}"#)
             #expect(fcm.status == 200, "\(fcm.text)")
             #expect((try await Self.get(server, "pixel-1")["platform"] as? String)?.lowercased() == "fcmv1")
 
@@ -91,9 +94,12 @@ import Testing
     @Test func patchAddsRemovesAndReplaces() async throws {
         try await HubTestServer.withServer { server in
             let token = server.herald.apns.registerDevice(topic: TestHerald.topic)
-            _ = try await Self.put(server, "phone-1", #"{"installationId":"phone-1","platform":"apns","pushChannel":"\#(token)","userId":"alice","tags":["news","sports"]}"#)
+            _ = try await Self.put(
+                server, "phone-1", #"{"installationId":"phone-1","platform":"apns","pushChannel":"\#(token)","userId":"alice","tags":["news","sports"]}"#)
 
-            let patched = try await Self.patch(server, "phone-1", """
+            let patched = try await Self.patch(
+                server, "phone-1",
+                """
                 [{"op":"add","path":"/tags","value":"beta"},
                  {"op":"remove","path":"/tags/news"},
                  {"op":"replace","path":"/userId","value":"bob"},
@@ -126,7 +132,9 @@ import Testing
     @Test func deleteAnswers204AndThenTheInstallationIsGone() async throws {
         try await HubTestServer.withServer { server in
             let token = server.herald.apns.registerDevice(topic: TestHerald.topic)
-            #expect(try await Self.put(server, "tablet-1", #"{"installationId":"tablet-1","platform":"apns","pushChannel":"\#(token)","tags":["x"]}"#).status == 200)
+            #expect(
+                try await Self.put(server, "tablet-1", #"{"installationId":"tablet-1","platform":"apns","pushChannel":"\#(token)","tags":["x"]}"#).status == 200
+            )
             let deleted = try await server.wire(.DELETE, Self.path("tablet-1"), auth: .listen)
             #expect(deleted.status == 204)
             #expect(deleted.body.isEmpty)
@@ -144,7 +152,8 @@ import Testing
         try await HubTestServer.withServer { server in
             for (id, user, tags) in [("i-1", "alice", #"["news"]"#), ("i-2", "alice", #"["sports"]"#), ("i-3", "bob", #"["news"]"#)] {
                 let token = server.herald.fcm.registerDevice()
-                let put = try await Self.put(server, id, #"{"installationId":"\#(id)","platform":"fcmv1","pushChannel":"\#(token)","userId":"\#(user)","tags":\#(tags)}"#)
+                let put = try await Self.put(
+                    server, id, #"{"installationId":"\#(id)","platform":"fcmv1","pushChannel":"\#(token)","userId":"\#(user)","tags":\#(tags)}"#)
                 #expect(put.status == 200)
             }
             func listed(_ query: String) async throws -> [String] {

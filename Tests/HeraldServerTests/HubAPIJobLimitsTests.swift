@@ -106,7 +106,9 @@ import Testing
                 #expect(try await HubAPIJobTests.runJob(server, "ExportRegistrations").value("Status") == "Completed")
             }
             let full = expectHubError(try await Self.submit(server, "ExportRegistrations"), 403)
-            #expect(full.contains("quota of jobs kept exceeded: the hub keeps at most 3 jobs, and has 3; finished jobs are deleted 7 days after they end"), "\(full)")
+            #expect(
+                full.contains("quota of jobs kept exceeded: the hub keeps at most 3 jobs, and has 3; finished jobs are deleted 7 days after they end"),
+                "\(full)")
             #expect(try await store.jobUsage().jobs == 3)
 
             // Bytes: an upload that does not fit is refused and leaves nothing.

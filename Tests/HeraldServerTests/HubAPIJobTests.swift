@@ -22,7 +22,9 @@ import Testing
     }
 
     /// Submits a job and waits until it has finished; its final entry's `NotificationHubJob`.
-    static func runJob(_ server: HubTestServer, _ type: String, importFile: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> WireXML {
+    static func runJob(
+        _ server: HubTestServer, _ type: String, importFile: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> WireXML {
         let submitted = try await server.wire(
             .POST, "/\(hub)/jobs?\(version)", headers: [("Content-Type", "application/atom+xml;type=entry;charset=utf-8")],
             body: jobEntry(type, importFile: importFile)
@@ -67,12 +69,15 @@ import Testing
             var ids: [String] = []
             for index in 0..<3 {
                 let token = server.herald.apns.registerDevice(topic: TestHerald.topic)
-                let description = Atom.open("AppleRegistrationDescription") + "<Tags>export,n\(index)</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
+                let description =
+                    Atom.open("AppleRegistrationDescription")
+                    + "<Tags>export,n\(index)</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
                 ids.append(try await server.createRegistration(description).id)
             }
             // A template whose body holds a line break still takes one line.
             let fcm = server.herald.fcm.registerDevice()
-            let template = Atom.open("FcmV1TemplateRegistrationDescription")
+            let template =
+                Atom.open("FcmV1TemplateRegistrationDescription")
                 + "<Tags>export</Tags><FcmV1RegistrationId>\(fcm)</FcmV1RegistrationId><BodyTemplate><![CDATA[{\"message\":\n{\"data\":{\"m\":\"$(m)\"}}}]]></BodyTemplate><TemplateName>t</TemplateName></FcmV1TemplateRegistrationDescription>"
             ids.append(try await server.createRegistration(template).id)
 
@@ -93,11 +98,13 @@ import Testing
             for id in ids { #expect(try await server.wire(.GET, "/\(Self.hub)/registrations/\(id)?\(Self.version)").status == 404) }
 
             // Back again with an upsert of the same file: the same ids, the template intact.
-            let restored = try await Self.runJob(server, "ImportUpsertRegistrations", importFile: "https://elsewhere.example/\(Self.hub)/jobs/\(jobID)/Output.txt")
+            let restored = try await Self.runJob(
+                server, "ImportUpsertRegistrations", importFile: "https://elsewhere.example/\(Self.hub)/jobs/\(jobID)/Output.txt")
             #expect(restored.value("Status") == "Completed")
             let entry = try await server.wire(.GET, "/\(Self.hub)/registrations/\(ids[3])?\(Self.version)")
             #expect(entry.status == 200)
-            #expect(try entry.xml().at("content", "FcmV1TemplateRegistrationDescription")?.value("BodyTemplate") == "{\"message\":\n{\"data\":{\"m\":\"$(m)\"}}}")
+            #expect(
+                try entry.xml().at("content", "FcmV1TemplateRegistrationDescription")?.value("BodyTemplate") == "{\"message\":\n{\"data\":{\"m\":\"$(m)\"}}}")
         }
     }
 
@@ -107,14 +114,15 @@ import Testing
             let apple = { (token: String, tags: String) in
                 Atom.open("AppleRegistrationDescription") + "<Tags>\(tags)</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
             }
-            let file = [
-                apple(tokens[0], "imported"),
-                "<AppleRegistrationDescription><Tags>x</Tags>",  // malformed
-                "",
-                Atom.open("AppleTemplateRegistrationDescription")
-                    + "<DeviceToken>\(tokens[1])</DeviceToken><BodyTemplate><![CDATA[{\"aps\":{\"alert\":\"$(a\"}}]]></BodyTemplate></AppleTemplateRegistrationDescription>",
-                apple(tokens[1], "imported,second"),
-            ].joined(separator: "\r\n") + "\n"
+            let file =
+                [
+                    apple(tokens[0], "imported"),
+                    "<AppleRegistrationDescription><Tags>x</Tags>",  // malformed
+                    "",
+                    Atom.open("AppleTemplateRegistrationDescription")
+                        + "<DeviceToken>\(tokens[1])</DeviceToken><BodyTemplate><![CDATA[{\"aps\":{\"alert\":\"$(a\"}}]]></BodyTemplate></AppleTemplateRegistrationDescription>",
+                    apple(tokens[1], "imported,second"),
+                ].joined(separator: "\r\n") + "\n"
             let upload = try await server.wire(.PUT, "/\(Self.hub)/jobs/files/in.txt?\(Self.version)", body: Data(file.utf8))
             #expect(upload.status == 201, "\(upload.text)")
             let location = try #require(upload.header("Location"))
@@ -166,8 +174,10 @@ import Testing
                     .contains("jobs/files/{name}")
             )
             #expect(
-                expectHubError(try await post(Self.jobEntry("ImportCreateRegistrations", importFile: "\(server.baseURL)/\(Self.hub)/jobs/files/none.txt"), .full), 400)
-                    .contains("does not have")
+                expectHubError(
+                    try await post(Self.jobEntry("ImportCreateRegistrations", importFile: "\(server.baseURL)/\(Self.hub)/jobs/files/none.txt"), .full), 400
+                )
+                .contains("does not have")
             )
             expectHubError(try await server.wire(.GET, "/\(Self.hub)/jobs/nosuchjob?\(Self.version)"), 404)
             expectHubError(try await server.wire(.GET, "/\(Self.hub)/jobs/nosuchjob/Output.txt?\(Self.version)"), 404)

@@ -66,7 +66,8 @@ import Testing
             // timestamp is newer, or the device would drop it.
             let installation = try await HubAPIInstallationTests.put(
                 server, "activity-1",
-                #"{"installationId":"activity-1","platform":"apns","pushChannel":"\#(updateToken)","pushChannelKind":"liveActivity","tags":["match-42","fans-lions"]}"#)
+                #"{"installationId":"activity-1","platform":"apns","pushChannel":"\#(updateToken)","pushChannelKind":"liveActivity","tags":["match-42","fans-lions"]}"#
+            )
             #expect(installation.status == 200, "\(installation.text)")
             let second = try await server.send(
                 format: "apple", Self.body(#"{"timestamp":\#(Self.now + 1),"event":"update","content-state":{"home":2,"away":0}}"#),

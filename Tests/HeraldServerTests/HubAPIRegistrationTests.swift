@@ -24,7 +24,8 @@ import Testing
             #expect(id.wholeMatch(of: /[0-9]+-[0-9]+-[0-9]+/) != nil, "id \(id) has the cloud hub's shape")
 
             let token = server.herald.apns.registerDevice(topic: TestHerald.topic)
-            let description = Atom.open("AppleRegistrationDescription") + "<Tags>sports</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
+            let description =
+                Atom.open("AppleRegistrationDescription") + "<Tags>sports</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
 
             // PUT with that id: 200, ETag W/"1", the entry with its self link.
             let created = try await server.putRegistration(id: id, description)
@@ -83,7 +84,8 @@ import Testing
             let response = try await server.wire(
                 .POST, "/\(Self.hub)/registrations?\(Self.version)",
                 headers: [("Content-Type", "application/atom+xml;type=entry;charset=utf-8")],
-                body: Atom.entry(Atom.open("FcmV1RegistrationDescription") + "<FcmV1RegistrationId>\(token)</FcmV1RegistrationId></FcmV1RegistrationDescription>")
+                body: Atom.entry(
+                    Atom.open("FcmV1RegistrationDescription") + "<FcmV1RegistrationId>\(token)</FcmV1RegistrationId></FcmV1RegistrationDescription>")
             )
             #expect([200, 201].contains(response.status), "\(response.text)")
             #expect(response.header("ETag") == #"W/"1""#)
@@ -235,9 +237,10 @@ import Testing
             var created: [String] = []
             for _ in 0..<5 {
                 let token = server.herald.apns.registerDevice(topic: TestHerald.topic)
-                created.append(try await server.createRegistration(
-                    Atom.open("AppleRegistrationDescription") + "<Tags>paged</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
-                ).id)
+                created.append(
+                    try await server.createRegistration(
+                        Atom.open("AppleRegistrationDescription") + "<Tags>paged</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
+                    ).id)
             }
 
             // Following <link rel="next"> from the first page to the last.
@@ -409,9 +412,18 @@ import Testing
     @Test(arguments: [
         ("malformed XML", "<entry xmlns=\"http://www.w3.org/2005/Atom\"><content type=\"application/xml\"><AppleRegistrationDescription>"),
         ("not an entry", "<feed xmlns=\"http://www.w3.org/2005/Atom\"/>"),
-        ("MPNS", #"<entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><MpnsRegistrationDescription xmlns:i="http://www.w3.org/2001/XMLSchema-instance" xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><ChannelUri>https://db3.notify.live.net/throttledthirdparty/01.00/AAF</ChannelUri></MpnsRegistrationDescription></content></entry>"#),
-        ("no device token", #"<entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><AppleRegistrationDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><Tags>a</Tags></AppleRegistrationDescription></content></entry>"#),
-        ("invalid tag", #"<entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><GcmRegistrationDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><Tags>no spaces allowed</Tags><GcmRegistrationId>abc</GcmRegistrationId></GcmRegistrationDescription></content></entry>"#),
+        (
+            "MPNS",
+            #"<entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><MpnsRegistrationDescription xmlns:i="http://www.w3.org/2001/XMLSchema-instance" xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><ChannelUri>https://db3.notify.live.net/throttledthirdparty/01.00/AAF</ChannelUri></MpnsRegistrationDescription></content></entry>"#
+        ),
+        (
+            "no device token",
+            #"<entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><AppleRegistrationDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><Tags>a</Tags></AppleRegistrationDescription></content></entry>"#
+        ),
+        (
+            "invalid tag",
+            #"<entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><GcmRegistrationDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><Tags>no spaces allowed</Tags><GcmRegistrationId>abc</GcmRegistrationId></GcmRegistrationDescription></content></entry>"#
+        ),
     ])
     func unacceptableBodiesAreBadRequests(name: String, body: String) async throws {
         try await HubTestServer.withServer { server in

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
-import HeraldHub
 import HeraldEmulator
+import HeraldHub
 import HeraldServer
 import HeraldTestSupport
 import Testing
@@ -51,7 +51,8 @@ import Testing
             case .apple:
                 let token = herald.apns.registerDevice(topic: TestHerald.topic)
                 _ = try await server.createRegistration(
-                    Atom.open("AppleRegistrationDescription") + "<Tags>everyone</Tags><DeviceToken>\(token.uppercased())</DeviceToken></AppleRegistrationDescription>"
+                    Atom.open("AppleRegistrationDescription")
+                        + "<Tags>everyone</Tags><DeviceToken>\(token.uppercased())</DeviceToken></AppleRegistrationDescription>"
                 )
                 let body = #"{"aps":{"alert":"Goal! 1-0"}}"#
                 response = try await server.send(format: "apple", body, tags: "everyone", headers: [("apns-push-type", "alert"), ("apns-priority", "10")])
@@ -79,7 +80,8 @@ import Testing
             case .windows, .windowsRaw:
                 let channel = herald.wns.registerChannel()
                 _ = try await server.createRegistration(
-                    Atom.open("WindowsRegistrationDescription") + "<Tags>everyone</Tags><ChannelUri>\(Atom.escaped(channel))</ChannelUri></WindowsRegistrationDescription>"
+                    Atom.open("WindowsRegistrationDescription")
+                        + "<Tags>everyone</Tags><ChannelUri>\(Atom.escaped(channel))</ChannelUri></WindowsRegistrationDescription>"
                 )
                 if format == .windows {
                     let toast = #"<toast><visual><binding template="ToastGeneric"><text>Goal!</text></binding></visual></toast>"#
@@ -184,7 +186,8 @@ import Testing
             expectHubError(try await server.send(format: "apple", tooBigForAPNs), 413)
             // A registration body over 64 KB, too.
             let id = try await server.newRegistrationID()
-            let padded = Atom.open("GcmRegistrationDescription") + "<!--" + String(repeating: "z", count: 64 * 1024) + "-->"
+            let padded =
+                Atom.open("GcmRegistrationDescription") + "<!--" + String(repeating: "z", count: 64 * 1024) + "-->"
                 + "<GcmRegistrationId>abc</GcmRegistrationId></GcmRegistrationDescription>"
             expectHubError(try await server.putRegistration(id: id, padded), 413)
         }
@@ -322,7 +325,10 @@ import Testing
             let id = try server.acceptedID(response)
             #expect(Self.count(try await server.finishedDetails(id), "FcmV1OutcomeCounts") == 3)
             for token in tokens {
-                #expect(ReceiptIDs.removed(from: try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String]) == ["batch": "yes"])
+                #expect(
+                    ReceiptIDs.removed(from: try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String]) == [
+                        "batch": "yes"
+                    ])
             }
 
             // Not multipart, or without the devices part: 400.
@@ -351,7 +357,8 @@ import Testing
                 Atom.open("AppleRegistrationDescription") + "<Tags>testers</Tags><DeviceToken>\(token)</DeviceToken></AppleRegistrationDescription>"
             )
             _ = try await server.createRegistration(
-                Atom.open("FcmV1RegistrationDescription") + "<Tags>others</Tags><FcmV1RegistrationId>\(server.herald.fcm.registerDevice())</FcmV1RegistrationId></FcmV1RegistrationDescription>"
+                Atom.open("FcmV1RegistrationDescription")
+                    + "<Tags>others</Tags><FcmV1RegistrationId>\(server.herald.fcm.registerDevice())</FcmV1RegistrationId></FcmV1RegistrationDescription>"
             )
             let response = try await server.send(format: "apple", #"{"aps":{"alert":"test"}}"#, tags: "testers", query: "&test")
             #expect(response.status == 201, "\(response.text)")
@@ -377,7 +384,8 @@ import Testing
             // A test send reaches at most 10 devices.
             for _ in 0..<12 {
                 _ = try await server.createRegistration(
-                    Atom.open("FcmV1RegistrationDescription") + "<Tags>many</Tags><FcmV1RegistrationId>\(server.herald.fcm.registerDevice())</FcmV1RegistrationId></FcmV1RegistrationDescription>"
+                    Atom.open("FcmV1RegistrationDescription")
+                        + "<Tags>many</Tags><FcmV1RegistrationId>\(server.herald.fcm.registerDevice())</FcmV1RegistrationId></FcmV1RegistrationDescription>"
                 )
             }
             let capped = try await server.send(format: "fcmv1", #"{"message":{"data":{"a":"b"}}}"#, tags: "many", query: "&test")
@@ -470,11 +478,15 @@ import Testing
             ]
             let body = Data(#"{"aps":{"alert":"from js"}}"#.utf8)
 
-            let sent = try await server.wire(.POST, "/\(Self.hub)/messages/?\(Self.version)", headers: headers, body: body, auth: .rule(SharedAccessRule.defaultFullRuleName, style: .javaScript))
+            let sent = try await server.wire(
+                .POST, "/\(Self.hub)/messages/?\(Self.version)", headers: headers, body: body,
+                auth: .rule(SharedAccessRule.defaultFullRuleName, style: .javaScript))
             let id = try server.acceptedID(sent)
             #expect(try await server.finishedDetails(id).value("State") == "Completed")
 
-            let test = try await server.wire(.POST, "/\(Self.hub)/messages/?\(Self.version)&test=true", headers: headers, body: body, auth: .rule(SharedAccessRule.defaultFullRuleName, style: .javaScript))
+            let test = try await server.wire(
+                .POST, "/\(Self.hub)/messages/?\(Self.version)&test=true", headers: headers, body: body,
+                auth: .rule(SharedAccessRule.defaultFullRuleName, style: .javaScript))
             #expect(test.status == 201, "\(test.text)")
             #expect(try test.xml().value("Success") == "1")
 
@@ -490,8 +502,10 @@ import Testing
 
             let tokens = (0..<3).map { _ in server.herald.fcm.registerDevice() }
             let boundary = "nh-boundary-\(UUID().uuidString.lowercased())"
-            let multipart = "--\(boundary)\r\nContent-type: application/json;charset=UTF-8\r\nContent-Disposition: inline; name=notification\r\n\r\n"
-                + #"{"message":{"data":{"js":"batch"}}}"# + "\r\n--\(boundary)\r\nContent-type: application/json\r\nContent-Disposition: inline; name=devices\r\n\r\n"
+            let multipart =
+                "--\(boundary)\r\nContent-type: application/json;charset=UTF-8\r\nContent-Disposition: inline; name=notification\r\n\r\n"
+                + #"{"message":{"data":{"js":"batch"}}}"#
+                + "\r\n--\(boundary)\r\nContent-type: application/json\r\nContent-Disposition: inline; name=devices\r\n\r\n"
                 + String(decoding: try JSONSerialization.data(withJSONObject: tokens), as: UTF8.self) + "\r\n--\(boundary)--"
             let batch = try await server.wire(
                 .POST, "/\(Self.hub)/messages/$batch?\(Self.version)&direct=true",
@@ -501,7 +515,10 @@ import Testing
             let batchID = try server.acceptedID(batch)
             #expect(Self.count(try await server.finishedDetails(batchID), "FcmV1OutcomeCounts") == 3)
             for token in tokens {
-                #expect(ReceiptIDs.removed(from: try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String]) == ["js": "batch"])
+                #expect(
+                    ReceiptIDs.removed(from: try Self.fcmMessage(server.herald.fcm.notifications(for: token).last)["data"] as? [String: String]) == [
+                        "js": "batch"
+                    ])
             }
         }
     }

@@ -23,7 +23,9 @@ import Testing
     func aTemplateRegistrationThatCannotRenderIsRefused(template: String, part: String) async throws {
         try await HubTestServer.withServer { server in
             let token = server.herald.apns.registerDevice(topic: TestHerald.topic)
-            let description = Atom.open("AppleTemplateRegistrationDescription") + "<Tags>t</Tags><DeviceToken>\(token)</DeviceToken>\(template)</AppleTemplateRegistrationDescription>"
+            let description =
+                Atom.open("AppleTemplateRegistrationDescription")
+                + "<Tags>t</Tags><DeviceToken>\(token)</DeviceToken>\(template)</AppleTemplateRegistrationDescription>"
             let id = try await server.newRegistrationID()
             let detail = expectHubError(try await server.putRegistration(id: id, description), 400)
             #expect(detail.contains(part), "\(detail)")

@@ -1,19 +1,20 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-import HeraldCore
-import HeraldServer
 import HTTPTypes
+import HeraldCore
+import HeraldHub
+import HeraldServer
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
-import HeraldHub
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 // Support for the wire-level tests of the hub REST API (`HubAPI*Tests`): raw HTTP requests with
 // hand-made bodies and hand-made shared access signatures, made the way each hub SDK makes
@@ -342,7 +343,9 @@ extension HubTestServer {
 enum Atom {
     /// `<entry xmlns="…Atom"><content type="application/xml">{description}</content></entry>`.
     static func entry(_ description: String) -> Data {
-        Data(#"<?xml version="1.0" encoding="utf-8"?><entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml">\#(description)</content></entry>"#.utf8)
+        Data(
+            #"<?xml version="1.0" encoding="utf-8"?><entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml">\#(description)</content></entry>"#
+                .utf8)
     }
 
     /// The five XML escapes, for values put into a hand-made document.

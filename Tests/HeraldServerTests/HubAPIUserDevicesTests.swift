@@ -3,16 +3,16 @@ import HeraldClient
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
-import HeraldHubWire
 import HeraldHubAPIUserDevices
+import HeraldHubWire
+import HeraldSQLite
 import HeraldServer
 import HeraldStore
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import HeraldTestSupport
 import Testing
-import HeraldSQLite
 
 /// The app backend of one Herald on the hub API of another: the layering works end to end.
 @Suite struct HubAPIUserDevicesTests {

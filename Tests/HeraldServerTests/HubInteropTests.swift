@@ -4,8 +4,8 @@ import HeraldEmulator
 import HeraldHub
 import HeraldServer
 import HeraldStore
-import HeraldTestSupport
 import HeraldTLS
+import HeraldTestSupport
 import Testing
 
 /// Runs the Python scripts `Tests/Interop/hub_*.py`, which drive a live Herald's hub REST API

@@ -13,6 +13,7 @@ import NIOHTTP1
 import NIOSSL
 import Synchronization
 import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -5,6 +5,7 @@ import HeraldEmulator
 import HeraldHub
 import HummingbirdTesting
 import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -93,7 +94,10 @@ import FoundationNetworking
                 let (againStatus, again, againData) = try await Self.post(base, path, token: bob, body: #"{"amount": 12, "code": "4711"}"#, key: "secure-1")
                 #expect(againStatus == 200)
                 #expect(again.value(forHTTPHeaderField: "Idempotent-Replayed") == "true")
-                struct Answer: Decodable { var id: String; var secureId: String }
+                struct Answer: Decodable {
+                    var id: String
+                    var secureId: String
+                }
                 let first = try JSONDecoder().decode(Answer.self, from: data)
                 let second = try JSONDecoder().decode(Answer.self, from: againData)
                 #expect(first.id == second.id && first.secureId == second.secureId)
@@ -155,4 +159,3 @@ import FoundationNetworking
         }
     }
 }
-

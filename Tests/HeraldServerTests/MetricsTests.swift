@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
@@ -6,7 +7,6 @@ import HeraldMetrics
 import HeraldServer
 import HeraldStore
 import HeraldTestSupport
-import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing

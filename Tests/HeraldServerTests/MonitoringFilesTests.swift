@@ -119,7 +119,8 @@ import Testing
         )
         #expect(used == ["herald_push_request_duration_seconds"])
         #expect(
-            Self.ruleExpressions("      - alert: A\n        expr: |\n          sum(x)\n          / 2\n        for: 1m\n      - record: b\n        expr: up == 0\n")
+            Self.ruleExpressions(
+                "      - alert: A\n        expr: |\n          sum(x)\n          / 2\n        for: 1m\n      - record: b\n        expr: up == 0\n")
                 == ["sum(x)\n/ 2", "up == 0"]
         )
     }

@@ -1,12 +1,13 @@
 import Foundation
 import HeraldClient
 import HeraldCore
-import HeraldHub
 import HeraldEmulator
+import HeraldHub
 import HeraldHubWire
 import HeraldServer
 import HeraldTestSupport
 import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -127,7 +128,8 @@ import FoundationNetworking
             #expect(refused?.code == .badRequest)
 
             // Listed and queried by user and tag, in pages.
-            try await hub.createOrUpdateInstallation(Installation(id: "phone-2", platform: .fcm, pushChannel: server.herald.fcm.registerDevice(), userId: "bob"))
+            try await hub.createOrUpdateInstallation(
+                Installation(id: "phone-2", platform: .fcm, pushChannel: server.herald.fcm.registerDevice(), userId: "bob"))
             let bobs = try await hub.installations(userId: "bob", top: 1)
             #expect(bobs.items.count == 1)
             #expect(bobs.continuationToken != nil)
@@ -159,7 +161,8 @@ import FoundationNetworking
             let channel = herald.wns.registerChannel()
             let subscription = herald.webPush.subscribe()
             for (platform, handle, keys) in [
-                (Platform.apns, apnsToken, WebPushKeys?.none), (.fcm, fcmToken, nil), (.wns, channel, nil), (.webpush, subscription.endpoint, subscription.keys),
+                (Platform.apns, apnsToken, WebPushKeys?.none), (.fcm, fcmToken, nil), (.wns, channel, nil),
+                (.webpush, subscription.endpoint, subscription.keys),
             ] {
                 let id = try await hub.createRegistrationID()
                 _ = try await hub.createOrUpdateRegistration(
@@ -211,7 +214,8 @@ import FoundationNetworking
                     template: RegistrationTemplate(name: "score", body: #"{"aps":{"alert":"$(home) $(score) $(away)"}}"#)
                 )
             )
-            let templated = try await hub.send(.template(properties: ["home": "Ajax", "score": "2-0", "away": "PSV"], templateName: "score"), tagExpression: "everyone")
+            let templated = try await hub.send(
+                .template(properties: ["home": "Ajax", "score": "2-0", "away": "PSV"], templateName: "score"), tagExpression: "everyone")
             let templatedDetails = try await finished(hub, templated)
             #expect(templatedDetails.counts.total(.success) == 1, "\(templatedDetails.counts)")
             #expect(herald.apns.notifications(for: apnsToken).last.map { ReceiptIDs.removed(from: $0.payload) } == #"{"aps":{"alert":"Ajax 2-0 PSV"}}"#)
@@ -244,7 +248,8 @@ import FoundationNetworking
 
             // Scheduled: one due in a moment is delivered; one far off is cancelled.
             let before = herald.fcm.notifications(for: fcmToken).count
-            let soon = try await hub.schedule(.fcmV1(json: .object([("data", .object([("when", .string("soon"))]))])), at: Date().addingTimeInterval(1), tagExpression: "fcm")
+            let soon = try await hub.schedule(
+                .fcmV1(json: .object([("data", .object([("when", .string("soon"))]))])), at: Date().addingTimeInterval(1), tagExpression: "fcm")
             let soonDetails = try await finished(hub, soon)
             #expect(soonDetails.state == .completed && soonDetails.counts.total(.success) == 1)
             #expect(herald.fcm.notifications(for: fcmToken).count == before + 1)

@@ -38,9 +38,11 @@ import Testing
             let apns = (0..<3).map { _ in herald.apns.registerDevice(topic: TestHerald.topic) }
             let fcm = herald.fcm.registerDevice()
             for (n, token) in apns.enumerated() {
-                try await Self.putInstallation(server, id: "ios-\(n)", #"{"installationId":"ios-\#(n)","platform":"apns","pushChannel":"\#(token)","tags":["fans"]}"#)
+                try await Self.putInstallation(
+                    server, id: "ios-\(n)", #"{"installationId":"ios-\#(n)","platform":"apns","pushChannel":"\#(token)","tags":["fans"]}"#)
             }
-            try await Self.putInstallation(server, id: "android-0", #"{"installationId":"android-0","platform":"fcmv1","pushChannel":"\#(fcm)","tags":["fans"]}"#)
+            try await Self.putInstallation(
+                server, id: "android-0", #"{"installationId":"android-0","platform":"fcmv1","pushChannel":"\#(fcm)","tags":["fans"]}"#)
 
             let apple = try await server.send(format: "apple", #"{"aps":{"alert":"Goal! 1-0"}}"#, tags: "fans", headers: [("apns-push-type", "alert")])
             let appleID = try server.acceptedID(apple)
@@ -100,10 +102,12 @@ import Testing
             let apns = (0..<40).map { _ in herald.apns.registerDevice(topic: TestHerald.topic) }
             let fcm = (0..<20).map { _ in herald.fcm.registerDevice() }
             for (n, token) in apns.enumerated() {
-                try await Self.putInstallation(server, id: "ios-\(n)", #"{"installationId":"ios-\#(n)","platform":"apns","pushChannel":"\#(token)","tags":["fans"]}"#)
+                try await Self.putInstallation(
+                    server, id: "ios-\(n)", #"{"installationId":"ios-\#(n)","platform":"apns","pushChannel":"\#(token)","tags":["fans"]}"#)
             }
             for (n, token) in fcm.enumerated() {
-                try await Self.putInstallation(server, id: "android-\(n)", #"{"installationId":"android-\#(n)","platform":"fcmv1","pushChannel":"\#(token)","tags":["fans"]}"#)
+                try await Self.putInstallation(
+                    server, id: "android-\(n)", #"{"installationId":"android-\#(n)","platform":"fcmv1","pushChannel":"\#(token)","tags":["fans"]}"#)
             }
             let expectedAPNs = apns.filter { DeviceReceipts.confirms(token: $0, fraction: 0.5) }.count
             let expectedFCM = fcm.filter { DeviceReceipts.confirms(token: $0, fraction: 0.5) }.count
@@ -136,7 +140,10 @@ import Testing
             let cases: [(String, Int, String)] = [
                 (#"{"notificationId":"no-such-notification","installationId":"ios-0"}"#, 404, "no notification with id no-such-notification"),
                 (#"{"notificationId":"\#(id)","installationId":"nobody"}"#, 404, "no installation with id nobody"),
-                (#"{"notificationId":"\#(id)","platform":"apns","pushChannel":"\#(String(repeating: "ab", count: 32))"}"#, 404, "no apns registration has this push channel"),
+                (
+                    #"{"notificationId":"\#(id)","platform":"apns","pushChannel":"\#(String(repeating: "ab", count: 32))"}"#, 404,
+                    "no apns registration has this push channel"
+                ),
                 (#"{"notificationId":"\#(id)","pushChannel":"\#(token)"}"#, 400, "goes with its platform"),
                 (#"{"notificationId":"\#(id)"}"#, 400, "name the device"),
                 (#"{"installationId":"ios-0"}"#, 400, "notificationId"),

@@ -1,5 +1,6 @@
-@testable import HeraldServer
 import Testing
+
+@testable import HeraldServer
 
 /// The limiter's memory is bounded: past its capacity, the oldest buckets go first.
 @Suite struct SignInLimiterTests {

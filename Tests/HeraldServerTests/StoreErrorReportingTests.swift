@@ -1,7 +1,7 @@
+import HTTPTypes
 import HeraldCore
 import HeraldServer
 import HeraldStore
-import HTTPTypes
 import Testing
 
 /// One store error type, two kinds of codes: the contract's terms each answer with their own

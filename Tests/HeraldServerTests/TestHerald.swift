@@ -6,6 +6,7 @@ import HeraldEmulator
 import HeraldHub
 import HeraldMetrics
 import HeraldPush
+import HeraldSQLite
 import HeraldServer
 import HeraldStore
 import HeraldTLS
@@ -15,7 +16,6 @@ import Logging
 import NIOCore
 import Synchronization
 import Testing
-import HeraldSQLite
 
 /// A complete Herald for tests: a data directory in a temporary directory with the app
 /// backend's hub in its catalog, APNs, FCM, WNS and Web Push emulators over real sockets, real
@@ -153,7 +153,8 @@ struct TestHerald {
         server.now = { clock.now }
         configure(&server)
         let herald = TestHerald(
-            directory: directory, catalog: catalog, registry: registry, appHubEngine: appHubEngine, appStore: appStore, apns: apns, fcm: fcm, wns: wns, webPush: webPush, providers: providers, server: server,
+            directory: directory, catalog: catalog, registry: registry, appHubEngine: appHubEngine, appStore: appStore, apns: apns, fcm: fcm, wns: wns,
+            webPush: webPush, providers: providers, server: server,
             clock: clock, metrics: metrics, authority: authority
         )
         do {

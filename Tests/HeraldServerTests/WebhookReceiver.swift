@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldPush
 import HeraldTLS
-import HTTPTypes
 import Hummingbird
 import HummingbirdTLS
 import Logging

@@ -4,8 +4,8 @@ import HeraldEmulator
 import HeraldHub
 import HeraldPush
 import HeraldStore
-import HeraldTestSupport
 import HeraldTLS
+import HeraldTestSupport
 import Testing
 
 /// Delivery events to an app's backend: endpoints managed through the hub REST API, events

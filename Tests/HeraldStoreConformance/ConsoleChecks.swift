@@ -208,7 +208,8 @@ enum ConsoleChecks {
                 )
             }
             for (round, query) in queries.enumerated() {
-                let expected = everything
+                let expected =
+                    everything
                     .filter { query.includeInstallationRegistrations || $0.installationID == nil }
                     .filter { registration in query.platform.map { registration.platform == $0 } ?? true }
                     .filter { registration in query.handlePrefix.map { registration.handle.hasPrefix($0) } ?? true }

@@ -8,7 +8,9 @@ import Testing
 /// first, another request under the key refused, concurrent senders storing one, and keys
 /// forgotten after their retention.
 enum IdempotencyChecks {
-    static func key(_ text: String, scope: String = IdempotencyKey.hubScope, digest: String = "d1", answer: String? = nil, retention: Duration = .seconds(3600)) -> IdempotencyKey {
+    static func key(
+        _ text: String, scope: String = IdempotencyKey.hubScope, digest: String = "d1", answer: String? = nil, retention: Duration = .seconds(3600)
+    ) -> IdempotencyKey {
         // The texts used here are valid keys.
         try! IdempotencyKey(text, scope: scope, digest: digest, answer: answer, retention: retention)
     }
@@ -37,7 +39,8 @@ enum IdempotencyChecks {
             let firstSend = try await store.enqueueNotification(first, idempotencyKey: key("k-1", answer: "secure-1"))
             #expect(firstSend == nil)
             // The same request again, under another notification id: nothing is stored.
-            let replay = try await store.enqueueNotification(NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-1", answer: "secure-2"))
+            let replay = try await store.enqueueNotification(
+                NotificationQueueChecks.record("n-2", at: clock.now), idempotencyKey: key("k-1", answer: "secure-2"))
             #expect(replay == IdempotentReplay(notificationID: "n-1", answer: "secure-1"))
             let second = try await store.notification(id: "n-2")
             #expect(second == nil)

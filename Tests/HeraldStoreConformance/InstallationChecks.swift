@@ -70,7 +70,8 @@ enum InstallationChecks {
         },
 
         check("replacingFollowsTheTemplatesAndKeepsCreatedAt") { store, clock in
-            let created = try await store.upsertInstallation(.sample(templates: ["greeting": InstallationChecks.greeting, "silent": InstallationChecks.silent]), ifVersion: nil)
+            let created = try await store.upsertInstallation(
+                .sample(templates: ["greeting": InstallationChecks.greeting, "silent": InstallationChecks.silent]), ifVersion: nil)
             clock.advance(by: .seconds(30))
 
             var changed = created
@@ -186,7 +187,8 @@ enum InstallationChecks {
         },
 
         check("anExpiredChannelKeepsTheInstallationAndDropsItsRegistrations") { store, clock in
-            let created = try await store.upsertInstallation(.sample(templates: ["greeting": InstallationChecks.greeting, "silent": InstallationChecks.silent]), ifVersion: nil)
+            let created = try await store.upsertInstallation(
+                .sample(templates: ["greeting": InstallationChecks.greeting, "silent": InstallationChecks.silent]), ifVersion: nil)
             _ = try await store.upsertInstallation(.sample(id: "inst-2"), ifVersion: nil)
             _ = try await store.upsertRegistration(.sample(id: "direct", tags: ["sports"]), ifVersion: nil)
             clock.advance(by: .seconds(5))

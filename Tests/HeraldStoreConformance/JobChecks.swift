@@ -56,7 +56,8 @@ enum JobChecks {
             var claimed = try #require(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w1"))
             claimed.processed = 500
             claimed.cursor = "r500"
-            try await store.saveJobProgress(claimed, owner: "w1", output: Data("a\n".utf8), failures: Data(), now: clock.now, leaseUntil: clock.now.addingTimeInterval(60))
+            try await store.saveJobProgress(
+                claimed, owner: "w1", output: Data("a\n".utf8), failures: Data(), now: clock.now, leaseUntil: clock.now.addingTimeInterval(60))
 
             clock.advance(by: .seconds(30))
             #expect(try await store.claimJob(now: clock.now, lease: .seconds(60), owner: "w2") == nil, "the lease still runs")
@@ -127,7 +128,9 @@ enum JobChecks {
             #expect(try await store.jobUsage().bytes == 11, "uploads in progress count")
             try await store.commitJobFile(name: "in.txt", upload: upload, now: clock.now)
             #expect(try await store.jobFile(name: "in.txt") == Data("new file".utf8))
-            #expect(try await store.jobFileChunks(name: "in.txt") == JobFileChunks(upload: upload, chunks: [JobChunk(sequence: 0, size: 4), JobChunk(sequence: 1, size: 4)]))
+            #expect(
+                try await store.jobFileChunks(name: "in.txt")
+                    == JobFileChunks(upload: upload, chunks: [JobChunk(sequence: 0, size: 4), JobChunk(sequence: 1, size: 4)]))
             #expect(try await store.jobFileChunk(upload: old.upload, sequence: 0) == nil, "the replaced file's chunks are gone")
             #expect(try await store.jobUsage().bytes == 8)
 

@@ -312,7 +312,8 @@ public enum NotificationQueueChecks {
         check("theNotificationDueFirstIsClaimedFirst") { store, clock in
             let t0 = clock.now
             // Scheduled long ago for t0+10s; enqueued at t0+5s; scheduled for t0+20s; enqueued at t0+30s.
-            try await store.enqueueNotification(NotificationQueueChecks.scheduled("s-10", enqueuedAt: t0.addingTimeInterval(-3600), dueAt: t0.addingTimeInterval(10)))
+            try await store.enqueueNotification(
+                NotificationQueueChecks.scheduled("s-10", enqueuedAt: t0.addingTimeInterval(-3600), dueAt: t0.addingTimeInterval(10)))
             try await store.enqueueNotification(NotificationQueueChecks.record("e-05", at: t0.addingTimeInterval(5)))
             try await store.enqueueNotification(NotificationQueueChecks.scheduled("s-20", enqueuedAt: t0, dueAt: t0.addingTimeInterval(20)))
             try await store.enqueueNotification(NotificationQueueChecks.record("e-30", at: t0.addingTimeInterval(30)))

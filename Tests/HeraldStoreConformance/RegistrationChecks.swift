@@ -54,12 +54,16 @@ enum RegistrationChecks {
             start.handleKind = .pushToStart(activityType: "MatchAttributes")
             _ = try await store.upsertRegistration(start, when: RegistrationCondition(owner: "alice", replacesOtherRegistrationsOfHandle: true))
             #expect(try await kind("start") == .pushToStart(activityType: "MatchAttributes"))
-            #expect(try await store.registrations(matching: .tag("fans"), platforms: [.apns], after: nil, limit: 10).first?.handleKind
-                == .pushToStart(activityType: "MatchAttributes"))
+            #expect(
+                try await store.registrations(matching: .tag("fans"), platforms: [.apns], after: nil, limit: 10).first?.handleKind
+                    == .pushToStart(activityType: "MatchAttributes"))
             _ = try await store.upsertRegistration(.sample(id: "phone", handle: "aa03", tags: ["fans"]), ifVersion: nil)
-            for (kind, count) in [(HandleKind.device, 1), (.pushToStart(activityType: "MatchAttributes"), 1), (.pushToStart(activityType: "Other"), 0), (.liveActivity, 0)] {
+            for (kind, count) in [
+                (HandleKind.device, 1), (.pushToStart(activityType: "MatchAttributes"), 1), (.pushToStart(activityType: "Other"), 0), (.liveActivity, 0),
+            ] {
                 #expect(try await store.countRegistrations(RegistrationQuery(expression: .tag("fans"), handleKind: kind)) == count, "\(kind)")
-                #expect(try await store.browseRegistrations(RegistrationQuery(expression: .tag("fans"), handleKind: kind), after: nil, limit: 10).count == count)
+                #expect(
+                    try await store.browseRegistrations(RegistrationQuery(expression: .tag("fans"), handleKind: kind), after: nil, limit: 10).count == count)
             }
             #expect(try await store.countRegistrations(RegistrationQuery(expression: .tag("fans"))) == 2)
             let grouped = try await withThrowingTaskGroup(of: Registration.self) { group in
@@ -195,8 +199,9 @@ enum RegistrationChecks {
         check("insertRegistrationsKeepsGivenDatesAndVersionsExisting") { store, _ in
             let created = Date(timeIntervalSince1970: 1_600_000_000.001)
             var registrations = (0..<1234).map { i in
-                Registration(id: String(format: "bulk-%05d", i), platform: Platform.allCases[i % 4], handle: "h\(i)",
-                             tags: ["bulk", "n\(i % 7)"], createdAt: created, updatedAt: created)
+                Registration(
+                    id: String(format: "bulk-%05d", i), platform: Platform.allCases[i % 4], handle: "h\(i)",
+                    tags: ["bulk", "n\(i % 7)"], createdAt: created, updatedAt: created)
             }
             try await store.insertRegistrations(registrations)
             #expect(try await store.registrationCount() == 1234)

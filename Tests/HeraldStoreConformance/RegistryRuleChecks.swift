@@ -49,7 +49,8 @@ enum RegistryRuleChecks {
         },
 
         check("anotherOwnersRegistrationIsForbiddenAndKept") { store, _ in
-            let alice = try await store.upsertRegistration(.sample(id: "r1", handle: RegistryRuleChecks.handle, tags: ["username:alice"], owner: "alice"), ifVersion: nil)
+            let alice = try await store.upsertRegistration(
+                .sample(id: "r1", handle: RegistryRuleChecks.handle, tags: ["username:alice"], owner: "alice"), ifVersion: nil)
             var mallory = alice
             mallory.owner = "mallory"
             mallory.tags = ["username:mallory"]
@@ -128,7 +129,8 @@ enum RegistryRuleChecks {
 
         check("oneDeviceOneRegistration") { store, _ in
             _ = try await store.upsertRegistration(.sample(id: "alice-phone", handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
-            _ = try await store.upsertRegistration(.sample(id: "other-platform", platform: .fcm, handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
+            _ = try await store.upsertRegistration(
+                .sample(id: "other-platform", platform: .fcm, handle: RegistryRuleChecks.handle, owner: "alice"), ifVersion: nil)
             try await store.reserveRegistrationID("bob-phone", owner: "bob", ttl: .seconds(60))
             let bob = try await store.upsertRegistration(
                 .sample(id: "bob-phone", handle: RegistryRuleChecks.handle, owner: "bob"),
@@ -149,7 +151,8 @@ enum RegistryRuleChecks {
             #expect(try await store.registration(id: "bobs") != nil, "another user's registration is not the caller's to delete")
             #expect(try await !store.isRegistrationIDValid("new-id"))
 
-            let carol = try await store.registrationID(forHandles: [RegistryRuleChecks.handle, "other"], owner: "carol", orReserve: "carol-id", ttl: .seconds(60))
+            let carol = try await store.registrationID(
+                forHandles: [RegistryRuleChecks.handle, "other"], owner: "carol", orReserve: "carol-id", ttl: .seconds(60))
             #expect(carol == "carol-id")
             #expect(try await store.isRegistrationIDValid("carol-id"))
         },

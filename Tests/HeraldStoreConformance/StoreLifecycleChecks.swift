@@ -13,7 +13,7 @@ enum StoreLifecycleChecks {
             await #expect(throws: (any Error).self, "a closed store does not pretend to be ready") {
                 try await store.ping()
             }
-        },
+        }
     ]
 
     private static func check(_ name: String, _ body: @escaping StoreCheck.Body) -> StoreCheck {

@@ -23,13 +23,15 @@ enum TagExpressionChecks {
 
             try await store.insertRegistrations(registrations)
             for testCase in cases {
-                let expected = live
+                let expected =
+                    live
                     .filter { testCase.platforms?.contains($0.platform) ?? true }
                     .filter { testCase.expression?.matches(Set($0.tags)) ?? true }
                     .map(\.id)
                     .sorted()
                 let found = try await TagExpressionChecks.allPages(store, testCase.expression, platforms: testCase.platforms, pageSize: testCase.pageSize)
-                #expect(found == expected, "\(String(describing: testCase.expression)) on \(String(describing: testCase.platforms)), pages of \(testCase.pageSize)")
+                #expect(
+                    found == expected, "\(String(describing: testCase.expression)) on \(String(describing: testCase.platforms)), pages of \(testCase.pageSize)")
             }
         },
 
@@ -99,7 +101,8 @@ enum TagExpressionChecks {
                                     matching: expression, platforms: platforms, kind: nil, after: after ?? lower, through: bound, limit: pageSize
                                 )
                             }
-                            let label = "\(String(describing: expression)) on \(String(describing: platforms)) after \(lower ?? "-") through \(bound ?? "-"), pages of \(pageSize)"
+                            let label =
+                                "\(String(describing: expression)) on \(String(describing: platforms)) after \(lower ?? "-") through \(bound ?? "-"), pages of \(pageSize)"
                             #expect(range.allSatisfy { id in lower.map { id > $0 } ?? true && bound.map { id <= $0 } ?? true }, "\(label)")
                             #expect(range == whole.filter { id in lower.map { id > $0 } ?? true && bound.map { id <= $0 } ?? true }, "\(label)")
                             pieced += range

@@ -107,8 +107,9 @@ enum WebhookChecks {
             #expect(first.endpointID == "we_1" && first.type == .notificationCompleted && first.attempts == 0)
             #expect(first.body == event("ev_1", at: recordedAt).body)
             #expect(first.createdAt == recordedAt.storeRoundedForTests)
-            #expect(try await store.claimWebhookDeliveries(now: clock.now, lease: .seconds(30), owner: "node-b", limit: 10).isEmpty,
-                    "leased rows are not claimed again")
+            #expect(
+                try await store.claimWebhookDeliveries(now: clock.now, lease: .seconds(30), owner: "node-b", limit: 10).isEmpty,
+                "leased rows are not claimed again")
 
             // Another node cannot record an attempt on a row it does not hold.
             await expectCodedError(.leaseLost, of: StoreError.self) {
@@ -125,8 +126,9 @@ enum WebhookChecks {
             try await store.recordWebhookAttempt(
                 attempt(second, at: clock.now, status: 503, error: "the endpoint answered 503", .retrying), owner: "node-a", retryAt: retryAt
             )
-            #expect(try await store.claimWebhookDeliveries(now: clock.now, lease: .seconds(30), owner: "node-b", limit: 10).isEmpty,
-                    "not due yet")
+            #expect(
+                try await store.claimWebhookDeliveries(now: clock.now, lease: .seconds(30), owner: "node-b", limit: 10).isEmpty,
+                "not due yet")
             clock.advance(by: .seconds(5))
             let again = try await store.claimWebhookDeliveries(now: clock.now, lease: .seconds(30), owner: "node-b", limit: 10)
             #expect(again.map(\.eventID) == ["ev_2"] && again.first?.attempts == 1)

@@ -1,8 +1,8 @@
 import Foundation
 import HeraldCore
 public import HeraldMetrics
-import HeraldTLS
 public import HeraldPush
+import HeraldTLS
 public import Logging
 
 /// Makes push providers: one small function per platform, from that platform's credentials

@@ -84,7 +84,8 @@ public final class HubRegistry: Service, Sendable {
     /// What the scrape-time metric gauges remember (``updateMetricGauges(now:)``).
     let gaugeState = Mutex(MetricGaugeState())
     /// This process's name among the nodes sharing the storage: host, pid and a random part.
-    public let nodeID = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
+    public let nodeID =
+        "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):"
         + UUID.random().uuidString.prefix(8).lowercased()
     private let liveNodes = Atomic<Int>(1)
     /// The send budget of every credential the open hubs send with.

@@ -52,14 +52,16 @@ public final class Accounts: Sendable {
         guard (1...64).contains(lower.utf8.count) else {
             throw .badRequest("a user name has 1 to 64 characters")
         }
-        guard lower.utf8.allSatisfy({ byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "@"):
-                true
-            default: false
-            }
-        }) else {
+        guard
+            lower.utf8.allSatisfy({ byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "@"):
+                    true
+                default: false
+                }
+            })
+        else {
             throw .badRequest("a user name has only letters, digits and . _ - @")
         }
         return lower

@@ -1,8 +1,8 @@
-import HeraldStore
-import Logging
 import Foundation
 import HeraldCore
+import HeraldStore
 public import Hummingbird
+import Logging
 
 /// `POST /api/accounts` (sign up), `POST /api/token` (sign in), `DELETE /api/token` (sign out).
 public struct AccountsController: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
-import HeraldHubWire
 public import HeraldHub
+import HeraldHubWire
 public import Hummingbird
 import Logging
 

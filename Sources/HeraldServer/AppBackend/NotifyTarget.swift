@@ -60,7 +60,8 @@ struct NotifyTarget {
         wait: Duration,
         logger: Logger
     ) async throws -> (SendResult, HTTPResponse.Status) {
-        let request = SendRequest(target: tags.map { SendRequest.Target.tags($0) } ?? .user(recipient), content: .native(options.replacingDefaults(in: payloads)), options: options)
+        let request = SendRequest(
+            target: tags.map { SendRequest.Target.tags($0) } ?? .user(recipient), content: .native(options.replacingDefaults(in: payloads)), options: options)
         let sent = try await devices.send(request, wait: wait)
         let outcome = sent.record
         logger.info(

@@ -205,14 +205,15 @@ public struct RichPushController: Sendable {
 
     /// A host name or address with an optional port, nothing else.
     static func isPlainAuthority(_ authority: String) -> Bool {
-        (1...255).contains(authority.utf8.count) && authority.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"),
-                UInt8(ascii: "["), UInt8(ascii: "]"):
-                true
-            default: false
+        (1...255).contains(authority.utf8.count)
+            && authority.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"),
+                    UInt8(ascii: "["), UInt8(ascii: "]"):
+                    true
+                default: false
+                }
             }
-        }
     }
 }

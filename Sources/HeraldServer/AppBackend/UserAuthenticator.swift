@@ -1,7 +1,7 @@
-import Logging
 import Foundation
 import HeraldCore
 public import Hummingbird
+import Logging
 
 /// Authenticates every request of the routes it guards, and sets ``AppRequestContext/user``.
 ///

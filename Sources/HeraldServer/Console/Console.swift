@@ -1,7 +1,7 @@
 public import HeraldHub
 import Hummingbird
-import NIOCore
 import Logging
+import NIOCore
 
 /// What the console of one server keeps across its listeners: the operators (and their
 /// sign-in limits) and the charts' history, which runs as a service. Make one and give it to

@@ -37,7 +37,11 @@ struct ConsoleAuthenticator: RouterMiddleware {
             context.consoleForm = ConsolePages.form(String(buffer: body))
             let given = request.headers[Self.csrfHeader] ?? context.consoleForm["csrf"] ?? ""
             guard Self.same(given, session.csrfToken), Self.sameOrigin(request) else {
-                return pages.error(HTTPError(.forbidden, message: "The request did not come from this console's own page (its CSRF token is missing or wrong). Reload the page and try again."), context: context)
+                return pages.error(
+                    HTTPError(
+                        .forbidden,
+                        message: "The request did not come from this console's own page (its CSRF token is missing or wrong). Reload the page and try again."),
+                    context: context)
             }
         }
         if found.mustChangePassword, !["/console/password", "/console/sign-out"].contains(request.uri.path) {

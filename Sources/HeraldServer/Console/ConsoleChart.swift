@@ -45,7 +45,11 @@ struct ConsoleChart {
             // A run of points without gaps is one polyline.
             var runs: [[String]] = [[]]
             for (i, value) in line.values.enumerated() {
-                if let value { runs[runs.count - 1].append("\(Self.round(x(i))),\(Self.round(y(value)))") } else if !runs[runs.count - 1].isEmpty { runs.append([]) }
+                if let value {
+                    runs[runs.count - 1].append("\(Self.round(x(i))),\(Self.round(y(value)))")
+                } else if !runs[runs.count - 1].isEmpty {
+                    runs.append([])
+                }
             }
             for run in runs where !run.isEmpty {
                 let dash = line.dashed ? #" stroke-dasharray="5 4""# : ""

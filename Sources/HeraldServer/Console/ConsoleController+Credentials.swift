@@ -1,8 +1,8 @@
 import Foundation
-import Logging
 import HeraldCore
 import HeraldHub
 import HeraldPush
+import Logging
 
 /// The push credentials of a hub as the hub page lists them: per platform, whose they are,
 /// how they sign in, and whether they work (with the last error and the expiry date).
@@ -33,12 +33,14 @@ extension ConsoleController {
     /// is, and a throttling pause.
     static func describe(_ budget: SendBudget.Snapshot) -> String {
         guard let rate = budget.rate else {
-            return budget.pausedFor > .zero ? "Sends paused \(Int(budget.pausedFor.seconds.rounded(.up))) s: the push service throttled this credential" : "No send limit"
+            return budget.pausedFor > .zero
+                ? "Sends paused \(Int(budget.pausedFor.seconds.rounded(.up))) s: the push service throttled this credential" : "No send limit"
         }
         var line = "Send budget \(rate.perMinute.grouped)/min"
         if let share = budget.nodeShare, Int(share.rounded()) != rate.perMinute { line += " (this node's share \(Int(share.rounded()).grouped)/min)" }
         if let available = budget.available {
-            line += available >= 0
+            line +=
+                available >= 0
                 ? ", \(Int(available).grouped) of \(Int(budget.burst).grouped) free now"
                 : ", \(Int(-available).grouped) sends waiting for it"
         }

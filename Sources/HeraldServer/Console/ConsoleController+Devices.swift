@@ -1,9 +1,9 @@
 import Foundation
-import Logging
 import HeraldCore
 import HeraldHub
 import HeraldStore
 import Hummingbird
+import Logging
 
 /// The devices browser: a hub's registrations (those of installations too), filtered by tag
 /// expression, user, platform and handle prefix, a page at a time with the store's keyset

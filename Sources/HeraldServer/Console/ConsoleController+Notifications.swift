@@ -1,9 +1,9 @@
 import Foundation
-import Logging
 import HeraldCore
 import HeraldHub
 import HeraldStore
 import Hummingbird
+import Logging
 
 /// Notifications: a hub's history with states and outcome counts, one notification's
 /// outcomes per platform and progress over time, scheduled sends with cancel, and a

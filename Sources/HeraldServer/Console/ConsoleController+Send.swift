@@ -1,10 +1,10 @@
 import Foundation
-import Logging
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
 import HeraldStore
 import Hummingbird
+import Logging
 
 /// Test send: a payload for one platform to at most 10 devices (those a tag expression
 /// targets, or one device), sent at once with each device's outcome shown, as the cloud
@@ -154,7 +154,8 @@ extension ConsoleController {
             values["notification"] = result.record.id
             values["rows"] = result.results.map { item -> [String: Any] in
                 [
-                    "hub": name, "id": item.registration.id, "path": ConsolePages.segment(item.registration.id), "platform": item.registration.platform.rawValue,
+                    "hub": name, "id": item.registration.id, "path": ConsolePages.segment(item.registration.id),
+                    "platform": item.registration.platform.rawValue,
                     "handle": item.registration.handle, "handleShort": ConsolePages.short(item.registration.handle),
                     "outcome": item.outcome.rawValue, "tone": ConsolePages.tone(item.outcome),
                 ]

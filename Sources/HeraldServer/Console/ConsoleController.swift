@@ -134,7 +134,9 @@ struct ConsoleController {
                 keeping: signedIn.token, client: context.clientKey
             )
         } catch let error as HeraldError {
-            return pages.page("password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: .badRequest, error: error.message)
+            return pages.page(
+                "password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: .badRequest,
+                error: error.message)
         } catch let throttled as Throttled {
             var response = pages.page(
                 "password", title: "Choose your password", ["mustChange": signedIn.mustChangePassword], context: context, status: throttled.status,

@@ -1,9 +1,9 @@
 import Foundation
-import HeraldCore
 import HTTPTypes
+import HeraldCore
+import HeraldStore
 import Hummingbird
 import Mustache
-import HeraldStore
 import NIOCore
 
 /// A signed-in operator, as a console request sees them.
@@ -52,7 +52,8 @@ struct ConsolePages: Sendable {
     /// The headers of every console response: no caching, no framing, no script or style
     /// from anywhere but the console itself.
     static let securityHeaders: HTTPFields = [
-        .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .contentSecurityPolicy:
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         .cacheControl: "no-store",
         HTTPField.Name("X-Frame-Options")!: "DENY",
         HTTPField.Name("X-Content-Type-Options")!: "nosniff",
@@ -178,7 +179,8 @@ struct ConsolePages: Sendable {
     /// `2026-11-25 14:03:07 UTC`, and the ISO 8601 form for `datetime` attributes.
     static func date(_ date: Date?) -> String {
         guard let date else { return "—" }
-        return date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).dateTimeSeparator(.space)) + " UTC"
+        return date.formatted(
+            .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).dateTimeSeparator(.space)) + " UTC"
     }
 
     static func iso(_ date: Date?) -> String {

@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHub
 import HeraldPush
 import HeraldStore
-import HTTPTypes
 import Hummingbird
 import Logging
 

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
-import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -129,7 +129,8 @@ extension HubAPIController {
     }
 
     private func jobEntry(_ job: HubJob, request: Request, hub: String) -> Data {
-        NotificationHubJobDocument.entry(job, hubURL: hubURL(request, hub: hub), locations: locations(job, request: request, hub: hub), apiVersion: Self.apiVersion)
+        NotificationHubJobDocument.entry(
+            job, hubURL: hubURL(request, hub: hub), locations: locations(job, request: request, hub: hub), apiVersion: Self.apiVersion)
     }
 
     /// The container of a hub's job files, and the URL of a job's input.
@@ -145,7 +146,8 @@ extension HubAPIController {
     static func jobFileName(importFileURI uri: String, hub: String) throws -> String {
         let path = URLComponents(string: uri)?.percentEncodedPath.removingPercentEncoding ?? ""
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let usage = "ImportFileUri must be the URL of one of hub \(hub)'s job files: …/\(hub)/jobs/files/{name} (uploaded with PUT), or …/\(hub)/jobs/{id}/Output.txt (an export's output)"
+        let usage =
+            "ImportFileUri must be the URL of one of hub \(hub)'s job files: …/\(hub)/jobs/files/{name} (uploaded with PUT), or …/\(hub)/jobs/{id}/Output.txt (an export's output)"
         guard parts.count >= 4, parts[parts.count - 4].caseInsensitiveCompare(hub) == .orderedSame, parts[parts.count - 3] == "jobs" else {
             throw HeraldError.badRequest(usage)
         }

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
-import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -127,7 +127,8 @@ extension HubAPIController {
         options.idempotencyKey = try Self.idempotencyKey(request, authorized, body: body)
         let sent = try await engine.send(SendRequest(target: .tags(tags), content: content, options: options))
         let record = sent.record
-        context.logger.info(sent.replay == nil ? "Notification scheduled" : "Scheduled notification replayed", metadata: ["herald.notification.id": "\(record.id)"])
+        context.logger.info(
+            sent.replay == nil ? "Notification scheduled" : "Scheduled notification replayed", metadata: ["herald.notification.id": "\(record.id)"])
         var headers = HTTPFields()
         headers[.location] = "\(hubURL(request, hub: name))/schedulednotifications/\(record.id)?api-version=\(Self.apiVersion)"
         headers[.contentLength] = "0"
@@ -210,8 +211,9 @@ extension HubAPIController {
     private func nativePayload(platform: Platform, legacyGCM: Bool, body: Data, request: Request) throws -> PlatformPayload {
         let headers = request.headers.compactMap { field -> PlatformPayload.Header? in
             let name = field.name.canonicalName
-            guard name.hasPrefix("apns-") || name.hasPrefix("x-wns-") || name == "x-apns-priority"
-                || name == "servicebusnotification-apns-expiry" || name == "ttl" || name == "urgency" || name == "topic"
+            guard
+                name.hasPrefix("apns-") || name.hasPrefix("x-wns-") || name == "x-apns-priority"
+                    || name == "servicebusnotification-apns-expiry" || name == "ttl" || name == "urgency" || name == "topic"
             else { return nil }
             return PlatformPayload.Header(name: field.name.rawName, value: field.value)
         }

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHub
 import HeraldHubWire
-import HTTPTypes
 import Hummingbird
 import Logging
 

@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHub
-import HTTPTypes
-import Logging
 import Hummingbird
+import Logging
 
 /// A hub's webhook endpoints, with the Manage right: JSON under `/{hub}/webhooks`.
 ///

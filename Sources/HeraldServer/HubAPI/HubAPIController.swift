@@ -1,9 +1,9 @@
 public import Foundation
+import HTTPTypes
 import HeraldCore
 public import HeraldHub
 import HeraldHubWire
 import HeraldStore
-import HTTPTypes
 public import Hummingbird
 import Logging
 
@@ -182,7 +182,8 @@ public struct HubAPIController: Sendable {
         do {
             saved = try await engine.saveRegistration(registration, ifVersion: ifVersion, mustExist: request.headers[.ifMatch] != nil)
         } catch let error as HeraldError where error.code == .gone {
-            throw HeraldError.gone("Cannot use specified location, use a different registrationid: \(id) was not issued by POST registrationids, or it expired or was deleted")
+            throw HeraldError.gone(
+                "Cannot use specified location, use a different registrationid: \(id) was not issued by POST registrationids, or it expired or was deleted")
         }
         return entryResponse(saved, request: request, hub: name)
     }

@@ -1,10 +1,10 @@
 import Foundation
-import HeraldHubWire
-import Logging
+import HTTPTypes
 import HeraldCore
 import HeraldHub
-import HTTPTypes
+import HeraldHubWire
 import Hummingbird
+import Logging
 import NIOCore
 import Synchronization
 
@@ -42,7 +42,8 @@ struct HubErrorMiddleware: RouterMiddleware {
                 headers[.retryAfter] = "\(error.retryAfterSeconds)"
             case (nil, let error as any HTTPResponseError) where HeraldError.answering(error) != nil:
                 status = Int(error.status.code)
-                detail = error.status == .contentTooLarge
+                detail =
+                    error.status == .contentTooLarge
                     ? "the request body is larger than the hub accepts (64 KB)"
                     : error.status.reasonPhrase
             default:

@@ -1,5 +1,5 @@
-import HeraldCore
 import HTTPTypes
+import HeraldCore
 import Hummingbird
 
 /// Answers a request for the hub API that matches none of its routes with the hub's error

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HTTPTypes
+import HeraldCore
 import Hummingbird
 import NIOCore
 

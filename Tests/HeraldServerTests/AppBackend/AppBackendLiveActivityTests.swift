@@ -2,11 +2,12 @@ import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldEmulator
-import HeraldServer
 import HeraldSQLite
+import HeraldServer
 import HeraldStore
 import HummingbirdTesting
 import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -113,7 +114,9 @@ import FoundationNetworking
             // bob starts a ride on alice's devices: only her RideAttributes token gets it.
             let (started, summary) = try await backend.call(
                 "POST", "/api/notifications/liveactivity?to_tag=alice", user: "bob",
-                body: #"{"event":"start","content-state":{"minutes":9},"attributes-type":"RideAttributes","attributes":{"driver":"Ann"},"alert":{"title":"Your ride"}}"#)
+                body:
+                    #"{"event":"start","content-state":{"minutes":9},"attributes-type":"RideAttributes","attributes":{"driver":"Ann"},"alert":{"title":"Your ride"}}"#
+            )
             #expect(started == 200, "\(summary)")
             #expect(summary.contains(#""success":1"#), "\(summary)")
             let ride = try #require(herald.apns.activities(token: rides).first)

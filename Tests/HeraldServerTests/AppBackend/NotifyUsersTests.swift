@@ -5,11 +5,12 @@ import HeraldEmulator
 import HeraldHub
 import HeraldServer
 import HeraldStore
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import HeraldTestSupport
 import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 import HeraldSQLite
@@ -187,7 +188,8 @@ import HeraldSQLite
                 let token = herald.apns.registerDevice(topic: TestHerald.topic)
                 _ = try await client.register(alice, handle: token)
                 herald.apns.injectFaults(.throttled, count: 2)
-                try await client.execute(uri: "/api/notifications?pns=apns&to_tag=alice", method: .post, headers: alice, body: .json(#""retry me""#)) { response in
+                try await client.execute(uri: "/api/notifications?pns=apns&to_tag=alice", method: .post, headers: alice, body: .json(#""retry me""#)) {
+                    response in
                     let outcome = try JSONDecoder.iso.decode(NotificationSummary.self, from: Data(response.body.readableBytesView))
                     #expect(outcome.success == 1)
                 }
@@ -200,7 +202,8 @@ import HeraldSQLite
         try await TestHerald.withHerald { herald in
             try await herald.application().test(.router) { client in
                 let alice = try await client.signUp("alice")
-                try await client.execute(uri: "/api/notifications?pns=fcm&to_tag=nobody", method: .post, headers: alice, body: .json(#""hello?""#)) { response in
+                try await client.execute(uri: "/api/notifications?pns=fcm&to_tag=nobody", method: .post, headers: alice, body: .json(#""hello?""#)) {
+                    response in
                     #expect(response.status == .ok)
                     let outcome = try JSONDecoder.iso.decode(NotificationSummary.self, from: Data(response.body.readableBytesView))
                     #expect(outcome.state == "NoTargetFound")

@@ -1,11 +1,11 @@
 import Foundation
 import HeraldCore
+import HeraldSQLite
 import HeraldServer
 import HeraldStore
 import Hummingbird
 import HummingbirdTesting
 import Testing
-import HeraldSQLite
 
 @Suite struct RegisterTests {
     static let token = String(repeating: "ab", count: 32)
@@ -29,8 +29,9 @@ import HeraldSQLite
             try await herald.application().test(.router) { client in
                 let alice = try await client.signUp("alice")
                 // Two registrations of one handle, as an older backend or a race leaves them.
-                let older = Registration(id: "1-1-1", platform: .apns, handle: Self.token, tags: ["username:alice"], owner: "alice",
-                                         createdAt: Date(timeIntervalSinceNow: -60))
+                let older = Registration(
+                    id: "1-1-1", platform: .apns, handle: Self.token, tags: ["username:alice"], owner: "alice",
+                    createdAt: Date(timeIntervalSinceNow: -60))
                 let newer = Registration(id: "2-2-1", platform: .apns, handle: Self.token, tags: ["username:alice"], owner: "alice")
                 try await herald.store.insertRegistrations([older, newer])
                 try await client.execute(uri: "/api/register?handle=\(Self.token)", method: .post, headers: alice) { response in

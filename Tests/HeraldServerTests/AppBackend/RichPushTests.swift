@@ -2,16 +2,16 @@ import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import HeraldEmulator
+import HeraldSQLite
 import HeraldServer
 import HeraldStore
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOHTTP1
-import HeraldTestSupport
 import Testing
-import HeraldSQLite
 
 @Suite struct RichPushTests {
     /// A small "PNG": its signature and some bytes of every value.
@@ -142,10 +142,12 @@ import HeraldSQLite
                 }
                 let received = try #require(herald.fcm.notifications(for: bobPhone).first)
                 let message = try JSONDecoder().decode(JSONValue.self, from: Data(received.payload.utf8))
-                #expect(ReceiptIDs.removed(from: message["data"]) == .object([
-                    ("richContentType", .string("image/png")), ("richId", .string(upload.id)), ("richMessage", .string("Look at this")),
-                    ("richType", .string("img")),
-                ]))
+                #expect(
+                    ReceiptIDs.removed(from: message["data"])
+                        == .object([
+                            ("richContentType", .string("image/png")), ("richId", .string(upload.id)), ("richMessage", .string("Look at this")),
+                            ("richType", .string("img")),
+                        ]))
                 #expect(message["notification"] == nil)
 
                 for reader in [bob, alice] {

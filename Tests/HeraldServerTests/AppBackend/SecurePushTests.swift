@@ -1,15 +1,15 @@
 import Foundation
 import HeraldCore
-import HeraldHub
 import HeraldEmulator
+import HeraldHub
+import HeraldSQLite
 import HeraldServer
 import HeraldStore
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import HeraldTestSupport
 import Testing
-import HeraldSQLite
 
 @Suite struct SecurePushTests {
     static let secret = "PIN 8461, the vault code is hunter2-top-secret"

@@ -6,6 +6,7 @@ import HeraldServer
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

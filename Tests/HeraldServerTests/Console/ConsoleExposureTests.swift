@@ -1,10 +1,10 @@
 import AsyncHTTPClient
-import NIOHTTP1
 import Foundation
-import HeraldServer
 import HTTPTypes
+import HeraldServer
 import Hummingbird
 import HummingbirdTesting
+import NIOHTTP1
 import Testing
 
 /// Where the console is served: an operator's password and session never cross a network in
@@ -37,7 +37,10 @@ import Testing
 
     @Test func plainHTTPBehindATLSProxyOrOnLoopbackServesIt() async throws {
         for configure: @Sendable (inout ServerConfiguration) -> Void in [
-            { $0.host = "0.0.0.0"; $0.publicURL = "https://push.example.com" }, { $0.host = "127.0.0.1" }, { $0.host = "::1" },
+            {
+                $0.host = "0.0.0.0"
+                $0.publicURL = "https://push.example.com"
+            }, { $0.host = "127.0.0.1" }, { $0.host = "::1" },
         ] {
             try await TestHerald.withHerald(configure: configure) { herald in
                 let console = try Console(hubs: herald.registry, configuration: herald.server)

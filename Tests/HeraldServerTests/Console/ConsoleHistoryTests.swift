@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 import HeraldMetrics
-@testable import HeraldServer
 import Testing
+
+@testable import HeraldServer
 
 /// The console's charts read the counters of `/metrics`: parsing the text format, per-minute
 /// differences, quantiles from histogram buckets, and the SVG they make.

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldServer
 import HTTPTypes
+import HeraldServer
 import HummingbirdTesting
 import Testing
 

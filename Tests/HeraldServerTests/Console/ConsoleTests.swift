@@ -1,11 +1,11 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldEmulator
 import HeraldHub
 import HeraldServer
 import HeraldStore
 import HeraldTestSupport
-import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -146,7 +146,9 @@ import Testing
                 let platform: Platform = n % 3 == 0 ? .fcm : .apns
                 let tags = n % 2 == 0 ? ["username:alice", "news"] : ["username:bob"]
                 _ = try await herald.appHubEngine.store.upsertRegistration(
-                    Registration(id: String(format: "reg-%04d", n), platform: platform, handle: String(format: "handle-%04d-%@", n, platform.rawValue), tags: tags), ifVersion: nil
+                    Registration(
+                        id: String(format: "reg-%04d", n), platform: platform, handle: String(format: "handle-%04d-%@", n, platform.rawValue), tags: tags),
+                    ifVersion: nil
                 )
             }
             let hub = "/console/hubs/\(TestHerald.appHubName)/devices"
@@ -218,7 +220,8 @@ import Testing
             let activity = try herald.apns.startActivity(
                 topic: TestHerald.topic, attributesType: "MatchAttributes", contentState: .object([("home", .number(0))]))
             let token = try #require(activity.updateToken)
-            _ = try await herald.appHubEngine.store.upsertRegistration(Registration(id: "match", platform: .apns, handle: token, handleKind: .liveActivity, tags: ["match-7"]), ifVersion: nil)
+            _ = try await herald.appHubEngine.store.upsertRegistration(
+                Registration(id: "match", platform: .apns, handle: token, handleKind: .liveActivity, tags: ["match-7"]), ifVersion: nil)
             let path = "/console/hubs/\(TestHerald.appHubName)/send"
             let form = try await browser.get(path)
             #expect(form.body.contains(#"value="apns-liveactivity""#))
@@ -232,8 +235,11 @@ import Testing
             #expect(herald.apns.activity(id: activity.id)?.contentState?["home"] == .number(2))
             // Checked as ActivityKit reads it: an update without its content state is refused, and nothing is sent.
             let bad = try await browser.post(
-                path, ["platform": "apns-liveactivity", "target": "expression", "expression": "match-7",
-                       "payload": #"{"aps":{"timestamp":\#(now + 1),"event":"update"}}"#, "mode": "test"])
+                path,
+                [
+                    "platform": "apns-liveactivity", "target": "expression", "expression": "match-7",
+                    "payload": #"{"aps":{"timestamp":\#(now + 1),"event":"update"}}"#, "mode": "test",
+                ])
             #expect(bad.status == .badRequest)
             #expect(bad.body.contains("content-state"))
             #expect(herald.apns.activity(id: activity.id)?.received.count == 1)
