@@ -30,9 +30,6 @@ extension Bench {
         var state: String
         var seconds: Double
         var reached: Int
-        /// The sends the emulator accepted meanwhile, repeats to a device it reached before
-        /// included.
-        var accepted: Int
         /// The node's CPU time (user and system) from the send until the notification finished.
         var nodeCPUSeconds: Double
         var emulatorCPUSeconds: Double
@@ -293,8 +290,7 @@ extension Bench {
             }
             let run = NodeRun(
                 platform: platform, kind: kind, devices: devices, state: finished.state, seconds: seconds,
-                reached: repeated ? accepted.accepted - statsBefore.accepted : finished.reached - statsBefore.devices,
-                accepted: accepted.accepted - statsBefore.accepted, nodeCPUSeconds: after.node - before.node,
+                reached: repeated ? accepted.accepted - statsBefore.accepted : finished.reached - statsBefore.devices, nodeCPUSeconds: after.node - before.node,
                 emulatorCPUSeconds: after.emulator - before.emulator, peakMegabytes: finished.peakMegabytes.first ?? 0,
                 firstDevice: secondsAfterStart(accepted.firstAcceptedSince), lastDevice: secondsAfterStart(accepted.lastAcceptedSince)
             )
