@@ -77,13 +77,8 @@ extension Bench {
                 let work = createThenUpdate(ids)
                 say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
                 let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) {
-                    index, id, tag in
-                    let handle = String(format: "%064x", index)
-                    _ = try await call(
-                        http, "PUT", base + "/api/register/\(id)",
-                        body: #"{"Platform":"apns","Handle":"\#(handle)","Tags":["\#(tag)"]}"#, headers: ["authorization": "Bearer \(token)"]
-                    )
-                }
+                    try await putRegistration(http, base: base, token: token, $0)
+                }.perSecond
                 say(String(format: "  %.0f upserts/s (half creates, half updates), load generator in this process", perSecond))
                 return perSecond
             }
@@ -96,17 +91,31 @@ extension Bench {
         try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, http, signature in
             let work = createThenUpdate((0..<(count / 2)).map { _ in UUID().uuidString.lowercased() })
             say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
-            let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) { index, id, tag in
-                let handle = String(format: "%064x", index)
-                _ = try await call(
-                    http, "PUT", base + "/bench/installations/\(id)?api-version=2020-06",
-                    body: #"{"installationId":"\#(id)","platform":"apns","pushChannel":"\#(handle)","tags":["\#(tag)"]}"#,
-                    headers: ["authorization": signature]
-                )
-            }
+            let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) {
+                try await putInstallation(http, base: base, signature: signature, $0)
+            }.perSecond
             say(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
             return perSecond
         }
+    }
+
+    /// The upsert of one item of ``createThenUpdate(_:)``: `PUT /api/register/{id}` as the
+    /// app backend's user of `token`, with a handle of its own and the item's one tag.
+    static func putRegistration(_ http: HTTPClient, base: String, token: String, _ item: (index: Int, id: String, tag: String)) async throws {
+        _ = try await call(
+            http, "PUT", base + "/api/register/\(item.id)",
+            body: #"{"Platform":"apns","Handle":"\#(String(format: "%064x", item.index))","Tags":["\#(item.tag)"]}"#,
+            headers: ["authorization": "Bearer \(token)"]
+        )
+    }
+
+    /// The installation `PUT` of one item of ``createThenUpdate(_:)`` to the hub `bench`.
+    static func putInstallation(_ http: HTTPClient, base: String, signature: String, _ item: (index: Int, id: String, tag: String)) async throws {
+        _ = try await call(
+            http, "PUT", base + "/bench/installations/\(item.id)?api-version=2020-06",
+            body: #"{"installationId":"\#(item.id)","platform":"apns","pushChannel":"\#(String(format: "%064x", item.index))","tags":["\#(item.tag)"]}"#,
+            headers: ["authorization": signature]
+        )
     }
 
     /// Sends accepted per second through the hub REST API (`POST /{hub}/messages`, an APNs
@@ -135,7 +144,7 @@ extension Bench {
                 )
                 let started = ContinuousClock.now
                 let cpuBefore = try cpuSeconds(of: getpid())
-                _ = try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
+                try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
                     var headers = [
                         "authorization": signature, "servicebusnotification-format": "apple",
                         "servicebusnotification-tags": "nobody",
@@ -322,43 +331,74 @@ extension Bench {
     }
 
     /// Runs `request` for every item of `work`, `connections` at a time, each lane in order,
-    /// with its progress on standard error; returns requests per second.
+    /// with its progress on standard error; returns requests per second. It prints where the
+    /// CPU went per request: this process (the server and the load generator, or with `node`
+    /// the load generator alone), the node process `node`, and PostgreSQL's backends on
+    /// `database`.
+    @discardableResult
     static func timedRequests<Item: Sendable>(
         _ work: [Item],
         connections: Int,
         database: String? = nil,
+        node: Int32? = nil,
         _ request: @escaping @Sendable (Item) async throws -> Void
-    ) async throws -> Double {
+    ) async throws -> RequestRate {
         let progress = ProgressReporter(title: "  requests", total: work.count)
         let start = ContinuousClock.now
         let processBefore = processCPUSeconds(), postgresBefore = database.flatMap { PostgresCPU.seconds(database: $0) }
-        defer {
-            progress.finish()
-            // Where the CPU went: this process holds the server and the load generator.
-            let count = Double(max(work.count, 1))
-            let process = (processCPUSeconds() - processBefore) / count * 1_000_000
-            let postgres = postgresBefore.flatMap { before in
-                database.flatMap { PostgresCPU.seconds(database: $0) }.map { ($0 - before) / count * 1_000_000 }
-            }
-            say(
-                String(
-                    format: "  CPU per request: %.0f µs in this process (server and load generator)%@", process,
-                    postgres.map { String(format: ", %.0f µs in PostgreSQL's backends", $0) } ?? ""))
+        let nodeBefore = try node.map { try cpuSeconds(of: $0) }
+        try await inLanes(work, connections: connections) { item in
+            try await request(item)
+            progress.advance()
         }
+        progress.finish()
+        let seconds = (ContinuousClock.now - start).seconds
+        let count = Double(max(work.count, 1))
+        var rate = RequestRate(perSecond: Double(work.count) / seconds)
+        rate.processMicroseconds = (processCPUSeconds() - processBefore) / count * 1_000_000
+        if let node, let nodeBefore { rate.nodeMicroseconds = (try cpuSeconds(of: node) - nodeBefore) / count * 1_000_000 }
+        rate.postgresMicroseconds = postgresBefore.flatMap { before in
+            database.flatMap { PostgresCPU.seconds(database: $0) }.map { ($0 - before) / count * 1_000_000 }
+        }
+        say("  CPU per request: " + rate.cpuDescription)
+        return rate
+    }
+
+    /// What ``timedRequests(_:connections:database:node:_:)`` measured.
+    struct RequestRate {
+        var perSecond: Double
+        /// CPU per request of this process, of the node process and of PostgreSQL's backends.
+        var processMicroseconds = 0.0
+        var nodeMicroseconds: Double?
+        var postgresMicroseconds: Double?
+
+        var cpuDescription: String {
+            var parts: [String] = []
+            if let nodeMicroseconds {
+                parts.append(String(format: "%.0f µs in the node process", nodeMicroseconds))
+                parts.append(String(format: "%.0f µs in this process (load generator)", processMicroseconds))
+            } else {
+                parts.append(String(format: "%.0f µs in this process (server and load generator)", processMicroseconds))
+            }
+            if let postgresMicroseconds { parts.append(String(format: "%.0f µs in PostgreSQL's backends", postgresMicroseconds)) }
+            return parts.joined(separator: ", ")
+        }
+    }
+
+    /// Runs `request` for every item of `work`, `connections` at a time, each lane in order.
+    static func inLanes<Item: Sendable>(
+        _ work: [Item], connections: Int, _ request: @escaping @Sendable (Item) async throws -> Void
+    ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { lanes in
             let chunk = (work.count + connections - 1) / connections
             for lane in 0..<connections {
                 let slice = Array(work.dropFirst(lane * chunk).prefix(chunk))
                 lanes.addTask {
-                    for item in slice {
-                        try await request(item)
-                        progress.advance()
-                    }
+                    for item in slice { try await request(item) }
                 }
             }
             try await lanes.waitForAll()
         }
-        return Double(work.count) / (ContinuousClock.now - start).seconds
     }
 
     /// Runs `body` (deliveries to the APNs emulator) with its progress on standard error: the

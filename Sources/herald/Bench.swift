@@ -75,7 +75,7 @@ struct Bench: AsyncParsableCommand {
 
     @Option(
         help:
-            "Limit each node process of the shared broadcast to this many cores (a cgroup cpu quota, which needs root), so that nodes added on one machine show what they add on machines of their own: e.g. 0.3. The emulator and PostgreSQL stay unlimited."
+            "Limit each node process of the shared broadcast to this many cores (a cgroup cpu quota, which needs root), so that nodes added on one machine show what they add on machines of their own: e.g. 0.3. The emulator and PostgreSQL stay unlimited. The upserts and installation PUTs are then also sent to a node process so limited, on each store, with the load generator and PostgreSQL outside the limit, as on machines of their own."
     )
     var nodeCPU: Double?
 
@@ -184,6 +184,25 @@ struct Bench: AsyncParsableCommand {
                     })
             {
                 summary.add("installation PUTs, PUT /{hub}/installations/{id}", store, installed, unit: "/s", target: "≥ 3,000/s")
+            }
+            if let nodeCPU, upserts > 0 || installations > 0,
+                let writes = await summary.attempt(
+                    "writes to a node process on \(store.name)", on: store,
+                    {
+                        Self.say(String(format: "writes to a node process limited to %.2f of a core:", nodeCPU))
+                        return try await Self.nodeWrites(
+                            store, cores: nodeCPU, upserts: upserts, installations: installations, connections: connections, logger: logger)
+                    })
+            {
+                let limited = String(format: "a node limited to %.2f core", writes.cores)
+                if let rate = writes.upserts {
+                    summary.add("upserts, \(limited)", store, rate.perSecond, unit: "/s", target: "PostgreSQL ≥ 0.9× SQLite")
+                    summary.add("… the node's CPU per upsert", store, rate.nodeMicroseconds ?? 0, unit: " µs", target: "–")
+                }
+                if let rate = writes.installations {
+                    summary.add("installation PUTs, \(limited)", store, rate.perSecond, unit: "/s", target: "PostgreSQL ≥ 0.9× SQLite")
+                    summary.add("… the node's CPU per installation PUT", store, rate.nodeMicroseconds ?? 0, unit: " µs", target: "–")
+                }
             }
             if sends > 0,
                 let accepted = await summary.attempt(

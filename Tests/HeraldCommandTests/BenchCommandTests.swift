@@ -106,7 +106,44 @@ struct BenchCommandTests {
         #expect(summary.contains("machine idle"), "\(summary)")
         // The groups are removed with their nodes.
         let groups = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/fs/cgroup/cpu")) ?? []
-        #expect(!groups.contains { $0.hasPrefix("herald-bench-") }, "\(groups)")
+        #expect(!groups.contains { $0.hasPrefix("herald-bench-\(getpid())-node") }, "\(groups)")
+    }
+
+    /// With `--node-cpu`, the upserts and installation `PUT`s are also sent to a node process in
+    /// a cgroup of its own, on each store, and the summary gives their rates and the node's CPU
+    /// per write. Needs a writable cgroup cpu controller (root); PostgreSQL when
+    /// HERALD_TEST_DATABASE_URL is set.
+    @Test(.timeLimit(.minutes(10)))
+    func writesToANodeWithACPUQuota() async throws {
+        let v1 = "/sys/fs/cgroup/cpu/cgroup.procs", v2 = "/sys/fs/cgroup/cgroup.subtree_control"
+        guard FileManager.default.isWritableFile(atPath: v1) || FileManager.default.isWritableFile(atPath: v2) else {
+            print("No writable cgroup cpu controller here (not root?): writes to a limited node are not tried")
+            return
+        }
+        let database = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        var arguments = [
+            "bench", "--devices", "0", "--upserts", "40", "--installations", "40", "--sends", "0", "--broadcast", "0", "--template-devices", "0",
+            "--receipt-devices", "0", "--console-devices", "0", "--ceiling-requests", "0", "--cluster-devices", "0", "--node-cpu", "0.5",
+            "--connections", "4",
+        ]
+        if let database { arguments += ["--database-url", database] }
+        let result = try await HeraldCommand.run(arguments)
+        #expect(result.status == 0, "\(result.error)")
+        let summary = try #require(result.output.components(separatedBy: "\nResults\n").last)
+        for row in [
+            "upserts, a node limited to 0.50 core", "… the node's CPU per upsert", "installation PUTs, a node limited to 0.50 core",
+            "… the node's CPU per installation PUT",
+        ] {
+            let line = try #require(summary.split(separator: "\n").first { $0.hasPrefix(row) }, "\(row) is missing from:\n\(summary)")
+            // A figure for each store measured, none missing, and with PostgreSQL its ratio.
+            #expect(!line.contains("–  "), "\(line)")
+            if database != nil { #expect(line.contains("%"), "\(line)") }
+        }
+        #expect(result.output.contains("µs in the node process"), "\(result.output)")
+        // The group is removed with its node.
+        let groups =
+            (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.fileExists(atPath: v1) ? "/sys/fs/cgroup/cpu" : "/sys/fs/cgroup")) ?? []
+        #expect(!groups.contains("herald-bench-\(getpid())-writes"), "\(groups)")
     }
 
     @Test func aCPUQuotaOutOfRangeIsRefused() async throws {
