@@ -74,6 +74,24 @@ struct HubRegistryTests {
         }
     }
 
+    /// Within the age asked for, a lookup answers with the engine found before, without reading
+    /// the catalog (so a hub deleted meanwhile is still served); past it, the catalog is read.
+    @Test func anEngineFoundRecentlyIsUsedWithinTheAgeAskedFor() async throws {
+        try await withRegistry { catalog, registry, _ in
+            try await catalog.create(name: "hub")
+            let first = try #require(try await registry.engine(named: "hub", readWithin: .seconds(60)))
+            try await catalog.delete(name: "hub")
+            let recent = try #require(try await registry.engine(named: "hub", readWithin: .seconds(60)), "found less than a minute ago")
+            #expect(ObjectIdentifier(recent) == ObjectIdentifier(first))
+            #expect(try await registry.engine(named: "hub", readWithin: .zero) == nil, "the catalog read again: the hub is gone")
+            #expect(try await registry.engine(named: "hub", readWithin: .seconds(60)) == nil, "and a hub found gone is not served from before")
+            try await catalog.create(name: "hub")
+            let created = try #require(try await registry.engine(named: "hub", readWithin: .seconds(60)))
+            #expect(ObjectIdentifier(created) != ObjectIdentifier(first), "the hub created again is another hub")
+            await Self.close(first, created)
+        }
+    }
+
     @Test func aHubCreatedAgainUnderTheSameNameIsAnotherHub() async throws {
         try await withRegistry { catalog, registry, _ in
             try await catalog.create(name: "hub")

@@ -75,6 +75,9 @@ public final class HubRegistry: Service, Sendable {
         var work: AsyncStream<Work>.Continuation?
         var pending: [Work] = []
         var closed = false
+        /// The engines ``engine(named:readWithin:)`` found, by the name asked for, with when
+        /// the catalog was read for them.
+        var recentlyRead: [String: (engine: HubEngine, at: ContinuousClock.Instant)] = [:]
 
         mutating func submit(_ item: Work) {
             if let work { work.yield(item) } else { pending.append(item) }
@@ -148,6 +151,27 @@ public final class HubRegistry: Service, Sendable {
     public func engine(named requested: String) async throws -> HubEngine? {
         guard let definition = try await catalog.hub(named: requested) else { return nil }
         return try await engine(for: definition)
+    }
+
+    /// The engine of the hub `name` as ``engine(named:)`` found it less than `maximumAge` ago,
+    /// or as it finds it now. For calls that do not depend on the hub's definition (its keys,
+    /// rules and credentials), such as the app backend's device writes, so that a burst of them
+    /// reads the definition once per `maximumAge` instead of once each: a hub deleted or created
+    /// again meanwhile is seen within `maximumAge`.
+    public func engine(named name: String, readWithin maximumAge: Duration) async throws -> HubEngine? {
+        let now = ContinuousClock.now
+        let recent = state.withLock { state in state.recentlyRead[name].flatMap { now - $0.at < maximumAge ? $0.engine : nil } }
+        if let recent { return recent }
+        guard let engine = try await engine(named: name) else {
+            _ = state.withLock { $0.recentlyRead.removeValue(forKey: name) }
+            return nil
+        }
+        state.withLock { state in
+            // One entry per name asked for; the app backend asks for one.
+            if state.recentlyRead.count >= 64 { state.recentlyRead.removeAll() }
+            state.recentlyRead[name] = (engine, now)
+        }
+        return engine
     }
 
     /// The hubs open now, with their engines.
