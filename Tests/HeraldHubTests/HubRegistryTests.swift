@@ -86,6 +86,12 @@ struct HubRegistryTests {
             #expect(try await registry.engine(named: "hub", readWithin: .zero) == nil, "the catalog read again: the hub is gone")
             #expect(try await registry.engine(named: "hub", readWithin: .seconds(60)) == nil, "and a hub found gone is not served from before")
             await Self.close(first)
+            try await catalog.create(name: "other")
+            _ = try #require(try await registry.engine(named: "other", readWithin: .seconds(60)))
+            await registry.close()
+            await #expect(throws: HeraldError.self, "a registry that closed serves nothing from before") {
+                try await registry.engine(named: "other", readWithin: .seconds(60))
+            }
         }
     }
 

@@ -160,7 +160,10 @@ public final class HubRegistry: Service, Sendable {
     /// again meanwhile is seen within `maximumAge`.
     public func engine(named name: String, readWithin maximumAge: Duration) async throws -> HubEngine? {
         let now = ContinuousClock.now
-        let recent = state.withLock { state in state.recentlyRead[name].flatMap { now - $0.at < maximumAge ? $0.engine : nil } }
+        // Not once the registry closes (the hub's lookup says so), nor for an engine replaced meanwhile.
+        let recent = state.withLock { state in
+            state.closed ? nil : state.recentlyRead[name].flatMap { now - $0.at < maximumAge && !$0.engine.isStopped ? $0.engine : nil }
+        }
         if let recent { return recent }
         guard let engine = try await engine(named: name) else {
             _ = state.withLock { $0.recentlyRead.removeValue(forKey: name) }
