@@ -51,9 +51,7 @@ extension Bench {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-cluster-\(UUID().uuidString.prefix(8))").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            guard var text = URLComponents(string: serverText) else { throw ValidationError("--database-url is not a URL") }
-            text.path = "/" + url.database
-            let databaseText = text.string ?? serverText
+            let databaseText = try scratchURLText(serverText, database: url.database)
 
             let hub = try await PostgresDatabase.with(url: url, maximumConnections: 1, logger: logger) { database in
                 let hub = try await createBenchHub(in: HubCatalog(storage: database))
@@ -127,6 +125,14 @@ extension Bench {
                 throw error
             }
         }
+    }
+
+    /// `--database-url` as given (with its password, for node processes' environment), naming
+    /// the bench's scratch database `database` instead of the server's.
+    static func scratchURLText(_ serverText: String, database: String) throws -> String {
+        guard var text = URLComponents(string: serverText) else { throw ValidationError("--database-url is not a URL") }
+        text.path = "/" + database
+        return text.string ?? serverText
     }
 
     /// Rows per statement of ``writeRegistrations(_:into:)``: each statement fires the tag

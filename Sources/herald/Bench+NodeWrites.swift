@@ -38,13 +38,12 @@ extension Bench {
                 connections: connections)
         case .postgres(let server, let serverText):
             return try await PostgresDatabase.withScratchDatabase(on: server, prefix: "herald_bench_writes", logger: logger) { url in
-                guard var text = URLComponents(string: serverText) else { throw ValidationError("--database-url is not a URL") }
-                text.path = "/" + url.database
                 let hub = try await PostgresDatabase.with(url: url, maximumConnections: 1, logger: logger) { database in
                     try await createBenchHub(in: HubCatalog(storage: database))
                 }
                 return try await writeToNode(
-                    hub: hub, directory: directory, databaseURL: text.string ?? serverText, database: url.database, cores: cores, upserts: upserts,
+                    hub: hub, directory: directory, databaseURL: try scratchURLText(serverText, database: url.database), database: url.database, cores: cores,
+                    upserts: upserts,
                     installations: installations, connections: connections)
             }
         }
@@ -83,11 +82,7 @@ extension Bench {
         var writes = NodeWrites(cores: cores)
         do {
             if upserts > 0 {
-                _ = try await call(http, "POST", base + "/api/accounts", body: #"{"username":"bench","password":"bench-password"}"#)
-                let tokenBody = try await call(http, "POST", base + "/api/token", body: #"{"username":"bench","password":"bench-password"}"#)
-                guard let token = try JSONDecoder().decode([String: String].self, from: tokenBody)["token"] else {
-                    throw ValidationError("POST /api/token answered no token")
-                }
+                let token = try await signUp(http, base: base)
                 say("upserts: reserving \((upserts / 2).formatted()) registration ids (POST /api/register)…")
                 let ids = IssuedIDs()
                 try await inLanes(Array(0..<(upserts / 2)), connections: connections) { _ in

@@ -68,9 +68,7 @@ extension Bench {
     static func upserts(_ store: BenchStore, count: Int, connections: Int, logger: Logger) async throws -> Double {
         try await withRuntime(store, logger: logger) { runtime in
             try await withServer(runtime, connections: connections, logger: logger) { base, http in
-                _ = try await call(http, "POST", base + "/api/accounts", body: #"{"username":"bench","password":"bench-password"}"#)
-                let tokenBody = try await call(http, "POST", base + "/api/token", body: #"{"username":"bench","password":"bench-password"}"#)
-                let token = try JSONDecoder().decode([String: String].self, from: tokenBody)["token"]!
+                let token = try await signUp(http, base: base)
                 say("upserts: reserving \((count / 2).formatted()) registration ids…")
                 let ids = (0..<(count / 2)).map { _ in RegistrationID.make() }
                 for id in ids { try await runtime.appHubEngine.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
@@ -97,6 +95,16 @@ extension Bench {
             say(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
             return perSecond
         }
+    }
+
+    /// Signs the app backend's user `bench` up and in, and returns its bearer token.
+    static func signUp(_ http: HTTPClient, base: String) async throws -> String {
+        _ = try await call(http, "POST", base + "/api/accounts", body: #"{"username":"bench","password":"bench-password"}"#)
+        let body = try await call(http, "POST", base + "/api/token", body: #"{"username":"bench","password":"bench-password"}"#)
+        guard let token = try JSONDecoder().decode([String: String].self, from: body)["token"] else {
+            throw ValidationError("POST /api/token answered no token")
+        }
+        return token
     }
 
     /// The upsert of one item of ``createThenUpdate(_:)``: `PUT /api/register/{id}` as the
