@@ -214,14 +214,16 @@ private final class Listeners: Sendable {
 /// Whether the logging system was set up (it can be, once per process).
 private let loggingBootstrapped = Mutex(false)
 
-/// A logger; the first call sets up the process's logging: human-readable lines (swift-log's
-/// stream handler, on standard error), or with `format` `json` one JSON object per line.
+/// A logger; the first call sets up the process's logging: human-readable lines on standard
+/// error, or with `format` `json` one JSON object per line.
 func makeLogger(_ label: String, level: Logger.Level, format: String = "text") -> Logger {
     loggingBootstrapped.withLock { done in
         guard !done else { return }
         done = true
         if format == "json" {
             LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
+        } else {
+            LoggingSystem.bootstrap { label in TextLogHandler(label: label) }
         }
     }
     var logger = Logger(label: label)
