@@ -31,6 +31,16 @@ public final class HeraldMetrics: Sendable {
         var status: Int?
     }
 
+    /// The series of each answered route, method and status, found once: every request records
+    /// in them, and a lookup in the registry hashes its labels under the registry's lock.
+    private let httpRequestSeries = Mutex<[HTTPRequestKey: (requests: Counter, duration: DurationHistogram)]>([:])
+
+    private struct HTTPRequestKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
+
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         var pushDurations: [Platform: DurationHistogram] = [:]
@@ -198,12 +208,22 @@ public final class HeraldMetrics: Sendable {
     /// An HTTP request answered. `route` is the matched route's pattern (`/{hub}/messages`),
     /// or `NotFound` when no route matched.
     public func httpRequest(route: String, method: String, status: Int, duration: Duration) {
-        counter(Self.httpRequests, [route, method, String(status)]).increment()
-        registry.makeDurationHistogram(
-            descriptor: Self.httpRequestDuration.descriptor,
-            labels: [("route", route), ("method", method)],
-            buckets: Self.httpBuckets
-        ).record(duration)
+        let key = HTTPRequestKey(route: route, method: method, status: status)
+        let series = httpRequestSeries.withLock { known in
+            if let series = known[key] { return series }
+            let series = (
+                requests: counter(Self.httpRequests, [route, method, String(status)]),
+                duration: registry.makeDurationHistogram(
+                    descriptor: Self.httpRequestDuration.descriptor,
+                    labels: [("route", route), ("method", method)],
+                    buckets: Self.httpBuckets
+                )
+            )
+            known[key] = series
+            return series
+        }
+        series.requests.increment()
+        series.duration.record(duration)
     }
 
     /// One request to a push service: its HTTP status (`nil`: no answer) and how long it took.

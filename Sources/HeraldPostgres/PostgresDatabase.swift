@@ -2,6 +2,7 @@ public import Foundation
 import HeraldCore
 import HeraldStore
 public import Logging
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 public import ServiceLifecycle
@@ -411,8 +412,9 @@ public final class PostgresDatabase: Service, Sendable {
     ) async throws -> T {
         let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
         // The deadline's timer, cancelled as soon as the statement is answered: a timer left to
-        // run out would keep a task and a timer alive for every statement of the last 20 s.
-        let timer = Mutex<Task<Void, Never>?>(nil)
+        // run out would stay scheduled for every statement of the last 20 s. It is an event
+        // loop's (no task of its own, no dispatch timer), as it is set for every statement.
+        let timer = Mutex<Scheduled<Void>?>(nil)
         let logger = self.logger
         let id = waitingStatements.withLock { statements in
             statements.next += 1
@@ -439,8 +441,7 @@ public final class PostgresDatabase: Service, Sendable {
                     continuation.resume(throwing: StoreError.databaseUnavailable("the database is unreachable; try again"))
                 }
             }
-            let deadlineTask = Task<Void, Never> { @Sendable in
-                try? await Task.sleep(for: deadline)
+            let deadlineTask = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(deadline)) {
                 guard let continuation = waiting.withLock({ $0.take() }) else { return }
                 logger.error("A database statement was not answered in time; it is abandoned", metadata: ["herald.timeout": "\(deadline)"])
                 work.cancel()
