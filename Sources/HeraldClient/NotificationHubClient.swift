@@ -250,7 +250,7 @@ public final class NotificationHubClient: Sendable {
 
     /// The version an `ETag` such as `W/"3"` or `"3"` names.
     static func version(etag: String?) -> Int? {
-        guard var value = etag?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard var value = etag?.trimmingSpaces() else { return nil }
         if value.hasPrefix("W/") { value.removeFirst(2) }
         return Int(value.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
     }

@@ -29,7 +29,7 @@ public enum HandleKind: Sendable, Hashable {
             self = .device
             return
         }
-        let aps = (try? JSONDecoder().decode(JSONValue.self, from: payload.body))?["aps"]
+        let aps = (try? JSONValue(parsing: payload.body))?["aps"]
         if aps?["event"] == .string("start"), case .string(let type)? = aps?["attributes-type"] {
             self = .pushToStart(activityType: type)
         } else {

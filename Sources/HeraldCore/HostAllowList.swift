@@ -20,7 +20,7 @@ public struct HostAllowList: Sendable, Hashable, CustomStringConvertible, Expres
         var domains: Set<String> = []
         var any = false
         for raw in entries {
-            let entry = raw.trimmingCharacters(in: .whitespaces).lowercased()
+            let entry = raw.trimmingSpaces().lowercased()
             if entry.isEmpty { continue }
             if entry == "*" {
                 any = true

@@ -29,7 +29,7 @@ public struct HubJob: Sendable, Hashable, Codable, Identifiable {
 
         /// The kind of a `Type` value, compared without regard to case.
         public init?(wireName: String) {
-            let trimmed = wireName.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = wireName.trimmingWhitespace()
             guard let kind = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(trimmed) == .orderedSame }) else {
                 return nil
             }

@@ -76,7 +76,7 @@ public enum IncomingNotification: Sendable, Hashable {
 
     /// Classifies a JSON body given as bytes; throws if it is not JSON.
     public init(json: Data) throws {
-        self.init(payload: try JSONDecoder().decode(JSONValue.self, from: json))
+        self.init(payload: try JSONValue(parsing: json))
     }
 
     /// The content id to fetch, if this is a secure or rich notification.

@@ -135,7 +135,7 @@ extension Installation {
         guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .badRequest("\(path): a template name must not contain control characters")
         }
-        guard !template.body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        guard !template.body.trimmingWhitespace().isEmpty else {
             throw .badRequest("\(path).body: required; the template's JSON or XML body")
         }
         // A body that cannot be rendered is refused now, not at send time.

@@ -7,7 +7,7 @@ extension PlatformPayload {
     /// Whether this is an APNs Live Activity push (`apns-push-type: liveactivity`).
     package var isLiveActivity: Bool {
         platform == .apns
-            && headers.last { $0.name.lowercased() == "apns-push-type" }?.value.trimmingCharacters(in: .whitespaces)
+            && headers.last { $0.name.lowercased() == "apns-push-type" }?.value.trimmingSpaces()
                 .lowercased() == "liveactivity"
     }
 
@@ -35,7 +35,7 @@ extension PlatformPayload {
         for header in headers {
             switch header.name.lowercased() {
             case "apns-priority":
-                let value = header.value.trimmingCharacters(in: .whitespaces)
+                let value = header.value.trimmingSpaces()
                 guard value == "10" || value == "5" else {
                     throw .badRequest("apns-priority of a Live Activity push must be 10 or 5, not '\(header.value)'")
                 }
@@ -49,7 +49,7 @@ extension PlatformPayload {
                 break
             }
         }
-        guard let json = try? JSONDecoder().decode(JSONValue.self, from: body), case .object = json,
+        guard let json = try? JSONValue(parsing: body), case .object = json,
             let aps = json["aps"], case .object = aps
         else {
             throw .badRequest("a Live Activity push must be a JSON object with an aps object")

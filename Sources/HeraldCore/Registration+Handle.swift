@@ -8,7 +8,7 @@ extension Registration {
     /// - FCM: a registration token: 1–4096 characters of letters, digits, `_ - : .`.
     /// - WNS and Web Push: an `https` URL of at most 2048 characters.
     public static func normalizedHandle(_ handle: String, platform: Platform) throws(HeraldError) -> String {
-        let trimmed = handle.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = handle.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw .badRequest("a handle is required") }
         switch platform {
         case .apns:

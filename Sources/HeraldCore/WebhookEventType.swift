@@ -38,7 +38,7 @@ public struct WebhookEventType: Sendable, Hashable, Codable, Comparable, CustomS
     ///
     /// - Throws: ``HeraldError/badRequest(_:)`` naming an unknown type, or for an empty list.
     public static func parseList(_ list: String) throws(HeraldError) -> Set<WebhookEventType> {
-        let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let names = list.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         return try parse(names)
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldTLS
 import NIOSSL
 import Synchronization
@@ -124,7 +125,7 @@ final class APNsAuthenticator: Sendable {
         guard utf8.count > 7,
             authorization.prefix(7).lowercased() == "bearer "
         else { return .failure(invalid) }
-        let jwt = String(authorization.dropFirst(7).trimmingCharacters(in: .whitespaces))
+        let jwt = String(authorization.dropFirst(7).trimmingSpaces())
 
         if let known = tokens.withLock({ $0.accepted[jwt] }) {
             return .success(known)

@@ -103,7 +103,7 @@ final class APNsBroadcastResponder: EmulatorResponder {
     /// The body of a create request: `{"message-storage-policy": 0|1, "push-type": "LiveActivity"}`.
     private static func channelConfiguration(_ body: ByteBuffer?) -> Result<ChannelConfiguration, LiveActivityRegistry.Refusal> {
         guard let body, body.readableBytes > 0 else { return .failure(.init(status: 400, reason: .payloadEmpty)) }
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView)),
+        guard let value = try? JSONValue(parsing: body.readableBytesView),
             case .object(let members) = value
         else { return .failure(.init(status: 400, reason: .badRequestPayload)) }
         let known: Set<String> = ["message-storage-policy", "push-type"]

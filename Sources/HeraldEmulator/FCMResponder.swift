@@ -222,7 +222,7 @@ final class FCMResponder: EmulatorResponder {
         }
 
         guard let body = request.body,
-            let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView)),
+            let parsed = try? JSONValue(parsing: body.readableBytesView),
             case .object = parsed
         else {
             return invalidArgument("Invalid JSON payload received.", allocator: allocator)

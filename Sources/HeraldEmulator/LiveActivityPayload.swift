@@ -28,7 +28,7 @@ struct LiveActivityPayload {
     }
 
     static func parse(_ body: ByteBuffer) -> Result<LiveActivityPayload, Invalid> {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView)) else {
+        guard let value = try? JSONValue(parsing: body.readableBytesView) else {
             return .failure(Invalid(message: "the payload is not JSON"))
         }
         guard case .object = value, let aps = value["aps"], case .object = aps else {

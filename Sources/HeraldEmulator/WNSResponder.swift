@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Logging
 import NIOCore
 import Synchronization
@@ -152,7 +153,7 @@ final class WNSResponder: EmulatorResponder {
         else {
             return unauthorized("Missing token", allocator: allocator)
         }
-        let presented = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        let presented = String(authorization.dropFirst(7)).trimmingSpaces()
         guard let token = accessTokens.withLock({ $0[presented] }) else {
             return unauthorized("Invalid token", allocator: allocator)
         }
@@ -185,7 +186,7 @@ final class WNSResponder: EmulatorResponder {
         }
         let expectedContentType = type == "wns/raw" ? "application/octet-stream" : "text/xml"
         guard let contentType = headers.first("content-type"),
-            contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            contentType.split(separator: ";").first?.trimmingSpaces().lowercased()
                 == expectedContentType
         else {
             return badRequest("Content-Type must be \(expectedContentType) for \(type).", allocator: allocator)

@@ -132,7 +132,7 @@ final class WebPushResponder: EmulatorResponder {
         }
 
         // RFC 8030 headers.
-        guard let ttl = request.headers.first("ttl")?.trimmingCharacters(in: .whitespaces) else {
+        guard let ttl = request.headers.first("ttl")?.trimmingSpaces() else {
             return .failure(Refusal(status: 400, reason: Reason.missingTTL, message: "the TTL header is required"))
         }
         guard !ttl.isEmpty, ttl.utf8.count <= 10, ttl.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
@@ -193,7 +193,7 @@ final class WebPushResponder: EmulatorResponder {
         }
         var plaintext: [UInt8] = []
         if let body = request.body, size > 0 {
-            let coding = request.headers.first("content-encoding")?.trimmingCharacters(in: .whitespaces).lowercased()
+            let coding = request.headers.first("content-encoding")?.trimmingSpaces().lowercased()
             guard coding == "aes128gcm" else {
                 return .failure(
                     Refusal(
@@ -299,7 +299,7 @@ final class WebPushResponder: EmulatorResponder {
     /// `t` and `k` of `vapid t=…, k=…` (RFC 8292 §3); parameters in any order, with or without
     /// spaces after commas, values optionally quoted.
     static func vapidParameters(_ authorization: String) -> (t: Substring, k: Substring)? {
-        let trimmed = authorization.trimmingCharacters(in: .whitespaces)
+        let trimmed = authorization.trimmingSpaces()
         guard let space = trimmed.firstIndex(of: " "), trimmed[..<space].lowercased() == "vapid" else { return nil }
         var t: Substring?
         var k: Substring?

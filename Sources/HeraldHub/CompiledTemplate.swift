@@ -162,7 +162,7 @@ final class CompiledTemplate: Sendable {
             let rules: Rules
             switch platform {
             case .apns:
-                guard case .object? = try? JSONDecoder().decode(JSONValue.self, from: Data(skeleton)) else {
+                guard case .object? = try? JSONValue(parsing: skeleton) else {
                     throw .badRequest("an APNs notification body must be a JSON object, such as {\"aps\":{\"alert\":\"Hello\"}}")
                 }
                 rules = CompiledTemplate.apnsRules(texts, expiry: expiry, priority: template.priority, properties: properties)
@@ -212,7 +212,7 @@ final class CompiledTemplate: Sendable {
             let expiryCheck = Value.Check.apnsExpiration(header: nil)
             let header = legacyExpiry.map { Value($0, check: expiryCheck, properties: properties) }
             if let expiry, let constant = expiry.constant {
-                let given = constant.trimmingCharacters(in: .whitespaces).isEmpty ? header : Value(expiry, check: expiryCheck, properties: properties)
+                let given = constant.trimmingSpaces().isEmpty ? header : Value(expiry, check: expiryCheck, properties: properties)
                 expiryRule = given.map { APNsExpiry(expiry: nil, otherwise: $0) }
             } else if let expiry {
                 expiryRule = APNsExpiry(expiry: Value(expiry, check: expiryCheck, properties: properties), otherwise: header)
@@ -298,11 +298,11 @@ final class CompiledTemplate: Sendable {
     }
 
     private static func isVoIP(_ pushType: String) -> Bool {
-        pushType.lowercased().trimmingCharacters(in: .whitespaces) == "voip"
+        pushType.lowercased().trimmingSpaces() == "voip"
     }
 
     private static func isLiveActivity(_ pushType: String) -> Bool {
-        pushType.lowercased().trimmingCharacters(in: .whitespaces) == "liveactivity"
+        pushType.lowercased().trimmingSpaces() == "liveactivity"
     }
 
     /// The notification of a device with `pushVariables`.
@@ -340,7 +340,7 @@ final class CompiledTemplate: Sendable {
                 var value: String?
                 if let given = expiry.expiry {
                     let rendered = given.rendered(pushVariables)
-                    if !rendered.trimmingCharacters(in: .whitespaces).isEmpty { value = try given.check.apply(rendered) }
+                    if !rendered.trimmingSpaces().isEmpty { value = try given.check.apply(rendered) }
                 }
                 if value == nil, let otherwise = expiry.otherwise { value = try otherwise.value(pushVariables) }
                 if let value { headers.append(("apns-expiration", value)) }

@@ -42,7 +42,7 @@ extension HubEngine {
             throw HeraldError.badRequest("a broadcast is a Live Activity push: apns-push-type liveactivity")
         }
         try payload.checkLiveActivity(broadcast: true)
-        if (try? JSONDecoder().decode(JSONValue.self, from: payload.body))?["aps"]?["event"] == .string("start") {
+        if (try? JSONValue(parsing: payload.body))?["aps"]?["event"] == .string("start") {
             throw HeraldError.badRequest("a broadcast updates or ends activities; it cannot start one (aps.event start)")
         }
         let provider = try apnsProvider()

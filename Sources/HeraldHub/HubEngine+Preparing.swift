@@ -17,7 +17,7 @@ extension HubEngine {
         let headers = payload.headers.map { (name: $0.name, value: $0.value) }
         switch payload.platform {
         case .fcm:
-            let message = try JSONDecoder().decode(JSONValue.self, from: payload.body)
+            let message = try JSONValue(parsing: payload.body)
             return PushNotification(body: .fcmMessage(message), headers: headers)
         case .apns, .wns, .webpush:
             return PushNotification(body: .bytes(ByteBuffer(bytes: payload.body)), headers: headers)

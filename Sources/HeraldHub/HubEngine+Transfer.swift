@@ -56,7 +56,7 @@ extension HubEngine {
     ) async throws
         -> RegistrationImportOutcome?
     {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingSpaces()
         guard !trimmed.isEmpty else { return nil }
         var outcome = RegistrationImportOutcome(line: number)
         do {

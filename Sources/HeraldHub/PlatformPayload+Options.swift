@@ -79,7 +79,7 @@ extension PlatformPayload {
     /// An FCM message body with `fields` added to its `android` object where it does not set
     /// them.
     private static func fcmBody(_ body: Data, addingToAndroid fields: [(key: String, value: JSONValue)]) throws(HeraldError) -> Data {
-        guard case .object(var root)? = try? JSONDecoder().decode(JSONValue.self, from: body),
+        guard case .object(var root)? = try? JSONValue(parsing: body),
             let messageIndex = root.firstIndex(where: { $0.key == "message" }),
             case .object(var message) = root[messageIndex].value
         else {

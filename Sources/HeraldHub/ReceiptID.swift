@@ -66,7 +66,7 @@ struct ReceiptID: Sendable {
     /// push, which carries no id.
     static func apnsLimit(pushType: String?) -> Int? {
         guard ReplacingCopies.takesCollapseID(apnsPushType: pushType) else { return nil }
-        let voip = pushType?.trimmingCharacters(in: .whitespaces).lowercased() == "voip"
+        let voip = pushType?.trimmingSpaces().lowercased() == "voip"
         return voip ? PayloadLimits.apnsVoIP : PayloadLimits.apns
     }
 

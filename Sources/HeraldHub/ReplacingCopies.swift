@@ -29,7 +29,7 @@ enum ReplacingCopies {
     /// Whether the APNs push type `pushType` (a header's value) takes a collapse id of
     /// Herald's choosing: every type but `liveactivity`.
     static func takesCollapseID(apnsPushType pushType: String?) -> Bool {
-        pushType?.trimmingCharacters(in: .whitespaces).lowercased() != "liveactivity"
+        pushType?.trimmingSpaces().lowercased() != "liveactivity"
     }
 }
 

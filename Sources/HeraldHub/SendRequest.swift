@@ -105,7 +105,7 @@ public struct SendRequest: Sendable {
 
         /// `high`, `normal` or `low`, in any case.
         public init(parsing text: String) throws(HeraldError) {
-            guard let priority = Self(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
+            guard let priority = Self(rawValue: text.trimmingSpaces().lowercased()) else {
                 throw .badRequest("a priority is high, normal or low, not '\(text)'")
             }
             self = priority

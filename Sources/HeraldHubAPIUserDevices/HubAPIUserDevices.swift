@@ -179,7 +179,7 @@ public struct HubAPIUserDevices: UserDevices {
         case .fcm:
             let message: JSONValue
             do {
-                message = try JSONDecoder().decode(JSONValue.self, from: payload.body)
+                message = try JSONValue(parsing: payload.body)
             } catch {
                 throw HeraldError.badRequest("the FCM payload is not a JSON message object")
             }

@@ -38,7 +38,7 @@ public struct ConnectionString: Sendable, Hashable, CustomStringConvertible {
         var values: [Part: String] = [:]
         var position = 0
         for rawPart in text.split(separator: ";", omittingEmptySubsequences: false) {
-            let part = rawPart.trimmingCharacters(in: .whitespacesAndNewlines)
+            let part = rawPart.trimmingWhitespace()
             if part.isEmpty { continue }
             position += 1
             guard let equals = part.firstIndex(of: "=") else {
@@ -46,8 +46,8 @@ public struct ConnectionString: Sendable, Hashable, CustomStringConvertible {
                     "a connection string is made of Name=Value parts separated by ';'; part \(position) has no '='"
                 )
             }
-            let name = part[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let name = part[..<equals].trimmingSpaces()
+            let value = part[part.index(after: equals)...].trimmingSpaces()
             guard !name.isEmpty else {
                 throw .badRequest("part \(position) of the connection string has a value but no name before its '='")
             }
@@ -92,7 +92,7 @@ public struct ConnectionString: Sendable, Hashable, CustomStringConvertible {
     /// The base URL requests go to: `sb://` becomes `https://` (`http://` and `https://` are
     /// kept), always ending in `/`.
     public var httpsBaseURL: String {
-        var url = endpoint.trimmingCharacters(in: .whitespaces)
+        var url = endpoint.trimmingSpaces()
         if let range = url.range(of: "://") {
             let scheme = url[..<range.lowerBound].lowercased()
             let rest = url[range.upperBound...]

@@ -43,7 +43,7 @@ extension Installation: Codable {
     public static func decodeWire(_ data: Data) throws(HeraldError) -> Installation {
         let document: JSONValue
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: data)
+            document = try JSONValue(parsing: data)
         } catch {
             throw .badRequest(
                 "the installation is not valid JSON; expected an object such as {\"installationId\": …, \"platform\": …, \"pushChannel\": …}"
@@ -359,7 +359,7 @@ extension Installation {
         /// Parses an ISO 8601 date and time (`Z`, an offset, or no zone for UTC), or a date
         /// alone (midnight UTC). A date in the year 9999 or later returns `nil` ("never").
         static func parse(_ text: String, path: String) throws(HeraldError) -> Date? {
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let trimmed = text.trimmingSpaces()
             let dateAlone = trimmed.utf8.count == 10 ? XSDDateTime.date(from: trimmed + "T00:00:00Z") : nil
             guard let date = XSDDateTime.date(from: trimmed) ?? dateAlone else {
                 throw .badRequest("\(path): expected an ISO 8601 date and time such as 2030-01-31T12:00:00Z")

@@ -47,7 +47,7 @@ extension Installation {
     public func applying(_ patch: Data) throws(HeraldError) -> Installation {
         let document: JSONValue
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: patch)
+            document = try JSONValue(parsing: patch)
         } catch {
             throw .badRequest(
                 "the patch is not valid JSON; expected a JSON Patch array such as [{\"op\": \"add\", \"path\": \"/tags\", \"value\": [\"news\"]}]"
@@ -151,7 +151,7 @@ extension Installation {
         switch value {
         case .object: return value
         case .string(let text):
-            if let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object = parsed {
+            if let parsed = try? JSONValue(parsing: text.utf8), case .object = parsed {
                 return parsed
             }
             throw .badRequest("'value' must be \(shape), as an object or a string holding its JSON")
@@ -164,7 +164,7 @@ extension Installation {
     private func requireTags(_ value: JSONValue?) throws(HeraldError) -> [String] {
         switch try require(value) {
         case .string(let text):
-            return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            return text.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         case let value:
             do {
                 return try WireObject.stringArray(value, path: "value")

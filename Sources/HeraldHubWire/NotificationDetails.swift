@@ -176,7 +176,7 @@ public struct NotificationDetails: Sendable, Hashable {
         }
         let platforms = Set(
             (root.value("TargetPlatforms") ?? "").split(separator: ",").compactMap { name in
-                try? Platform(parsing: name.trimmingCharacters(in: .whitespaces))
+                try? Platform(parsing: name.trimmingSpaces())
             }
         )
         self.init(

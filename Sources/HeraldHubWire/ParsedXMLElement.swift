@@ -33,10 +33,10 @@ struct ParsedXMLElement: Sendable {
     func children(_ name: String) -> [ParsedXMLElement] { children.filter { $0.name == name } }
 
     /// Marked `i:nil="true"`: present but explicitly without a value.
-    var isNil: Bool { attributes["nil"]?.trimmingCharacters(in: .whitespaces).lowercased() == "true" }
+    var isNil: Bool { attributes["nil"]?.trimmingSpaces().lowercased() == "true" }
 
     /// The text with surrounding white space removed.
-    var trimmedText: String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+    var trimmedText: String { text.trimmingWhitespace() }
 
     /// The trimmed text of the child `name`; `nil` if there is no such child or it is `i:nil`.
     func value(_ name: String) -> String? {

@@ -54,7 +54,7 @@ extension PlatformPayload {
     // MARK: APNs
 
     private static func apnsNative(body: Data, headers: [Header]) throws(HeraldError) -> PlatformPayload {
-        guard case .object? = try? JSONDecoder().decode(JSONValue.self, from: body) else {
+        guard case .object? = try? JSONValue(parsing: body) else {
             throw .badRequest("an APNs notification body must be a JSON object, such as {\"aps\":{\"alert\":\"Hello\"}}")
         }
         var kept: [Header] = []
@@ -85,7 +85,7 @@ extension PlatformPayload {
             kept.append(Header(name: "apns-priority", value: try apnsPriority(legacyPriority, header: "X-Apns-Priority")))
         }
         try PayloadLimits.checkAPNs(
-            byteCount: body.count, voip: pushType?.trimmingCharacters(in: .whitespaces) == "voip",
+            byteCount: body.count, voip: pushType?.trimmingSpaces() == "voip",
             broadcast: kept.contains { $0.name == "apns-channel-id" })
         return PlatformPayload(platform: .apns, body: body, headers: kept)
     }
@@ -93,7 +93,7 @@ extension PlatformPayload {
     /// An APNs priority as `apns-priority` wants it (`10`, `5` or `1`), from the value of
     /// the header named `header`.
     package static func apnsPriority(_ value: String, header: String) throws(HeraldError) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingSpaces()
         guard ["10", "5", "1"].contains(trimmed) else {
             throw .badRequest("\(header) must be 10 (immediately), 5 (power-considerate) or 1 (low); it is '\(value)'")
         }
@@ -109,7 +109,7 @@ extension PlatformPayload {
     ///
     /// - Throws: `400` for anything else.
     public static func apnsExpiration(_ value: String) throws(HeraldError) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingSpaces()
         if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             guard let seconds = Int64(trimmed) else {
                 throw .badRequest("the APNs expiry '\(value)' is too large for unix seconds")
@@ -127,7 +127,7 @@ extension PlatformPayload {
     // MARK: FCM
 
     private static func decodeObject(_ body: Data, what: String) throws(HeraldError) -> [(key: String, value: JSONValue)] {
-        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: body) else {
+        guard case .object(let members)? = try? JSONValue(parsing: body) else {
             throw .badRequest("\(what) must be a JSON object")
         }
         return members
@@ -307,7 +307,7 @@ extension PlatformPayload {
         case .array(let array):
             items = array
         case .string(let text):
-            guard case .array(let array)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+            guard case .array(let array)? = try? JSONValue(parsing: text.utf8) else {
                 throw .badRequest("'\(path)' must be an array of strings")
             }
             items = array
@@ -330,7 +330,7 @@ extension PlatformPayload {
     ///
     /// - Throws: `400` for a value that is not a WNS notification type.
     package static func wnsType(_ value: String) throws(HeraldError) -> String {
-        let type = value.trimmingCharacters(in: .whitespaces).lowercased()
+        let type = value.trimmingSpaces().lowercased()
         guard wnsTypes.contains(type) else {
             throw .badRequest("X-WNS-Type must be one of \(wnsTypes.joined(separator: ", ")); it is '\(value)'")
         }

@@ -25,7 +25,7 @@ extension RegistrationDescription {
         var typeName = description.name
         if typeName == "RegistrationDescription" {
             // The .NET SDK serializes through the base type: <RegistrationDescription i:type="…">.
-            guard let type = description.attributes["type"]?.trimmingCharacters(in: .whitespaces), !type.isEmpty
+            guard let type = description.attributes["type"]?.trimmingSpaces(), !type.isEmpty
             else {
                 throw .badRequest(
                     "<RegistrationDescription> needs an i:type attribute naming the description, such as AppleRegistrationDescription"
@@ -100,7 +100,7 @@ extension RegistrationDescription {
 
     /// `W/"3"`, `"3"` or `3` → 3.
     static func version(fromETag etag: String) -> Int? {
-        var value = Substring(etag.trimmingCharacters(in: .whitespaces))
+        var value = Substring(etag.trimmingSpaces())
         if value.hasPrefix("W/") { value = value.dropFirst(2) }
         if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
         return Int(value)
@@ -110,7 +110,7 @@ extension RegistrationDescription {
     static func tags(_ value: String?) throws(HeraldError) -> [String] {
         guard let value, !value.isEmpty else { return [] }
         let tags = value.split(separator: ",", omittingEmptySubsequences: false).map {
-            $0.trimmingCharacters(in: .whitespaces)
+            $0.trimmingSpaces()
         }
         if tags.contains("") {
             throw .badRequest("Tags has an empty tag; separate tags with single commas, such as 'sports,news'")

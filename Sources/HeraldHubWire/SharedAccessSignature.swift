@@ -51,7 +51,7 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
         guard header.utf8.count <= Self.maximumHeaderBytes else {
             throw .unauthorized("the shared access signature is longer than \(Self.maximumHeaderBytes) bytes")
         }
-        let text = header.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = header.trimmingWhitespace()
         let scheme = "SharedAccessSignature"
         guard text.utf8.count > scheme.utf8.count,
             text.prefix(scheme.count).lowercased() == scheme.lowercased(),
@@ -61,7 +61,7 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
                 "the Authorization header is not a shared access signature; expected 'SharedAccessSignature sr=…&sig=…&se=…&skn=…'"
             )
         }
-        let parameters = text.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces)
+        let parameters = text.dropFirst(scheme.count).trimmingSpaces()
 
         var values: [String: Substring] = [:]
         for pair in parameters.split(separator: "&", omittingEmptySubsequences: true) {
@@ -272,7 +272,7 @@ private struct URLParts {
     var path: String
 
     init?(_ url: String) {
-        var rest = Substring(url.trimmingCharacters(in: .whitespaces))
+        var rest = Substring(url.trimmingSpaces())
         if let range = rest.range(of: "://") {
             rest = rest[range.upperBound...]
         }

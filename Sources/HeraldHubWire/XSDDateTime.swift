@@ -46,7 +46,7 @@ package enum XSDDateTime {
 
     /// Parses an `xsd:dateTime`; `nil` if `string` is not one.
     package static func date(from string: String) -> Date? {
-        var scanner = Scanner(Array(string.trimmingCharacters(in: .whitespacesAndNewlines).utf8))
+        var scanner = Scanner(Array(string.trimmingWhitespace().utf8))
         guard let year = scanner.number(minDigits: 4, maxDigits: 9), scanner.take("-"),
             let month = scanner.number(minDigits: 2, maxDigits: 2), scanner.take("-"),
             let day = scanner.number(minDigits: 2, maxDigits: 2),

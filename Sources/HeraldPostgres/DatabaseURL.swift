@@ -52,7 +52,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible, CustomRe
     ///
     /// - Throws: ``HeraldError`` (`badRequest`) saying what is wrong, never quoting the password.
     public init(_ string: String) throws(HeraldError) {
-        let trimmed = string.trimmingCharacters(in: .whitespaces)
+        let trimmed = string.trimmingSpaces()
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
             throw .badRequest("the database URL is not a URL; expected postgres://user:password@host:5432/database")
         }

@@ -365,7 +365,7 @@ public final class APNsProvider: PushProvider {
                 hasTopic = true
             } else if header.name.utf8.count == 14, header.name.hasCaseInsensitivePrefix("apns-push-type") {
                 hasPushType = true
-                isLiveActivity = header.value.trimmingCharacters(in: .whitespaces).lowercased() == "liveactivity"
+                isLiveActivity = header.value.trimmingSpaces().lowercased() == "liveactivity"
             }
             let isLowercase = !header.name.utf8.contains { $0 >= 65 && $0 <= 90 }
             headers.add(name: isLowercase ? header.name : header.name.lowercased(), value: header.value)

@@ -168,7 +168,7 @@ public final class FCMProvider: PushProvider {
         case .fcmMessage(let value):
             message = value
         case .bytes(let bytes):
-            message = try JSONDecoder().decode(JSONValue.self, from: Data(bytes.readableBytesView))
+            message = try JSONValue(parsing: bytes.readableBytesView)
         }
         guard case .object(var fields) = message else {
             throw PushProviderError.invalidConfiguration("the FCM message must be a JSON object")

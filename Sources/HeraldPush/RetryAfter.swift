@@ -1,4 +1,5 @@
 public import Foundation
+import HeraldCore
 
 /// The `Retry-After` response header (RFC 9110 §10.2.3), as push services send it with
 /// 429 and 5xx answers.
@@ -7,7 +8,7 @@ public enum RetryAfter {
     /// HTTP-date (`Wed, 21 Oct 2015 07:28:00 GMT`, also the obsolete RFC 850 and asctime
     /// forms), relative to `now`. A date in the past gives 0. Anything else gives `nil`.
     public static func parse(_ header: String, now: Date) -> Double? {
-        let value = header.trimmingCharacters(in: .whitespaces)
+        let value = header.trimmingSpaces()
         guard let first = value.utf8.first else { return nil }
         if first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") {
             guard value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),

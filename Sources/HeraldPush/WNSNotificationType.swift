@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// The `X-WNS-Type` of a notification: what the device does with it.
 ///
@@ -23,7 +24,7 @@ public struct WNSNotificationType: RawRepresentable, Hashable, Sendable, CustomS
 
     /// Parses a header value case-insensitively, surrounding spaces ignored.
     public init(header value: String) {
-        self.init(rawValue: value.trimmingCharacters(in: .whitespaces).lowercased())
+        self.init(rawValue: value.trimmingSpaces().lowercased())
     }
 
     public var isKnown: Bool { Self.allKnown.contains(self) }

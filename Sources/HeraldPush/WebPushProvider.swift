@@ -137,7 +137,7 @@ public final class WebPushProvider: PushProvider {
         var headers = HTTPHeaders()
         headers.reserveCapacity(6)
         if let ttl = notification.header("ttl") {
-            let trimmed = ttl.trimmingCharacters(in: .whitespaces)
+            let trimmed = ttl.trimmingSpaces()
             guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), trimmed.utf8.count <= 10 else {
                 return .failure(HeaderFailure(message: "TTL must be a number of seconds"))
             }
@@ -146,7 +146,7 @@ public final class WebPushProvider: PushProvider {
             headers.add(name: "ttl", value: String(defaultTTL))
         }
         if let urgency = notification.header("urgency") {
-            let lowered = urgency.trimmingCharacters(in: .whitespaces).lowercased()
+            let lowered = urgency.trimmingSpaces().lowercased()
             guard urgencies.contains(lowered) else {
                 return .failure(HeaderFailure(message: "Urgency must be very-low, low, normal or high"))
             }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import Synchronization
 
 /// VAPID authorization (RFC 8292) for one application-server key: an ES256 JWT per push
@@ -85,7 +86,7 @@ final class WebPushVAPID: Sendable {
     /// Reads a VAPID private key: PEM (PKCS#8 or SEC1), or base64url of the raw 32-byte scalar
     /// or of DER.
     static func privateKey(from text: String) throws(PushProviderError) -> P256.Signing.PrivateKey {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         let invalid = PushProviderError.invalidPrivateKey(
             "the VAPID key is neither a PEM P-256 private key nor a base64url raw or DER P-256 private key")
         if trimmed.hasPrefix("-----BEGIN") {

@@ -69,7 +69,7 @@ extension Request {
     static func mediaType(_ contentType: String) -> String {
         guard contentType.utf8.allSatisfy({ $0 < 0x80 }) else {
             // Beyond ASCII, characters and Foundation's notion of whitespace decide.
-            return contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            return contentType.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? ""
         }
         // In ASCII a character is a byte, and whitespace is a space or a tab.
         guard let type = contentType.utf8.split(separator: UInt8(ascii: ";")).first else { return "" }

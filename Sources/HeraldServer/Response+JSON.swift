@@ -20,7 +20,7 @@ extension Request {
         let buffer = try await body.collect(upTo: context.maxUploadSize)
         guard buffer.readableBytes > 0 else { throw HeraldError.badRequest("the request body is empty; send JSON") }
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
+            return try JSONValue(parsing: buffer.readableBytesView)
         } catch {
             throw HeraldError.badRequest("the request body is not valid JSON")
         }

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import HeraldCore
 public import NIOSSL
 import SwiftASN1
 import X509
@@ -145,7 +146,7 @@ public struct ClientCertificate: Sendable, CustomStringConvertible {
         // A block glued to the one before it ("-----END …----------BEGIN …") starts a line.
         let text = text.replacingOccurrences(of: "----------", with: "-----\n-----")
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = line.trimmingWhitespace()
             if trimmed.hasPrefix("-----BEGIN ") { block = [] }
             block.append(Substring(trimmed))
             if trimmed.hasPrefix("-----END ") {

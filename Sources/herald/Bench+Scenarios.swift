@@ -494,7 +494,7 @@ extension Bench {
         let cpu =
             (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }?
-            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+            .split(separator: ":", maxSplits: 1).last?.trimmingSpaces() ?? "unknown CPU"
         let memory =
             (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("MemTotal") }?

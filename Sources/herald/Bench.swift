@@ -109,15 +109,15 @@ struct Bench: AsyncParsableCommand {
         if let nodeBinary, !FileManager.default.isExecutableFile(atPath: nodeBinary) {
             throw ValidationError("--node-binary: \(nodeBinary) is not an executable file")
         }
-        let names = platforms.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let names = platforms.split(separator: ",").map { $0.trimmingSpaces() }
         guard names.allSatisfy({ $0 == "apns" || $0 == "fcm" }) else {
             throw ValidationError("--platforms: give apns, fcm or both, comma-separated")
         }
     }
 
-    var measuredPlatforms: [Platform] { platforms.split(separator: ",").compactMap { Platform(rawValue: $0.trimmingCharacters(in: .whitespaces)) } }
+    var measuredPlatforms: [Platform] { platforms.split(separator: ",").compactMap { Platform(rawValue: $0.trimmingSpaces()) } }
 
-    var nodeCounts: [Int] { nodes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+    var nodeCounts: [Int] { nodes.split(separator: ",").compactMap { Int($0.trimmingSpaces()) } }
 
     func run() async throws {
         // With OTEL_EXPORTER_OTLP_ENDPOINT set the engine's spans are exported as `herald serve`

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldCore
 
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +23,7 @@ struct CPUQuota {
         let quota = max(1_000, Int((cores * Double(periodMicroseconds)).rounded()))
         let manager = FileManager.default
         if let controllers = try? String(contentsOfFile: "/sys/fs/cgroup/cgroup.controllers", encoding: .utf8),
-            controllers.split(separator: " ").contains(where: { $0.trimmingCharacters(in: .whitespacesAndNewlines) == "cpu" })
+            controllers.split(separator: " ").contains(where: { $0.trimmingWhitespace() == "cpu" })
         {
             // cgroup v2 on /sys/fs/cgroup: the root passes the cpu controller to its children.
             let path = "/sys/fs/cgroup/\(name)"

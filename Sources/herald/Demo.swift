@@ -275,7 +275,7 @@ struct Demo: AsyncParsableCommand {
     /// `[[userInfo objectForKey:key] intValue]` on an APNs payload, as the tutorials' iOS code
     /// reads an id; 0 when there is none.
     static func tutorialIntValue(of key: String, in payload: String?) -> Int32 {
-        guard let payload, case .string(let value)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))[key] else {
+        guard let payload, case .string(let value)? = try? JSONValue(parsing: payload.utf8)[key] else {
             return 0
         }
         return NSString(string: value).intValue

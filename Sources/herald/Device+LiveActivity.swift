@@ -94,7 +94,7 @@ struct LiveActivitySimulation {
 
     /// One line for a push that reached an activity, as the Lock Screen would change.
     static func render(_ push: ReceivedNotification, activity: LiveActivity) -> String {
-        let aps = (try? JSONDecoder().decode(JSONValue.self, from: Data(push.payload.utf8)))?["aps"]
+        let aps = (try? JSONValue(parsing: push.payload.utf8))?["aps"]
         var event = "push"
         if case .string(let name) = aps?["event"] { event = name }
         let via = push.headers["apns-channel-id"].map { "broadcast on \($0)" } ?? "push"

@@ -136,7 +136,7 @@ struct Device: AsyncParsableCommand {
             }
         }
         try await client.signIn(username: user, password: password)
-        let tagList = tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let tagList = tags.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         let id = try await client.register(handle: handle, platform: platform, tags: tagList, webPushKeys: keys)
         print("signed in as \(client.username ?? user); registration \(id)")
         if let activities, let liveActivity {
@@ -236,7 +236,7 @@ struct Device: AsyncParsableCommand {
             }
             return texts.isEmpty ? payload : "toast: " + unescaped.joined(separator: " — ")
         }
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)) else { return payload }
+        guard let value = try? JSONValue(parsing: payload.utf8) else { return payload }
         switch platform {
         case .apns:
             let alert = value["aps"]?["alert"]

@@ -381,7 +381,7 @@ struct HeraldConfiguration: Sendable {
             docs:
                 "the key that seals secure payloads, read from this file: a secret mounted into the container (Docker, Kubernetes), the same file for every node. It holds 44 characters of base64 (a line) or 32 raw bytes; Herald never creates nor writes it, and never stores the key in the database. A file that is missing, unreadable or not a 256-bit key stops `herald serve` at start with an error that names the variable and the file, never what the file holds"
         ) {
-            guard !$1.trimmingCharacters(in: .whitespaces).isEmpty else {
+            guard !$1.trimmingSpaces().isEmpty else {
                 throw ConfigurationError("HERALD_SECURE_PAYLOAD_KEY_FILE is empty: give the path of the key file, or leave it unset")
             }
             $0.securePayloadKeyFile = $1
@@ -741,7 +741,7 @@ struct HeraldConfiguration: Sendable {
     }
 
     static func int(_ value: String, _ name: String, _ range: ClosedRange<Int>) throws -> Int {
-        guard let n = Int(value.trimmingCharacters(in: .whitespaces)), range.contains(n) else {
+        guard let n = Int(value.trimmingSpaces()), range.contains(n) else {
             throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(value)'")
         }
         return n
@@ -759,7 +759,7 @@ struct HeraldConfiguration: Sendable {
     /// Checks an endpoint for connection strings (`sb://`, `https://` or `http://`, a host, an
     /// optional port) and ends it with `/`, as the cloud hub's endpoints do.
     static func hubEndpoint(_ value: String) throws -> String {
-        let endpoint = value.trimmingCharacters(in: .whitespaces)
+        let endpoint = value.trimmingSpaces()
         let invalid = ConfigurationError("HERALD_HUB_ENDPOINT must be a URL such as sb://push.example.com/ or sb://push.example.com:8443/, not '\(value)'")
         guard let separator = endpoint.range(of: "://"),
             ["sb", "https", "http"].contains(endpoint[..<separator.lowerBound].lowercased())

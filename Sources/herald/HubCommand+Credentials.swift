@@ -120,7 +120,7 @@ extension HubCommand {
             let vapidKey = try webPushVAPIDKeyFile.map { try Self.readFile($0, option: "--webpush-vapid-key-file") }
             var clientSecret = wnsClientSecret
             if clientSecret == "-" {
-                clientSecret = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces)
+                clientSecret = readLine(strippingNewline: true)?.trimmingSpaces()
                 guard clientSecret?.isEmpty == false else {
                     throw HubCommandError("--wns-client-secret -: standard input held no secret")
                 }

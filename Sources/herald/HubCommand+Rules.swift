@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldCore
 import HeraldHub
 
 extension HubCommand {
@@ -24,7 +25,7 @@ extension HubCommand {
 
         func parsedRights() throws -> Set<AccessRight> {
             var parsed: Set<AccessRight> = []
-            for text in rights.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !text.isEmpty {
+            for text in rights.split(separator: ",").map({ $0.trimmingSpaces() }) where !text.isEmpty {
                 guard let right = AccessRight(parsing: text) else {
                     throw ValidationError("unknown right '\(text)'; use listen, send or manage, separated by commas")
                 }

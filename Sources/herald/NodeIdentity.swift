@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTLS
 import Logging
 
@@ -42,7 +43,7 @@ final class NodeIdentity: Sendable {
         }
         let path = "\(dataDirectory)/node-id"
         if let data = FileManager.default.contents(atPath: path),
-            case let name = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+            case let name = String(decoding: data, as: UTF8.self).trimmingWhitespace(),
             isValid(name)
         {
             return NodeIdentity(name: name, lock: fd)

@@ -145,7 +145,7 @@ struct Send: AsyncParsableCommand {
     private func liveActivityPayload(event: String, now: Date) throws -> PlatformPayload {
         func object(_ text: String?, option: String) throws -> JSONValue? {
             guard let text else { return nil }
-            guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object = value else {
+            guard let value = try? JSONValue(parsing: text.utf8), case .object = value else {
                 throw ValidationError("\(option) must be a JSON object, such as '{\"home\":1}'")
             }
             return value

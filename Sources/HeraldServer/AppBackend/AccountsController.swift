@@ -54,7 +54,7 @@ public struct AccountsController: Sendable {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             throw HeraldError.unauthorized("send the bearer token to revoke")
         }
-        try await accounts.revoke(token: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        try await accounts.revoke(token: String(header.dropFirst(7)).trimmingSpaces())
         return Response(status: .noContent)
     }
 

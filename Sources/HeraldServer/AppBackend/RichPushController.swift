@@ -102,7 +102,7 @@ public struct RichPushController: Sendable {
     /// `image/PNG; charset=…` → `image/png`.
     static func mediaType(_ contentType: String) -> String {
         let base = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return base.trimmingCharacters(in: .whitespaces).lowercased()
+        return base.trimmingSpaces().lowercased()
     }
 
     // MARK: Fetch

@@ -93,7 +93,7 @@ public struct SecurePayloadKey: Sendable, CustomStringConvertible, CustomDebugSt
             throw SecurePayloadKeyError(code: .fileSystem, message: "cannot read the key file \(path)")
         }
         if contents.count == 32 { return try SecurePayloadKey(bytes: contents) }
-        let text = String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: contents, as: UTF8.self).trimmingWhitespace()
         guard let bytes = Data(base64Encoded: text), bytes.count == 32 else {
             throw SecurePayloadKeyError(
                 code: .invalidKey,

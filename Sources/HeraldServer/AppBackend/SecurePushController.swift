@@ -87,7 +87,7 @@ public struct SecurePushController: Sendable {
         let payload: JSONValue
         do {
             let plaintext = try key.unseal(message.sealed, id: message.id, recipient: message.recipient)
-            payload = try JSONDecoder().decode(JSONValue.self, from: plaintext)
+            payload = try JSONValue(parsing: plaintext)
         } catch {
             // A changed key, or bytes changed in the database. The id is safe to log.
             context.logger.error("A stored secure payload cannot be opened with the server's key", metadata: ["herald.secure.id": "\(id)"])

@@ -35,7 +35,7 @@ public struct UserAuthenticator: RouterMiddleware {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { throw HeraldError.unauthorized("malformed Authorization header") }
         let scheme = parts[0].lowercased()
-        let value = parts[1].trimmingCharacters(in: .whitespaces)
+        let value = parts[1].trimmingSpaces()
         switch scheme {
         case "bearer":
             guard let user = try await accounts.user(forToken: value) else {

@@ -28,10 +28,10 @@ extension ConsoleController {
     /// combined with `&&` (a user is the tag `username:NAME` the app backend gives its devices).
     static func deviceQuery(_ fields: [String: String]) throws -> RegistrationQuery {
         var parts: [String] = []
-        if let expression = fields["expression"]?.trimmingCharacters(in: .whitespaces), !expression.isEmpty {
+        if let expression = fields["expression"]?.trimmingSpaces(), !expression.isEmpty {
             parts.append("(\(expression))")
         }
-        if let user = fields["user"]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
+        if let user = fields["user"]?.trimmingSpaces(), !user.isEmpty {
             guard (try? Tag.validate("username:" + user)) != nil else { throw HeraldError.badRequest("\(user) is not a user name") }
             parts.append("username:" + user)
         }

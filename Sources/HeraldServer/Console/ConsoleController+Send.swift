@@ -112,8 +112,8 @@ extension ConsoleController {
             let kind = try SendKind(parsing: fields["platform"] ?? "")
             let platform = kind.platform
             let payload = try kind.payload(fields["payload"] ?? "")
-            let device = fields["target"] == "device" ? fields["device"]?.trimmingCharacters(in: .whitespaces) : nil
-            let expressionText = fields["expression"]?.trimmingCharacters(in: .whitespaces) ?? ""
+            let device = fields["target"] == "device" ? fields["device"]?.trimmingSpaces() : nil
+            let expressionText = fields["expression"]?.trimmingSpaces() ?? ""
             let tags = expressionText.isEmpty ? nil : try Self.parse(expressionText)
             if fields["mode"] == "full" {
                 guard device == nil || device == "" else {

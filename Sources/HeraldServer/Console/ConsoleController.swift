@@ -187,7 +187,7 @@ struct ConsoleController {
 
     @Sendable func createHub(_ request: Request, context: AppRequestContext) async throws -> Response {
         await handling(context) {
-            let name = (context.consoleForm["name"] ?? "").trimmingCharacters(in: .whitespaces)
+            let name = (context.consoleForm["name"] ?? "").trimmingSpaces()
             let created = try await hubs.catalog.create(name: name)
             _ = try await hubs.engine(for: created)
             audit("created a hub", context, hub: created.name)

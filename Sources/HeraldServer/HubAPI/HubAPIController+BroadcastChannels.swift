@@ -52,7 +52,7 @@ extension HubAPIController {
         let body = try await request.bodyData(limit: 1024)
         var policy = 0
         if !body.isEmpty {
-            guard let json = try? JSONDecoder().decode(JSONValue.self, from: body), case .object = json,
+            guard let json = try? JSONValue(parsing: body), case .object = json,
                 let value = json["messageStoragePolicy"]
             else {
                 throw HeraldError.badRequest(#"send {"messageStoragePolicy": 0} (no storage) or {"messageStoragePolicy": 1} (the most recent message)"#)

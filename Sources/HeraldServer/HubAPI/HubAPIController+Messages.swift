@@ -226,7 +226,7 @@ extension HubAPIController {
     static func options(_ request: Request, scheduledAt: Date? = nil) throws -> SendRequest.Options {
         var options = SendRequest.Options(scheduledAt: scheduledAt, urgency: request.header("ServiceBusNotification-Urgency"))
         if let text = request.header("ServiceBusNotification-TimeToLive") {
-            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
+            guard let seconds = Int(text.trimmingSpaces()), seconds >= 0 else {
                 throw HeraldError.badRequest("ServiceBusNotification-TimeToLive is a number of seconds, not '\(text)'")
             }
             options.timeToLive = .seconds(seconds)
@@ -240,7 +240,7 @@ extension HubAPIController {
         }
         options.collapseID = request.header("ServiceBusNotification-CollapseId")
         if let text = request.header("ServiceBusNotification-Spread") {
-            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            guard let seconds = Int(text.trimmingSpaces()) else {
                 throw HeraldError.badRequest("ServiceBusNotification-Spread is a number of seconds to spread the sends over, not '\(text)'")
             }
             options.spread = .seconds(seconds)
@@ -251,10 +251,10 @@ extension HubAPIController {
     /// The `ServiceBusNotification-Tags` header as a tag expression: an expression as it is,
     /// or a comma-separated list of tags, which targets any of them.
     static func tagExpression(_ header: String?) throws -> SendRequest.Tags? {
-        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        guard let header = header?.trimmingSpaces(), !header.isEmpty else { return nil }
         let expression: String
         if header.contains(","), !header.contains("&&"), !header.contains("||"), !header.contains("!"), !header.contains("(") {
-            expression = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " || ")
+            expression = header.split(separator: ",").map { $0.trimmingSpaces() }.joined(separator: " || ")
         } else {
             expression = header
         }
@@ -322,12 +322,12 @@ extension HubAPIController {
     /// any bytes, `application/octet-stream` as the SDKs send it. A request without a
     /// `Content-Type` is read as the format says.
     static func checkContentType(_ contentType: String?, format: HubFormat, wnsType: String?) throws {
-        guard let contentType, let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+        guard let contentType, let mediaType = contentType.split(separator: ";").first?.trimmingSpaces().lowercased(),
             !mediaType.isEmpty
         else { return }
         switch format {
         case .native(.wns, _):
-            if wnsType?.trimmingCharacters(in: .whitespaces).lowercased() == "wns/raw" { return }
+            if wnsType?.trimmingSpaces().lowercased() == "wns/raw" { return }
             guard mediaType == "application/xml" || mediaType == "text/xml" || mediaType.hasSuffix("+xml") else {
                 throw HeraldError.badRequest(
                     "ServiceBusNotification-Format windows (X-WNS-Type \(wnsType ?? "wns/toast")) takes an XML body with Content-Type application/xml; this request's Content-Type is \(mediaType) (a raw notification says X-WNS-Type: wns/raw and application/octet-stream)"

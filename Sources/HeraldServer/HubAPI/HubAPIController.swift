@@ -284,7 +284,7 @@ public struct HubAPIController: Sendable {
 
     /// The version an `If-Match` asks for: `nil` for none or `*`; `"3"` and `W/"3"` are 3.
     static func version(ifMatch: String?) throws -> Int? {
-        guard var value = ifMatch?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value != "*" else { return nil }
+        guard var value = ifMatch?.trimmingSpaces(), !value.isEmpty, value != "*" else { return nil }
         if value.hasPrefix("W/") { value.removeFirst(2) }
         value = value.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
         guard let version = Int(value) else {
@@ -296,11 +296,11 @@ public struct HubAPIController: Sendable {
     /// The handle of a `$filter` such as `ChannelUri eq 'https://…'` or `DeviceToken eq 'ABCD'`.
     static func handle(filter: String) throws -> String {
         let fields = ["ChannelUri", "DeviceToken", "GcmRegistrationId", "FcmV1RegistrationId", "FcmRegistrationId", "Endpoint"]
-        let text = filter.trimmingCharacters(in: .whitespaces)
+        let text = filter.trimmingSpaces()
         for field in fields {
             let prefix = "\(field) eq "
             guard text.count > prefix.count, text.lowercased().hasPrefix(prefix.lowercased()) else { continue }
-            var value = text.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+            var value = text.dropFirst(prefix.count).trimmingSpaces()
             // The JavaScript SDK's browser filter goes on with `and P256DH eq '…' and Auth eq '…'`: the endpoint decides.
             if let and = value.range(of: "' and ", options: .caseInsensitive) { value = String(value[..<and.lowerBound]) + "'" }
             guard value.count >= 2, value.hasPrefix("'"), value.hasSuffix("'") else { break }

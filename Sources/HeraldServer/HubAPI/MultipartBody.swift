@@ -11,7 +11,7 @@ struct MultipartBody {
         var name: String? {
             guard let disposition = headers["content-disposition"] else { return nil }
             for item in disposition.split(separator: ";") {
-                let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
                 if pair.count == 2, pair[0].lowercased() == "name" {
                     return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                 }
@@ -28,7 +28,7 @@ struct MultipartBody {
         }
         var boundary: String?
         for item in contentType.split(separator: ";").dropFirst() {
-            let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
             if pair.count == 2, pair[0].lowercased() == "boundary" {
                 boundary = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
             }
@@ -61,7 +61,7 @@ struct MultipartBody {
             for line in headerText.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" }) {
                 let pair = line.split(separator: ":", maxSplits: 1)
                 if pair.count == 2 {
-                    headers[pair[0].trimmingCharacters(in: .whitespaces).lowercased()] = pair[1].trimmingCharacters(in: .whitespaces)
+                    headers[pair[0].trimmingSpaces().lowercased()] = pair[1].trimmingSpaces()
                 }
             }
             parts.append(Part(headers: headers, body: Data(part[separator.upperBound...])))
