@@ -216,53 +216,11 @@ private struct JSONReader {
     /// One escape sequence, from its backslash, appended as UTF-8.
     private mutating func escape(into decoded: inout [UInt8]) throws(JSONValue.SyntaxError) {
         let start = index
-        index += 1
-        guard index < bytes.count else { throw error("a string is not closed") }
-        let letter = bytes[index]
-        index += 1
-        switch letter {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(letter)
-        case UInt8(ascii: "b"): decoded.append(0x08)
-        case UInt8(ascii: "f"): decoded.append(0x0C)
-        case UInt8(ascii: "n"): decoded.append(0x0A)
-        case UInt8(ascii: "r"): decoded.append(0x0D)
-        case UInt8(ascii: "t"): decoded.append(0x09)
-        case UInt8(ascii: "u"):
-            var scalar = UInt32(try hexQuad())
-            if (0xD800...0xDBFF).contains(scalar) {
-                guard bytes.count - index >= 2, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw error("a high surrogate escape without its low surrogate", at: start)
-                }
-                index += 2
-                let low = UInt32(try hexQuad())
-                guard (0xDC00...0xDFFF).contains(low) else { throw error("a high surrogate escape without its low surrogate", at: start) }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            } else if (0xDC00...0xDFFF).contains(scalar) {
-                throw error("a low surrogate escape without its high surrogate", at: start)
-            }
-            guard let unicode = Unicode.Scalar(scalar) else { throw error("an escape that is no Unicode scalar", at: start) }
-            decoded.append(contentsOf: UTF8.encode(unicode)!)
-        default:
-            throw error("an unknown escape in a string", at: start)
+        do {
+            try JSONEscape.decode(bytes, at: &index, into: &decoded)
+        } catch {
+            throw self.error(error.reason, at: start)
         }
-    }
-
-    private mutating func hexQuad() throws(JSONValue.SyntaxError) -> UInt16 {
-        guard bytes.count - index >= 4 else { throw error("a \\u escape needs four hex digits") }
-        var value: UInt16 = 0
-        for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw error("a \\u escape needs four hex digits")
-            }
-            value = value << 4 | UInt16(digit)
-            index += 1
-        }
-        return value
     }
 
     /// A number, checked against the grammar and read as the nearest `Double`.

@@ -215,64 +215,11 @@ extension NotificationTemplate {
         /// Decodes the escape at `index` (its backslash) into `output`.
         private mutating func decodeEscape(into output: inout [UInt8]) throws(HeraldError) {
             let start = index
-            guard index + 1 < bytes.count else { throw malformed("the string is not closed with '\"'", at: start) }
-            let letter = bytes[index + 1]
-            index += 2
-            switch letter {
-            case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
-            case UInt8(ascii: "/"): output.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "b"): output.append(0x08)
-            case UInt8(ascii: "f"): output.append(0x0C)
-            case UInt8(ascii: "n"): output.append(0x0A)
-            case UInt8(ascii: "r"): output.append(0x0D)
-            case UInt8(ascii: "t"): output.append(0x09)
-            case UInt8(ascii: "u"):
-                var code = try hexQuad(escapeAt: start)
-                if (0xD800...0xDBFF).contains(code) {
-                    // A high surrogate must be followed by an escaped low surrogate.
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-                    else {
-                        throw malformed("\\u\(hex4(code)) is half of a surrogate pair without its other half", at: start)
-                    }
-                    let lowStart = index
-                    index += 2
-                    let low = try hexQuad(escapeAt: lowStart)
-                    guard (0xDC00...0xDFFF).contains(low) else {
-                        throw malformed("\\u\(hex4(code)) is half of a surrogate pair without its other half", at: start)
-                    }
-                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(code) {
-                    throw malformed("\\u\(hex4(code)) is half of a surrogate pair without its other half", at: start)
-                }
-                // Every remaining code is a valid scalar.
-                output.append(contentsOf: String(Character(Unicode.Scalar(code)!)).utf8)
-            default:
-                throw malformed(
-                    "'\\\(describeByte(letter))' is not a JSON escape (use \\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)",
-                    at: start
-                )
+            do {
+                try JSONEscape.decode(bytes, at: &index, into: &output)
+            } catch {
+                throw malformed(error.reason, at: start)
             }
-        }
-
-        /// Four hex digits at `index`.
-        private mutating func hexQuad(escapeAt start: Int) throws(HeraldError) -> UInt32 {
-            guard index + 4 <= bytes.count else {
-                throw malformed("\\u must be followed by four hexadecimal digits", at: start)
-            }
-            var code: UInt32 = 0
-            for byte in bytes[index..<index + 4] {
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: throw malformed("\\u must be followed by four hexadecimal digits", at: start)
-                }
-                code = code << 4 | UInt32(digit)
-            }
-            index += 4
-            return code
         }
 
         // MARK: Helpers
@@ -292,10 +239,6 @@ extension NotificationTemplate {
             while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
             let character = String(decoding: bytes[index..<end], as: UTF8.self)
             return character == "'" ? "\"'\"" : "'\(character)'"
-        }
-
-        private func describeByte(_ byte: UInt8) -> String {
-            byte < 0x80 ? String(Character(Unicode.Scalar(byte))) : "…"
         }
 
         private func hex4(_ value: UInt32) -> String {

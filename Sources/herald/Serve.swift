@@ -220,11 +220,8 @@ func makeLogger(_ label: String, level: Logger.Level, format: String = "text") -
     loggingBootstrapped.withLock { done in
         guard !done else { return }
         done = true
-        if format == "json" {
-            LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
-        } else {
-            LoggingSystem.bootstrap { label in TextLogHandler(label: label) }
-        }
+        let lines: LineLogHandler.Format = format == "json" ? .json : .text
+        LoggingSystem.bootstrap { label in LineLogHandler(label: label, format: lines) }
     }
     var logger = Logger(label: label)
     logger.logLevel = level

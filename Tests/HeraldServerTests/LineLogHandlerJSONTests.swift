@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// `HERALD_LOG_FORMAT=json`: one JSON object per line, the metadata as fields.
-@Suite struct JSONLogHandlerTests {
+@Suite struct LineLogHandlerJSONTests {
     final class Lines: Sendable {
         private let lines = Mutex<[String]>([])
         func append(_ line: String) { lines.withLock { $0.append(line) } }
@@ -14,7 +14,7 @@ import Testing
 
     @Test func eachEntryIsOneJSONObjectWithItsMetadataAsFields() throws {
         let lines = Lines()
-        var logger = Logger(label: "herald") { label in JSONLogHandler(label: label) { lines.append($0) } }
+        var logger = Logger(label: "herald") { label in LineLogHandler(label: label, format: .json) { lines.append($0) } }
         logger.logLevel = .debug
         logger[metadataKey: "herald.appHubEngine"] = "app"
         logger.info(

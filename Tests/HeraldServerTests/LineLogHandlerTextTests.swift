@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// The default log format: the lines of swift-log's stream handler, written out lazily.
-@Suite struct TextLogHandlerTests {
+@Suite struct LineLogHandlerTextTests {
     final class Lines: TextOutputStream, Sendable {
         private let lines = Mutex<[String]>([])
         func write(_ string: String) { lines.withLock { $0.append(string) } }
@@ -20,7 +20,7 @@ import Testing
     /// the second turns between the two).
     @Test func writesWhatTheStreamHandlerWrites() throws {
         let ours = Lines(), theirs = Lines()
-        var text = Logger(label: "herald.test") { label in TextLogHandler(label: label) { ours.write($0) } }
+        var text = Logger(label: "herald.test") { label in LineLogHandler(label: label, format: .text) { ours.write($0) } }
         var stream = Logger(label: "herald.test") { label in StreamLogHandler(label: label, stream: theirs, metadataProvider: nil) }
         for index in 0..<2 {
             let logger = index == 0 ? text : stream
