@@ -77,6 +77,18 @@ struct InstallationJSONTests {
         #expect(installation.webPushKeys == WebPushKeys(p256dh: "BPk", auth: "c2VjcmV0"))
     }
 
+    @Test func readsFieldNamesInAnyCase() throws {
+        let installation = try Self.decode(
+            #"{"InstallationId":"i","PLATFORM":"apns","pushchannel":"\#(Self.token)","Tags":["a"],"USERID":"u"}"#
+        )
+        #expect(installation.id == "i")
+        #expect(installation.platform == .apns)
+        #expect(installation.tags == ["a"])
+        #expect(installation.userId == "u")
+        // Another name of the same length is not the field.
+        #expect(throws: HeraldError.self) { try Self.decode(#"{"installationIe":"i","platform":"apns","pushChannel":"\#(Self.token)"}"#) }
+    }
+
     @Test func ignoresReadOnlyAndUnknownFieldsOnAPut() throws {
         let installation = try Self.decode(
             #"""
