@@ -6,7 +6,7 @@ import Synchronization
 /// Writes one line per entry, on standard error, in one of two formats:
 ///
 /// - ``Format-swift.enum/text`` (the default): the lines of swift-log's stream handler,
-///   `2026-11-28T23:42:37+0000 info herald: herald.hub=main [HeraldServer] Message`;
+///   `2026-11-28T23:42:37+0000 info herald: herald.request.id=7 herald.user=alice [HeraldServer] Message`;
 /// - ``Format-swift.enum/json`` (`HERALD_LOG_FORMAT=json`, for log shippers): one JSON object
 ///   (keys sorted) with `timestamp` (ISO 8601, UTC, milliseconds), `level`, `logger` (the label),
 ///   `message`, `source` (the module), and every metadata entry as a field of its own
