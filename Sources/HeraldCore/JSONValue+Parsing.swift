@@ -103,32 +103,39 @@ private struct JSONReader {
     private mutating func object(depth: Int) throws(JSONValue.SyntaxError) -> JSONValue {
         guard depth <= JSONValue.maximumDepth else { throw error("too deeply nested") }
         index += 1
-        var members: [(key: String, value: JSONValue)] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object(members)
-        }
-        while true {
+        if skip(UInt8(ascii: "}")) { return .object([]) }
+        var members: [(key: String, value: JSONValue)] = []
+        repeat {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
             let key = try string()
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
-            index += 1
+            guard skip(UInt8(ascii: ":")) else { throw error("expected ':' after a member name") }
             skipWhitespace()
             members.append((key, try value(depth: depth)))
+        } while try !closes(with: UInt8(ascii: "}"), in: "an object")
+        return .object(Self.sortedKeepingFirst(members))
+    }
+
+    /// Whether the byte at `index` is `byte`; if so, `index` moves past it.
+    private mutating func skip(_ byte: UInt8) -> Bool {
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// After an item of an array or an object: true when `close` ends it (also after a comma,
+    /// as `JSONDecoder` reads it), false when a comma is followed by another item.
+    private mutating func closes(with close: UInt8, in container: String) throws(JSONValue.SyntaxError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw error("unexpected end of the text") }
+        if skip(UInt8(ascii: ",")) {
             skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of the text") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "}") else { continue }
-            }
-            guard bytes[index] == UInt8(ascii: "}") else { throw error("expected ',' or '}' in an object") }
-            index += 1
-            return .object(Self.sortedKeepingFirst(members))
+            return skip(close)
         }
+        guard skip(close) else { throw error("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(container)") }
+        return true
     }
 
     /// `members` sorted by key (as the `Codable` decoding sorts them), a repeated key once, with
@@ -148,26 +155,14 @@ private struct JSONReader {
     private mutating func array(depth: Int) throws(JSONValue.SyntaxError) -> JSONValue {
         guard depth <= JSONValue.maximumDepth else { throw error("too deeply nested") }
         index += 1
-        var items: [JSONValue] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(items)
-        }
-        while true {
+        if skip(UInt8(ascii: "]")) { return .array([]) }
+        var items: [JSONValue] = []
+        repeat {
             skipWhitespace()
             items.append(try value(depth: depth))
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of the text") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "]") else { continue }
-            }
-            guard bytes[index] == UInt8(ascii: "]") else { throw error("expected ',' or ']' in an array") }
-            index += 1
-            return .array(items)
-        }
+        } while try !closes(with: UInt8(ascii: "]"), in: "an array")
+        return .array(items)
     }
 
     /// A string from its opening quote through its closing one.

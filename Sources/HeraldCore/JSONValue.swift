@@ -42,6 +42,22 @@ public enum JSONValue: Sendable, Hashable {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
+
+    /// The member `name` (ASCII) when this is an object, or the first whose name spells it with
+    /// its letters in another case (as ASP.NET model binding matches names, and the hub API's
+    /// clients rely on it). Compared byte by byte: requests look up every optional field, each
+    /// absent one among all members.
+    public func member(_ name: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return (members.first { $0.key == name } ?? members.first { Self.equalIgnoringASCIICase($0.key, name) })?.value
+    }
+
+    private static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(x | 0x20))
+        }
+    }
 }
 
 extension JSONValue: Codable {

@@ -278,23 +278,11 @@ struct WireObject {
         self.path = path
     }
 
-    /// The member `name` (a field's name, ASCII), or one that spells it with its letters in
-    /// another case; nil when absent or null.
+    /// The member `name` (see ``JSONValue/member(_:)``); nil when absent or null.
     subscript(name: String) -> JSONValue? {
-        let member =
-            members.first { $0.key == name }
-            ?? members.first { Self.equalIgnoringASCIICase($0.key, name) }
-        if case .null? = member?.value { return nil }
-        return member?.value
-    }
-
-    /// Compared byte by byte, ASCII letters in either case: most fields are optional, and each
-    /// absent one is looked for among every member.
-    private static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        return zip(a.utf8, b.utf8).allSatisfy { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(x | 0x20))
-        }
+        let member = JSONValue.object(members).member(name)
+        if case .null? = member { return nil }
+        return member
     }
 
     func path(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }

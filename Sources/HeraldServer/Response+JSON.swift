@@ -28,14 +28,6 @@ extension Request {
 }
 
 extension JSONValue {
-    /// The member for `key`, matched case-insensitively (ASP.NET model binding does, and
-    /// the tutorial's clients rely on it).
-    func member(_ key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        let lower = key.lowercased()
-        return members.first { $0.key.lowercased() == lower }?.value
-    }
-
     var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil

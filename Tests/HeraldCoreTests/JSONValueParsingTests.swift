@@ -92,3 +92,18 @@ struct JSONValueParsingTests {
         #expect(disagreements.isEmpty, "\(disagreements.prefix(10))")
     }
 }
+
+/// `member(_:)`: a field found by its name, in any case of its ASCII letters.
+@Suite struct JSONValueMemberTests {
+    @Test func findsTheExactNameFirstThenAnyCaseOfItsLetters() throws {
+        let body = try JSONValue(parsing: #"{"PLATFORM":"fcm","platform":"apns","Tags":["a"],"handle":"h","Ünit":1}"#)
+        #expect(body.member("platform") == .string("apns"))
+        #expect(body.member("Platform") == .string("fcm"), "no exact name: the first spelling in another case")
+        #expect(body.member("tags") == .array([.string("a")]))
+        #expect(body.member("HANDLE") == .string("h"))
+        #expect(body.member("ünit") == nil, "only ASCII letters match in another case")
+        #expect(body.member("hand") == nil)
+        #expect(body.member("handlex") == nil)
+        #expect(JSONValue.array([]).member("a") == nil)
+    }
+}
