@@ -26,7 +26,7 @@ struct PostgresStatementDeadlineTests {
             #expect(abandoned() == 1)
 
             // Answered well within its deadline: the timer does not fire afterwards.
-            try await database.run(deadline: .milliseconds(500)) { connection in
+            _ = try await database.run(deadline: .milliseconds(500)) { connection in
                 try await connection.query("SELECT 1", logger: database.clientLogger)
             }
             try await Task.sleep(for: .milliseconds(800))
