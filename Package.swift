@@ -365,8 +365,9 @@ let package = Package(
             dependencies: [
                 "HeraldTestSupport",
                 // The tests run the `herald` binary, which this makes sure is built; the
-                // progress reporter's tests import it (`@testable`).
+                // progress reporter's and the load generator's tests import it (`@testable`).
                 "herald",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

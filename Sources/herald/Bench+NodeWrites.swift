@@ -92,9 +92,8 @@ extension Bench {
                 }
                 let work = createThenUpdate(ids.list.withLock { $0 })
                 say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
-                let rate = try await timedRequests(work, connections: connections, database: database, node: node.pid) {
-                    try await putRegistration(http, base: base, token: token, $0)
-                }
+                let rate = try await timedLoad(
+                    work.map { registrationUpsert($0, token: token) }, base: base, connections: connections, database: database, node: node.pid)
                 say(String(format: "  %.0f upserts/s (half creates, half updates)", rate.perSecond))
                 writes.upserts = rate
             }
@@ -103,9 +102,9 @@ extension Bench {
                     resource: base + "/bench", keyName: rule.name, key: rule.primaryKey, expiry: Date().addingTimeInterval(3600))
                 let work = createThenUpdate((0..<(installations / 2)).map { _ in UUID().uuidString.lowercased() })
                 say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
-                let rate = try await timedRequests(work, connections: connections, database: database, node: node.pid) {
-                    try await putInstallation(http, base: base, signature: signature, $0)
-                }
+                let rate = try await timedLoad(
+                    work.map { installationPut($0, signature: signature) }, base: base, connections: connections, database: database,
+                    node: node.pid)
                 say(String(format: "  %.0f installation PUTs/s (half creates, half updates)", rate.perSecond))
                 writes.installations = rate
             }

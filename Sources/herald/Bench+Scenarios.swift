@@ -74,9 +74,10 @@ extension Bench {
                 for id in ids { try await runtime.appHubEngine.store.reserveRegistrationID(id, owner: "bench", ttl: .seconds(3600)) }
                 let work = createThenUpdate(ids)
                 say("  \(work.count.formatted()) PUT /api/register/{id} over \(connections) connections…")
-                let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) {
-                    try await putRegistration(http, base: base, token: token, $0)
-                }.perSecond
+                let perSecond = try await timedLoad(
+                    work.map { registrationUpsert($0, token: token) }, base: base, connections: connections,
+                    database: runtime.configuration.databaseURL?.database
+                ).perSecond
                 say(String(format: "  %.0f upserts/s (half creates, half updates), load generator in this process", perSecond))
                 return perSecond
             }
@@ -89,9 +90,10 @@ extension Bench {
         try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, http, signature in
             let work = createThenUpdate((0..<(count / 2)).map { _ in UUID().uuidString.lowercased() })
             say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
-            let perSecond = try await timedRequests(work, connections: connections, database: runtime.configuration.databaseURL?.database) {
-                try await putInstallation(http, base: base, signature: signature, $0)
-            }.perSecond
+            let perSecond = try await timedLoad(
+                work.map { installationPut($0, signature: signature) }, base: base, connections: connections,
+                database: runtime.configuration.databaseURL?.database
+            ).perSecond
             say(String(format: "  %.0f installation PUTs/s (half creates, half updates), load generator in this process", perSecond))
             return perSecond
         }
@@ -109,20 +111,18 @@ extension Bench {
 
     /// The upsert of one item of ``createThenUpdate(_:)``: `PUT /api/register/{id}` as the
     /// app backend's user of `token`, with a handle of its own and the item's one tag.
-    static func putRegistration(_ http: HTTPClient, base: String, token: String, _ item: (index: Int, id: String, tag: String)) async throws {
-        _ = try await call(
-            http, "PUT", base + "/api/register/\(item.id)",
-            body: #"{"Platform":"apns","Handle":"\#(String(format: "%064x", item.index))","Tags":["\#(item.tag)"]}"#,
-            headers: ["authorization": "Bearer \(token)"]
+    static func registrationUpsert(_ item: (index: Int, id: String, tag: String), token: String) -> LoadRequest {
+        LoadRequest(
+            method: "PUT", path: "/api/register/\(item.id)", headers: [("authorization", "Bearer \(token)")],
+            body: #"{"Platform":"apns","Handle":"\#(String(format: "%064x", item.index))","Tags":["\#(item.tag)"]}"#
         )
     }
 
     /// The installation `PUT` of one item of ``createThenUpdate(_:)`` to the hub `bench`.
-    static func putInstallation(_ http: HTTPClient, base: String, signature: String, _ item: (index: Int, id: String, tag: String)) async throws {
-        _ = try await call(
-            http, "PUT", base + "/bench/installations/\(item.id)?api-version=2020-06",
-            body: #"{"installationId":"\#(item.id)","platform":"apns","pushChannel":"\#(String(format: "%064x", item.index))","tags":["\#(item.tag)"]}"#,
-            headers: ["authorization": signature]
+    static func installationPut(_ item: (index: Int, id: String, tag: String), signature: String) -> LoadRequest {
+        LoadRequest(
+            method: "PUT", path: "/bench/installations/\(item.id)?api-version=2020-06", headers: [("authorization", signature)],
+            body: #"{"installationId":"\#(item.id)","platform":"apns","pushChannel":"\#(String(format: "%064x", item.index))","tags":["\#(item.tag)"]}"#
         )
     }
 
@@ -152,15 +152,16 @@ extension Bench {
                 )
                 let started = ContinuousClock.now
                 let cpuBefore = try cpuSeconds(of: getpid())
-                try await timedRequests(Array(0..<perRound), connections: connections, database: runtime.configuration.databaseURL?.database) { _ in
-                    var headers = [
-                        "authorization": signature, "servicebusnotification-format": "apple",
-                        "servicebusnotification-tags": "nobody",
-                    ]
-                    if keyed { headers["idempotency-key"] = UUID().uuidString }
-                    _ = try await call(
-                        http, "POST", base + "/bench/messages?api-version=2015-01", body: #"{"aps":{"alert":"bench"}}"#, headers: headers)
+                let sends = (0..<perRound).map { _ in
+                    LoadRequest(
+                        method: "POST", path: "/bench/messages?api-version=2015-01",
+                        headers: [
+                            ("authorization", signature), ("servicebusnotification-format", "apple"), ("servicebusnotification-tags", "nobody"),
+                        ] + (keyed ? [("idempotency-key", UUID().uuidString)] : []),
+                        body: #"{"aps":{"alert":"bench"}}"#
+                    )
                 }
+                try await timedLoad(sends, base: base, connections: connections, database: runtime.configuration.databaseURL?.database)
                 let took = (ContinuousClock.now - started).seconds
                 say(String(format: "  %.0f/s", Double(perRound) / max(took, 0.001)))
                 // The next round starts with nothing left to deliver, as this one did.
@@ -338,31 +339,24 @@ extension Bench {
         ids.enumerated().flatMap { [($0.offset, $0.element, "news"), ($0.offset, $0.element, "sports")] }
     }
 
-    /// Runs `request` for every item of `work`, `connections` at a time, each lane in order,
-    /// with its progress on standard error; returns requests per second. It prints where the
+    /// Sends `requests` to `base` with the lean ``LoadGenerator`` over `connections` connections,
+    /// with their progress on standard error; returns requests per second. It prints where the
     /// CPU went per request: this process (the server and the load generator, or with `node`
     /// the load generator alone), the node process `node`, and PostgreSQL's backends on
     /// `database`.
     @discardableResult
-    static func timedRequests<Item: Sendable>(
-        _ work: [Item],
-        connections: Int,
-        database: String? = nil,
-        node: Int32? = nil,
-        _ request: @escaping @Sendable (Item) async throws -> Void
+    static func timedLoad(
+        _ requests: [LoadRequest], base: String, connections: Int, database: String? = nil, node: Int32? = nil
     ) async throws -> RequestRate {
-        let progress = ProgressReporter(title: "  requests", total: work.count)
+        let progress = ProgressReporter(title: "  requests", total: requests.count)
         let start = ContinuousClock.now
         let processBefore = processCPUSeconds(), postgresBefore = database.flatMap { PostgresCPU.seconds(database: $0) }
         let nodeBefore = try node.map { try cpuSeconds(of: $0) }
-        try await inLanes(work, connections: connections) { item in
-            try await request(item)
-            progress.advance()
-        }
+        try await LoadGenerator.run(requests, base: base, connections: connections) { progress.advance() }
         progress.finish()
         let seconds = (ContinuousClock.now - start).seconds
-        let count = Double(max(work.count, 1))
-        var rate = RequestRate(perSecond: Double(work.count) / seconds)
+        let count = Double(max(requests.count, 1))
+        var rate = RequestRate(perSecond: Double(requests.count) / seconds)
         rate.processMicroseconds = (processCPUSeconds() - processBefore) / count * 1_000_000
         if let node, let nodeBefore { rate.nodeMicroseconds = (try cpuSeconds(of: node) - nodeBefore) / count * 1_000_000 }
         rate.postgresMicroseconds = postgresBefore.flatMap { before in
@@ -372,7 +366,7 @@ extension Bench {
         return rate
     }
 
-    /// What ``timedRequests(_:connections:database:node:_:)`` measured.
+    /// What ``timedLoad(_:base:connections:database:node:)`` measured.
     struct RequestRate {
         var perSecond: Double
         /// CPU per request of this process, of the node process and of PostgreSQL's backends.
