@@ -245,7 +245,7 @@ public final class NotificationHubClient: Sendable {
         else {
             throw HeraldError(code: .internalError, message: "the hub accepted the \(what) but its answer has no Location with the id")
         }
-        return String(last).removingPercentEncoding ?? String(last)
+        return last.percentDecoded() ?? String(last)
     }
 
     /// The version an `ETag` such as `W/"3"` or `"3"` names.

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldClient
+import HeraldCore
 import NIOCore
 
 /// What `/_emulator/…` on an emulator's port can do: the same operations as its in-process API.
@@ -104,7 +105,7 @@ enum EmulatorControlAPI {
     ) -> EmulatorResponse {
         let path = request.path.dropFirst(prefix.count)
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map {
-            $0.removingPercentEncoding ?? String($0)
+            $0.percentDecoded() ?? String($0)
         }
         switch (request.method, segments.count) {
         case ("POST", 1) where segments[0] == "devices":

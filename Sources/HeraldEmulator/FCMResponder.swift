@@ -183,8 +183,7 @@ final class FCMResponder: EmulatorResponder {
         for pair in body.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decode(_ text: Substring) -> String {
-                let spaced = text.replacingOccurrences(of: "+", with: " ")
-                return spaced.removingPercentEncoding ?? spaced
+                text.percentDecoded(plusIsSpace: true) ?? text.replacingOccurrences(of: "+", with: " ")
             }
             let name = decode(parts[0])
             if fields[name] == nil {

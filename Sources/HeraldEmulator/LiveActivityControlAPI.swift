@@ -36,7 +36,7 @@ enum LiveActivityControlAPI {
     static func respond(to request: EmulatorRequest, control: APNsResponder, allocator: ByteBufferAllocator) -> EmulatorResponse? {
         let path = request.path.dropFirst(EmulatorControlAPI.prefix.count)
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map {
-            $0.removingPercentEncoding ?? String($0)
+            $0.percentDecoded() ?? String($0)
         }
         guard let first = segments.first, first == "push-to-start-tokens" || first == "activities" else { return nil }
         func fail(_ status: Int, _ message: String) -> EmulatorResponse {

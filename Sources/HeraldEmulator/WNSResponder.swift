@@ -277,7 +277,7 @@ final class WNSResponder: EmulatorResponder {
         for pair in target[target.index(after: question)...].split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.count == 2, parts[0] == "token", !parts[1].isEmpty {
-                return parts[1].removingPercentEncoding ?? String(parts[1])
+                return parts[1].percentDecoded() ?? String(parts[1])
             }
         }
         return nil
@@ -413,12 +413,12 @@ final class WNSResponder: EmulatorResponder {
 
     /// The channel's URI, from its URI (however encoded) or its token.
     private func channelURI(_ reference: String) -> String? {
-        let key = Self.channelKey(target: reference) ?? reference.removingPercentEncoding ?? reference
+        let key = Self.channelKey(target: reference) ?? reference.percentDecoded() ?? reference
         return channels.withLock { $0[key]?.uri }
     }
 
     func setConnected(_ connected: Bool, channel reference: String) -> Bool {
-        let key = Self.channelKey(target: reference) ?? reference.removingPercentEncoding ?? reference
+        let key = Self.channelKey(target: reference) ?? reference.percentDecoded() ?? reference
         return channels.withLock { channels in
             guard channels[key] != nil else { return false }
             channels[key]?.connected = connected

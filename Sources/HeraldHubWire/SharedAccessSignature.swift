@@ -92,19 +92,19 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
         let rawExpiry = try required("se", "the expiry, in seconds since 1970")
         let rawKeyName = try required("skn", "the access policy's name")
 
-        guard Self.percentDecoded(rawResource) != nil else {
+        guard rawResource.percentDecoded() != nil else {
             throw .unauthorized("the shared access signature's 'sr' is not properly percent-encoded")
         }
-        guard let signature = Self.percentDecoded(rawSignature), let bytes = Self.base64Decoded(signature) else {
+        guard let signature = rawSignature.percentDecoded(), let bytes = Self.base64Decoded(signature) else {
             throw .unauthorized("the shared access signature's 'sig' is not percent-encoded base64")
         }
-        guard let signedExpiry = Self.percentDecoded(rawExpiry), !signedExpiry.isEmpty,
+        guard let signedExpiry = rawExpiry.percentDecoded(), !signedExpiry.isEmpty,
             signedExpiry.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
             let expiry = Int(signedExpiry)
         else {
             throw .unauthorized("the shared access signature's 'se' is not a whole number of seconds since 1970")
         }
-        guard let keyName = Self.percentDecoded(rawKeyName), !keyName.isEmpty else {
+        guard let keyName = rawKeyName.percentDecoded(), !keyName.isEmpty else {
             throw .unauthorized("the shared access signature's 'skn' is not a percent-encoded policy name")
         }
 
@@ -169,7 +169,7 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
     /// trailing `/` and percent-encoding differences in the path. A port is compared only when
     /// both sides name one, because one SDK drops the port from `sr`.
     public func covers(url: String) -> Bool {
-        guard let decoded = Self.percentDecoded(resource),
+        guard let decoded = resource.percentDecoded(),
             let signed = URLParts(decoded), let requested = URLParts(url)
         else { return false }
         guard signed.host == requested.host else { return false }
@@ -216,34 +216,6 @@ extension SharedAccessSignature {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// `text` with `%XX` sequences decoded (either hex case; `+` is kept), or `nil` when a `%`
-    /// is not followed by two hex digits or the result is not UTF-8.
-    static func percentDecoded(_ text: some StringProtocol) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// Standard base64, padding optional.
@@ -299,7 +271,7 @@ private struct URLParts {
         if port?.isEmpty == true { port = nil }
         guard !host.isEmpty else { return nil }
 
-        var path = (SharedAccessSignature.percentDecoded(pathAndMore) ?? String(pathAndMore)).lowercased()
+        var path = (pathAndMore.percentDecoded() ?? String(pathAndMore)).lowercased()
         while path.hasSuffix("/") { path.removeLast() }
         self.path = path
     }

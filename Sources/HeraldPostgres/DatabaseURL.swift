@@ -59,16 +59,16 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible, CustomRe
         guard scheme == "postgres" || scheme == "postgresql" else {
             throw .badRequest("the database URL must start with postgres:// or postgresql://, not \(scheme)://")
         }
-        guard let user = components.percentEncodedUser.flatMap({ $0.removingPercentEncoding }), !user.isEmpty else {
+        guard let user = components.percentEncodedUser.flatMap({ $0.percentDecoded() }), !user.isEmpty else {
             throw .badRequest("the database URL names no user; expected postgres://user:password@host/database")
         }
         username = user
-        password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding }
+        password = components.percentEncodedPassword.flatMap { $0.percentDecoded() }
         let hostName = components.host.map { $0.hasPrefix("[") && $0.hasSuffix("]") ? String($0.dropFirst().dropLast()) : $0 }
         host = (hostName?.isEmpty ?? true) ? nil : hostName
         port = components.port ?? 5432
         guard (1...65535).contains(port) else { throw .badRequest("the database URL's port \(port) is not a port") }
-        let path = components.percentEncodedPath.removingPercentEncoding ?? components.path
+        let path = components.percentEncodedPath.percentDecoded() ?? components.path
         let name = path.hasPrefix("/") ? String(path.dropFirst()) : path
         guard !name.contains("/") else { throw .badRequest("the database URL's path must be one database name") }
         database = name.isEmpty ? user : name

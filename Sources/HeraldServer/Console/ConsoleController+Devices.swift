@@ -14,7 +14,7 @@ extension ConsoleController {
     /// A path parameter as it was before it was percent-encoded into a link (a registration id
     /// may hold `$`, `:` or `{}`).
     static func decoded(_ parameter: String) -> String {
-        parameter.removingPercentEncoding ?? parameter
+        parameter.percentDecoded() ?? parameter
     }
 
     func addDeviceRoutes(to group: RouterGroup<AppRequestContext>) {

@@ -140,7 +140,7 @@ struct ConsolePages: Sendable {
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decode(_ part: Substring) -> String {
-                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+                part.percentDecoded(plusIsSpace: true) ?? ""
             }
             let name = decode(parts[0])
             guard !name.isEmpty, fields[name] == nil else { continue }

@@ -144,7 +144,7 @@ extension HubAPIController {
     /// `…/{hub}/jobs/{id}/Output.txt` (an export's output). Only the path counts, so the URL may
     /// name the host as any client reaches it.
     static func jobFileName(importFileURI uri: String, hub: String) throws -> String {
-        let path = URLComponents(string: uri)?.percentEncodedPath.removingPercentEncoding ?? ""
+        let path = URLComponents(string: uri)?.percentEncodedPath.percentDecoded() ?? ""
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let usage =
             "ImportFileUri must be the URL of one of hub \(hub)'s job files: …/\(hub)/jobs/files/{name} (uploaded with PUT), or …/\(hub)/jobs/{id}/Output.txt (an export's output)"

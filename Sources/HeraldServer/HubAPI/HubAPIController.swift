@@ -219,7 +219,7 @@ public struct HubAPIController: Sendable {
             // APNs tokens are kept in lowercase hex; SDKs send them as they got them.
             if handle.lowercased() != handle { filters.append(RegistrationFilter(handle: handle.lowercased())) }
             // The JavaScript SDK percent-encodes channel URIs and endpoints inside the filter.
-            if let decoded = handle.removingPercentEncoding, decoded != handle { filters.append(RegistrationFilter(handle: decoded)) }
+            if let decoded = handle.percentDecoded(), decoded != handle { filters.append(RegistrationFilter(handle: decoded)) }
         }
         return try await feedResponse(engine: engine, name: name, filters: filters, request: request, title: "Registrations")
     }
@@ -268,7 +268,7 @@ public struct HubAPIController: Sendable {
     /// A path parameter, percent-decoded (ids and tags may hold `#`, `@`, `:`).
     static func pathParameter(_ name: String, _ context: AppRequestContext) throws -> String {
         let raw = try context.parameters.require(name)
-        guard let decoded = raw.removingPercentEncoding else {
+        guard let decoded = raw.percentDecoded() else {
             throw HeraldError.badRequest("malformed percent-encoding in the URL's \(name)")
         }
         return decoded

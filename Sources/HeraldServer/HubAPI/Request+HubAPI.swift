@@ -20,8 +20,7 @@ extension Request {
     func formQuery(_ name: String) -> String? {
         guard let query = uri.query else { return nil }
         func decode(_ part: Substring) -> String {
-            let spaced = part.replacingOccurrences(of: "+", with: " ")
-            return spaced.removingPercentEncoding ?? spaced
+            part.percentDecoded(plusIsSpace: true) ?? part.replacingOccurrences(of: "+", with: " ")
         }
         for item in query.split(separator: "&") {
             let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
