@@ -35,6 +35,8 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
     private let signedExpiry: String
     /// The decoded bytes of ``signature``.
     private let signatureBytes: Data
+    /// The host, port and path that ``resource`` names, as ``covers(url:)`` compares them.
+    private let signedParts: URLParts?
 
     /// The longest header value taken, in bytes: room for a resource URL of 2,000 bytes and
     /// more, well over what the SDKs sign.
@@ -92,7 +94,7 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
         let rawExpiry = try required("se", "the expiry, in seconds since 1970")
         let rawKeyName = try required("skn", "the access policy's name")
 
-        guard rawResource.percentDecoded() != nil else {
+        guard let decodedResource = rawResource.percentDecoded() else {
             throw .unauthorized("the shared access signature's 'sr' is not properly percent-encoded")
         }
         guard let signature = rawSignature.percentDecoded(), let bytes = Self.base64Decoded(signature) else {
@@ -114,6 +116,7 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
         self.keyName = keyName
         self.signedExpiry = signedExpiry
         self.signatureBytes = bytes
+        self.signedParts = URLParts(decodedResource)
     }
 
     /// The SHA-256 of what identifies the token: `sr` as sent, the signature, `se` and `skn`,
@@ -169,9 +172,7 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
     /// trailing `/` and percent-encoding differences in the path. A port is compared only when
     /// both sides name one, because one SDK drops the port from `sr`.
     public func covers(url: String) -> Bool {
-        guard let decoded = resource.percentDecoded(),
-            let signed = URLParts(decoded), let requested = URLParts(url)
-        else { return false }
+        guard let signed = signedParts, let requested = URLParts(url) else { return false }
         guard signed.host == requested.host else { return false }
         if let signedPort = signed.port, let requestedPort = requested.port, signedPort != requestedPort {
             return false
@@ -238,15 +239,18 @@ extension SharedAccessSignature {
 
 /// The host, port and path of a URL, normalized for ``SharedAccessSignature/covers(url:)``:
 /// host lowercased, path percent-decoded, lowercased and without a trailing `/`.
-private struct URLParts {
+private struct URLParts: Hashable {
     var host: String
     var port: String?
     var path: String
 
     init?(_ url: String) {
         var rest = Substring(url.trimmingSpaces())
-        if let range = rest.range(of: "://") {
-            rest = rest[range.upperBound...]
+        let bytes = rest.utf8
+        if let colon = bytes.indices.first(where: { index in
+            bytes[index] == UInt8(ascii: ":") && bytes[index...].starts(with: "://".utf8)
+        }) {
+            rest = rest[bytes.index(colon, offsetBy: 3)...]
         }
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         var authority = rest[..<authorityEnd]

@@ -246,6 +246,36 @@ struct HubCatalogTests {
         }
     }
 
+    /// A header parsed once is found again by its exact text: a header that differs in one
+    /// character of its signature is parsed and refused on its own, and more distinct headers
+    /// than the cache holds are all still accepted.
+    @Test func aKnownHeadersTwinIsParsedOnItsOwnAndManyHeadersStillPass() async throws {
+        try await withCatalog { catalog, _ in
+            let hub = try await catalog.create(name: "many")
+            let rule = try #require(hub.rule(named: Self.full))
+            let now = Date()
+            let url = "https://localhost/many/messages"
+            let headers = (0..<300).map { second in
+                SharedAccessSignature.make(
+                    resource: "https://localhost/many", keyName: rule.name, key: rule.primaryKey, expiry: now.addingTimeInterval(Double(60 + second)))
+            }
+            for header in headers + headers.prefix(3) {
+                try await catalog.authorize(header: header, hub: "many", requestURL: url, right: .send, now: now)
+            }
+            let known = headers[299]
+            let signature = try #require(known.range(of: "sig=")).upperBound
+            let flipped = known[signature] == "A" ? "B" : "A"
+            let twin = known.replacingCharacters(in: signature...signature, with: flipped)
+            do {
+                try await catalog.authorize(header: twin, hub: "many", requestURL: url, right: .send, now: now)
+                Issue.record("a header with another signature was accepted")
+            } catch let error as HeraldError {
+                #expect(error.code == .unauthorized)
+            }
+            try await catalog.authorize(header: known, hub: "many", requestURL: url, right: .send, now: now)
+        }
+    }
+
     @Test func rotateReplacesOnlyTheChosenKey() async throws {
         try await withCatalog { catalog, _ in
             let before = try await catalog.create(name: "hub")

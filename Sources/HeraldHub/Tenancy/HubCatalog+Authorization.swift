@@ -54,7 +54,7 @@ extension HubCatalog {
         right: AccessRight,
         now: Date
     ) async throws -> (hub: HubDefinition, rule: SharedAccessRule) {
-        let token = try SharedAccessSignature(parsing: header)
+        let token = try parsedToken(header)
         let hub = try await hubToAuthorize(name)
         let cacheKey = VerifiedSignatures.key(hub: hub.name, token: token)
         if let key = verifiedSignatures.withLock({ $0.key(for: cacheKey) }), let rule = hub.rule(named: token.keyName),
@@ -66,6 +66,16 @@ extension HubCatalog {
         let (rule, key) = try Self.authorize(token, hub: hub, requestURL: requestURL, right: right, now: now)
         verifiedSignatures.withLock { $0.insert(cacheKey, key: key) }
         return (hub, rule)
+    }
+
+    /// The token of an `Authorization` header: parsed once, then found again while it is one
+    /// of the headers sent lately (a client sends one header with every request until it
+    /// signs a new one).
+    private func parsedToken(_ header: String) throws(HeraldError) -> SharedAccessSignature {
+        if let token = verifiedSignatures.withLock({ $0.token(parsedFrom: header) }) { return token }
+        let token = try SharedAccessSignature(parsing: header)
+        verifiedSignatures.withLock { $0.remember(token, parsedFrom: header) }
+        return token
     }
 
     /// The checks of ``authorize(_:hub:requestURL:right:now:)`` on a definition in hand;
@@ -138,10 +148,25 @@ extension HubCatalog {
 /// SHA-256 of the hub's name and the token's fields. Entries are of a fixed size (a digest and
 /// a reference to a rule's key), at most ``limit`` of them: the memory a caller can take
 /// with tokens of its own is bounded whatever it sends.
+///
+/// Beside them, the headers parsed lately and their tokens, at most ``headerLimit`` of them
+/// (a header is at most ``SharedAccessSignature/maximumHeaderBytes`` long, so that is about a
+/// megabyte at most). A token found there is checked as a newly parsed one is: only its
+/// parsing is saved.
 struct VerifiedSignatures: Sendable {
     /// The most entries kept; past it the cache starts anew.
     static let limit = 10_000
+    /// The most headers kept with their tokens; past it they start anew.
+    static let headerLimit = 256
     private var entries: [[UInt8]: String] = [:]
+    private var parsed: [String: SharedAccessSignature] = [:]
+
+    func token(parsedFrom header: String) -> SharedAccessSignature? { parsed[header] }
+
+    mutating func remember(_ token: SharedAccessSignature, parsedFrom header: String) {
+        if parsed.count >= Self.headerLimit { parsed.removeAll(keepingCapacity: true) }
+        parsed[header] = token
+    }
 
     var count: Int { entries.count }
 
