@@ -97,7 +97,7 @@ public final class HubRegistry: Service, Sendable {
     /// How many nodes share the storage (this one included), as last reported: every node
     /// reports every ``catalogRefreshInterval``, and a node silent for three of them is not
     /// counted. One for a data directory.
-    public var liveNodeCount: Int { liveNodes.load(ordering: .relaxed) }
+    public var liveNodeCount: Int { liveNodes.load(ordering: .acquiring) }
 
     public init(
         catalog: HubCatalog,
@@ -378,8 +378,9 @@ public final class HubRegistry: Service, Sendable {
     private func reportAlive() async {
         do {
             let count = try await catalog.storage.reportAlive(node: nodeID, window: catalogRefreshInterval * 3)
-            let previous = liveNodes.exchange(max(1, count), ordering: .relaxed)
+            // The budgets first: whoever sees the new count sees them shared by it.
             sendBudgets.share(among: count)
+            let previous = liveNodes.exchange(max(1, count), ordering: .releasing)
             if count != previous {
                 logger.info("Nodes sharing the storage", metadata: ["herald.nodes": "\(count)"])
             }
