@@ -87,7 +87,7 @@ extension Bench {
     /// Hub REST API installation PUTs per second, half creating, half updating, each with a
     /// shared access signature made once (as the hub SDKs cache theirs).
     static func installationPuts(_ store: BenchStore, count: Int, connections: Int, logger: Logger) async throws -> Double {
-        try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, http, signature in
+        try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, _, signature in
             let work = createThenUpdate((0..<(count / 2)).map { _ in UUID().uuidString.lowercased() })
             say("installations: \(work.count.formatted()) PUT /bench/installations/{id} over \(connections) connections…")
             let perSecond = try await timedLoad(
@@ -139,7 +139,7 @@ extension Bench {
     static func sendAcceptance(
         _ store: BenchStore, count: Int, connections: Int, logger: Logger
     ) async throws -> SendAcceptance {
-        try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, http, signature in
+        try await withHubAPI(store, connections: connections, logger: logger) { runtime, base, _, signature in
             let perRound = max(1, count / (2 * acceptancePairs))
             var rounds: [Bool?] = [nil]
             for pair in 0..<acceptancePairs { rounds += pair.isMultiple(of: 2) ? [false, true] : [true, false] }
@@ -392,9 +392,7 @@ extension Bench {
         _ work: [Item], connections: Int, _ request: @escaping @Sendable (Item) async throws -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { lanes in
-            let chunk = (work.count + connections - 1) / connections
-            for lane in 0..<connections {
-                let slice = Array(work.dropFirst(lane * chunk).prefix(chunk))
+            for slice in LoadGenerator.lanes(work, connections: connections) {
                 lanes.addTask {
                     for item in slice { try await request(item) }
                 }

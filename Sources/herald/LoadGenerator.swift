@@ -47,14 +47,20 @@ enum LoadGenerator {
             }
             return Lane.Request(head: head, body: body)
         }
-        let chunk = max(1, (encoded.count + connections - 1) / max(1, connections))
-        let lanes = stride(from: 0, to: encoded.count, by: chunk).map { Array(encoded[$0..<min($0 + chunk, encoded.count)]) }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for lane in lanes {
+            for lane in lanes(encoded, connections: connections) {
                 group.addTask { try await run(lane, host: host, port: port, answered: answered) }
             }
             try await group.waitForAll()
         }
+    }
+
+    /// `work` split into at most `connections` lanes of consecutive items, none empty: each as
+    /// long as `work` divided by `connections`, rounded up, the last one what is left.
+    static func lanes<Item>(_ work: [Item], connections: Int) -> [[Item]] {
+        let lanes = max(1, connections)
+        let length = max(1, (work.count + lanes - 1) / lanes)
+        return stride(from: 0, to: work.count, by: length).map { Array(work[$0..<min($0 + length, work.count)]) }
     }
 
     /// One connection, sending `requests` one after the other.

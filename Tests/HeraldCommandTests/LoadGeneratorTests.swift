@@ -52,6 +52,22 @@ import FoundationNetworking
         #expect(error?.description == "the load generator needs an http://host:port address, not https://127.0.0.1:1")
     }
 
+    @Test func aServerThatIsNotThereIsNamed() async throws {
+        // A port that was free a moment ago: nothing listens on it.
+        let port = try NodeProcess.freePort()
+        let error = await #expect(throws: LoadGenerator.Failure.self) {
+            try await LoadGenerator.run([LoadRequest(method: "GET", path: "/")], base: "http://127.0.0.1:\(port)", connections: 1) {}
+        }
+        #expect(error?.description.hasPrefix("the load generator could not connect to 127.0.0.1:\(port)") == true, "\(String(describing: error))")
+    }
+
+    @Test func workIsSplitIntoLanesOfConsecutiveItemsInOrder() {
+        #expect(LoadGenerator.lanes(Array(0..<10), connections: 4) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]])
+        #expect(LoadGenerator.lanes(Array(0..<3), connections: 32) == [[0], [1], [2]])
+        #expect(LoadGenerator.lanes([Int](), connections: 4).isEmpty)
+        #expect(LoadGenerator.lanes(Array(0..<4), connections: 0) == [[0, 1, 2, 3]])
+    }
+
     /// How many answers came, from any connection.
     final class Answers: Sendable {
         private let answered = Mutex<Int>(0)
