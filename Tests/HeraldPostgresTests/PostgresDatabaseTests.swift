@@ -46,7 +46,7 @@ struct PostgresDatabaseTests {
                 ] {
                     try await database.execute(unsafeSQL: statement)
                 }
-                #expect(try await database.migrate() == [20])
+                #expect(try await database.migrate(through: 20) == [20])
                 let store = database.store(hub: "h")
                 #expect(try await store.registration(id: "activity")?.handleKind == .liveActivity)
                 for id in ["phone", "hub-api", "someone-elses", "two-tags", "installation", "android"] {

@@ -8,9 +8,10 @@ import Testing
 @testable import HeraldPostgres
 
 /// Grouped registration writes keep the tag index and the reservations in step themselves (the
-/// row trigger does it for every other write): the index holds exactly each registration's
-/// tags, and a written id keeps no reservation, whoever wrote it and however.
-@Suite("PostgreSQL tag index of grouped writes", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
+/// row triggers do it for every other write): the index holds exactly each registration's
+/// tags, and a written id keeps no reservation, whoever wrote it and however. The installations'
+/// tag index likewise holds exactly each installation's tags.
+@Suite("PostgreSQL tag indexes", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
 struct PostgresRegistrationIndexTests {
     /// Fails when the hub's tag index differs from its registrations' tags, or a registration's
     /// id is still reserved.
@@ -37,6 +38,69 @@ struct PostgresRegistrationIndexTests {
                 END
                 $$
                 """)
+    }
+
+    /// Fails when the hub's installation tag index differs from its installations' tags.
+    static func expectInstallationsInStep(_ database: PostgresDatabase, hub: String) async throws {
+        try await database.execute(
+            unsafeSQL: """
+                DO $$
+                BEGIN
+                    IF EXISTS (
+                        (SELECT i.id, t.tag FROM herald.installations AS i, unnest(i.tags) AS t(tag) WHERE i.hub = '\(hub)'
+                         EXCEPT SELECT g.installation_id, g.tag FROM herald.installation_tags AS g WHERE g.hub = '\(hub)')
+                        UNION ALL
+                        (SELECT g.installation_id, g.tag FROM herald.installation_tags AS g WHERE g.hub = '\(hub)'
+                         EXCEPT SELECT i.id, t.tag FROM herald.installations AS i, unnest(i.tags) AS t(tag) WHERE i.hub = '\(hub)')
+                    ) THEN
+                        RAISE EXCEPTION 'the installation tag index is out of step with the installations';
+                    END IF;
+                END
+                $$
+                """)
+    }
+
+    /// Every writer of installations at once (grouped `PUT`s, some of one installation in the
+    /// same group, `PUT`s on a version, which are transactions of their own, and deletes) keeps
+    /// both tag indexes exactly in step: the installations' and their registrations'.
+    @Test(.timeLimit(.minutes(2)))
+    func everyWriterOfInstallationsKeepsBothIndexesInStep() async throws {
+        try await PostgresTestDatabase.with { database async throws in
+            let hub = PostgresTestDatabase.uniqueHubName()
+            let store = database.store(hub: hub)
+            for round in 0..<4 {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<36 {
+                        let id = "inst-\(index % 9)"
+                        let installation = Installation.sample(
+                            id: id, pushChannel: String(format: "%064x", index % 9), tags: ["round-\(round % 2)", "i\(index % 3)", "kept"],
+                            templates: index % 2 == 0 ? ["t": InstallationTemplate(body: "{}", tags: ["template-\(round)", "kept"])] : [:])
+                        group.addTask {
+                            switch index % 4 {
+                            case 2:
+                                if let current = try await store.installation(id: id) {
+                                    _ = try? await store.upsertInstallation(installation, ifVersion: current.version)
+                                }
+                            case 3 where round == 2:
+                                try await store.deleteInstallation(id: id)
+                            default:
+                                _ = try await store.upsertInstallation(installation, ifVersion: nil)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                try await Self.expectInStep(database, hub: hub)
+                try await Self.expectInstallationsInStep(database, hub: hub)
+            }
+            #expect(try await store.registrationCount() > 0)
+            let stored = try await store.listInstallations(userId: nil, tag: "kept", after: nil, limit: 100)
+            #expect(stored.map(\.id).sorted() == (0..<9).map { "inst-\($0)" }.sorted())
+            for id in stored.map(\.id) { try await store.deleteInstallation(id: id) }
+            try await Self.expectInStep(database, hub: hub)
+            try await Self.expectInstallationsInStep(database, hub: hub)
+            #expect(try await store.registrationCount() == 0)
+        }
     }
 
     @Test func groupedCreatesUpdatesAndReplacementsKeepTheIndexInStep() async throws {
@@ -128,7 +192,7 @@ struct PostgresRegistrationIndexTests {
                 try await PostgresTestDatabase.expectFewRowsRead(
                     database, of: "reservations",
                     by: """
-                        herald.save_registrations('bench', ARRAY['registration \(id)'], ARRAY['\(id)'],
+                        PERFORM * FROM herald.save_registrations('bench', ARRAY['registration \(id)'], ARRAY['\(id)'],
                             ARRAY['fcm'], ARRAY['device-\(id)'], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY['alice'],
                             ARRAY[NULL]::bigint[], ARRAY[0::bigint], ARRAY[1::bigint], ARRAY[1], ARRAY['all'],
                             ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[NULL]::text[], ARRAY[false],

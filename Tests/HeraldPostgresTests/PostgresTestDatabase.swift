@@ -66,12 +66,12 @@ enum PostgresTestDatabase {
         }
     }
 
-    /// Runs `call` (a statement, such as a `save_registrations(…)` call) and then `check` (PL/pgSQL
+    /// Runs `statement` (PL/pgSQL, such as `PERFORM * FROM herald.save_registrations(…)`) and then `check` (PL/pgSQL
     /// that raises when what was written is wrong) in one transaction, which fails, with the
     /// count, when it read more than `limit` rows of `table` (in the schema `herald`): for tests
     /// of writes that must read only their own rows, whatever the statistics say.
     static func expectFewRowsRead(
-        _ database: PostgresDatabase, of table: String, by call: String, check: String = "", what: String, limit: Int = 20
+        _ database: PostgresDatabase, of table: String, by statement: String, check: String = "", what: String, limit: Int = 20
     ) async throws {
         try await database.execute(
             unsafeSQL: """
@@ -79,7 +79,7 @@ enum PostgresTestDatabase {
                 DECLARE
                     fetched bigint;
                 BEGIN
-                    PERFORM * FROM \(call);
+                    \(statement);
                     \(check)
                     SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) INTO fetched
                         FROM pg_stat_xact_user_tables WHERE relid = 'herald.\(table)'::regclass;

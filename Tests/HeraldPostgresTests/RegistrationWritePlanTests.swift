@@ -27,7 +27,7 @@ struct RegistrationWritePlanTests {
                 try await PostgresTestDatabase.expectFewRowsRead(
                     database, of: "registrations",
                     by: """
-                        herald.save_registrations('bench', ARRAY['\(id)'], ARRAY['\(id)'], ARRAY['fcm'],
+                        PERFORM * FROM herald.save_registrations('bench', ARRAY['\(id)'], ARRAY['\(id)'], ARRAY['fcm'],
                             ARRAY[\(handle)], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[],
                             ARRAY[NULL]::bigint[], ARRAY[0::bigint], ARRAY[1::bigint], ARRAY[1], ARRAY['all'],
                             ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[false], ARRAY[NULL]::text[], ARRAY[false],
@@ -49,6 +49,42 @@ struct RegistrationWritePlanTests {
                     END
                     $$
                     """)
+        }
+    }
+
+    /// The triggers that keep the tag index find each entry by its key, on an index filled in
+    /// bulk and never analyzed: an update of one row's tags and a delete read that row's
+    /// entries, not the hub's.
+    @Test(.timeLimit(.minutes(5)))
+    func theTagIndexIsKeptByKeyWhateverItHolds() async throws {
+        try await PostgresTestDatabase.withStaleStatistics(of: "registration_tags") { database in
+            try await database.execute(
+                unsafeSQL: """
+                    INSERT INTO herald.registrations (hub, id, platform, handle, version, created_at, updated_at, tags)
+                    SELECT 'bench', 'reg-' || lpad(g::text, 9, '0'), 'fcm', 'bench:' || md5(g::text), 1, 0, 0,
+                        ARRAY['all', 'group-' || (g % 10)]
+                    FROM generate_series(1, \(Self.devices)) AS g
+                    """)
+            try await PostgresTestDatabase.expectFewRowsRead(
+                database, of: "registration_tags",
+                by: "UPDATE herald.registrations SET tags = ARRAY['all', 'moved'] WHERE hub = 'bench' AND id = 'reg-000010000'",
+                check: """
+                    IF (SELECT array_agg(tag ORDER BY tag) FROM herald.registration_tags
+                        WHERE hub = 'bench' AND registration_id = 'reg-000010000') <> ARRAY['all', 'moved'] THEN
+                        RAISE EXCEPTION 'the updated row''s entries are not its tags';
+                    END IF;
+                    """,
+                what: "an update of tags")
+            try await PostgresTestDatabase.expectFewRowsRead(
+                database, of: "registration_tags",
+                by: "DELETE FROM herald.registrations WHERE hub = 'bench' AND id = 'reg-000000007'",
+                check: """
+                    IF EXISTS (SELECT 1 FROM herald.registration_tags WHERE hub = 'bench' AND registration_id = 'reg-000000007') THEN
+                        RAISE EXCEPTION 'the deleted row''s entries are still there';
+                    END IF;
+                    """,
+                what: "a delete")
+            try await PostgresRegistrationIndexTests.expectInStep(database, hub: "bench")
         }
     }
 }
