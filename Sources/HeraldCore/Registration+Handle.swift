@@ -12,7 +12,10 @@ extension Registration {
         guard !trimmed.isEmpty else { throw .badRequest("a handle is required") }
         switch platform {
         case .apns:
-            let token = String(trimmed.unicodeScalars.filter { $0 != " " && $0 != "<" && $0 != ">" }).lowercased()
+            // A token as the SDKs send it, lowercase hex digits only, is kept as it is.
+            let token =
+                trimmed.utf8.allSatisfy(\.isHexDigit)
+                ? trimmed : String(trimmed.unicodeScalars.filter { $0 != " " && $0 != "<" && $0 != ">" }).lowercased()
             guard token.utf8.allSatisfy(\.isHexDigit) else {
                 throw .badRequest("an APNs device token is hexadecimal (encode the token bytes as hex, two digits a byte)")
             }

@@ -125,9 +125,9 @@ public struct SharedAccessSignature: Sendable, Hashable, CustomStringConvertible
     /// fingerprint; a cache of verified tokens keyed by it holds 32 bytes a token.
     public func fingerprint(in scope: String = "") -> [UInt8] {
         var hash = SHA256()
-        for field in [scope, resource, signedExpiry, keyName] {
-            hash.update(data: Data(field.utf8))
-            hash.update(data: Data([0]))
+        for var field in [scope, resource, signedExpiry, keyName] {
+            field.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            withUnsafeBytes(of: UInt8(0)) { hash.update(bufferPointer: $0) }
         }
         hash.update(data: signatureBytes)
         return Array(hash.finalize())
@@ -244,38 +244,41 @@ private struct URLParts: Hashable {
     var port: String?
     var path: String
 
+    /// Reads the parts from the URL's bytes: the delimiters are ASCII, and only the host and
+    /// the path are lowercased.
     init?(_ url: String) {
-        var rest = Substring(url.trimmingSpaces())
-        let bytes = rest.utf8
-        if let colon = bytes.indices.first(where: { index in
-            bytes[index] == UInt8(ascii: ":") && bytes[index...].starts(with: "://".utf8)
-        }) {
-            rest = rest[bytes.index(colon, offsetBy: 3)...]
+        let text = url.trimmingSpaces()
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        if let colon = bytes.indices.first(where: { bytes[$0] == UInt8(ascii: ":") && bytes[$0...].starts(with: "://".utf8) }) {
+            start = bytes.index(colon, offsetBy: 3)
         }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        var pathAndMore = rest[authorityEnd...]
-        if let end = pathAndMore.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            pathAndMore = pathAndMore[..<end]
-        }
+        let rest = bytes[start...]
+        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        var authority = bytes[start..<authorityEnd]
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.index(after: at)...] }
+        let pathAndMore = bytes[authorityEnd...]
+        let pathEnd = pathAndMore.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? pathAndMore.endIndex
+        let rawPath = Substring(bytes[authorityEnd..<pathEnd])
 
         // `[::1]:8443`, `host:8443`, `host`.
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            host = String(authority[...close]).lowercased()
+        let hostBytes: Substring.UTF8View
+        if authority.first == UInt8(ascii: "["), let close = authority.firstIndex(of: UInt8(ascii: "]")) {
+            hostBytes = authority[...close]
             let after = authority[authority.index(after: close)...]
-            port = after.hasPrefix(":") ? String(after.dropFirst()) : nil
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon]).lowercased()
-            port = String(authority[authority.index(after: colon)...])
+            port = after.first == UInt8(ascii: ":") ? String(Substring(after.dropFirst())) : nil
+        } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")) {
+            hostBytes = authority[..<colon]
+            port = String(Substring(authority[authority.index(after: colon)...]))
         } else {
-            host = authority.lowercased()
+            hostBytes = authority
             port = nil
         }
         if port?.isEmpty == true { port = nil }
+        host = Substring(hostBytes).lowercased()
         guard !host.isEmpty else { return nil }
 
-        var path = (pathAndMore.percentDecoded() ?? String(pathAndMore)).lowercased()
+        var path = (rawPath.percentDecoded() ?? String(rawPath)).lowercased()
         while path.hasSuffix("/") { path.removeLast() }
         self.path = path
     }
