@@ -71,31 +71,77 @@ extension PostgresStore {
     }
 
     /// Writes `run` (distinct ids) with one statement; one outcome per write. Throws when the
-    /// statement fails, and then nothing of `run` was written.
+    /// statement fails, and then nothing of `run` was written. When a row it read was changed
+    /// meanwhile by another writer, `run` is written again by a statement whose triggers keep the
+    /// tag indexes, which also names a registration id held by something else.
     private func saveInstallations(_ run: some Collection<InstallationWrite>) async throws -> [Result<Installation, any Error>] {
-        let statement = SaveInstallations(hub: hub, writes: Array(run))
-        let logger = database.clientLogger
-        let rows = try await database.runUnmapped { connection in
-            var rows: [SaveInstallations.Row] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
+        let writes = Array(run)
+        let rows: [SaveInstallationsRow]
+        do {
+            rows = try await execute(SaveInstallations(hub: hub, writes: writes))
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == PostgresMigration.changedMeanwhileState {
+            rows = try await execute(SaveInstallationsThroughTriggers(hub: hub, writes: writes))
         }
         var stored: [String: (version: Int, createdAt: Int)] = [:]
         for row in rows { stored[row.id] = (row.version, row.createdAt) }
-        return statement.writes.map { write in
+        return writes.map { write in
             guard let (version, createdAt) = stored[write.installation.id] else {
                 return .failure(StoreError(code: .database, message: "an upserted installation was not returned"))
             }
             return .success(write.installation.stored(version: version, createdAt: Date(storeMilliseconds: createdAt), updatedAt: write.now))
         }
     }
+
+    private func execute<Statement: InstallationWriteStatement>(_ statement: Statement) async throws -> [SaveInstallationsRow] {
+        let logger = database.clientLogger
+        return try await database.runUnmapped { connection in
+            var rows: [SaveInstallationsRow] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
 }
 
-/// The statement that writes installations of distinct ids and the registrations they expand
-/// into, prepared once per connection: its text is the same for any number of rows. When one of
-/// the registration ids is held by a registration that belongs to no installation of the
-/// statement, `herald.fail_unless` undoes all of it (SQLSTATE HR409, naming the id).
-struct SaveInstallations: PostgresPreparedStatement {
+/// What a statement of installation writes returns for each installation it wrote.
+struct SaveInstallationsRow {
+    var id: String
+    var version: Int
+    var createdAt: Int
+}
+
+/// A statement that writes installations of distinct ids and the registrations they expand
+/// into, prepared once per connection (its text is the same for any number of rows), with the
+/// same 21 arrays bound.
+protocol InstallationWriteStatement: PostgresPreparedStatement where Row == SaveInstallationsRow {
+    var hub: String { get }
+    var writes: [PostgresStore.InstallationWrite] { get }
+}
+
+/// Writes the group with `herald.save_installations`, which keeps the tag indexes and the
+/// reservations in step itself. It fails with SQLSTATE HR412, and writes nothing, when a row it
+/// read was changed by another writer before it locked it, or a registration id is held by
+/// a registration of something else.
+struct SaveInstallations: InstallationWriteStatement {
+    static let name = "herald_save_installations_v3"
+    static let sql = """
+        SELECT id, version, created_at FROM herald.save_installations($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+            $14, $15, $16, $17, $18, $19, $20, $21)
+        """
+
+    var hub: String
+    var writes: [PostgresStore.InstallationWrite]
+
+    func decodeRow(_ row: PostgresRow) throws -> SaveInstallationsRow {
+        let (id, version, createdAt) = try row.decode((String, Int, Int).self)
+        return SaveInstallationsRow(id: id, version: version, createdAt: createdAt)
+    }
+}
+
+/// Writes the group in one statement whose rows' triggers keep the tag indexes: for a group that
+/// ``SaveInstallations`` found changed meanwhile. When one of the registration ids is held by a
+/// registration that belongs to no installation of the statement, `herald.fail_unless` undoes
+/// all of it (SQLSTATE HR409, naming the id).
+struct SaveInstallationsThroughTriggers: InstallationWriteStatement {
     static let name = "herald_save_installations_v2"
     static let sql = """
         WITH installation_input AS (
@@ -145,15 +191,16 @@ struct SaveInstallations: PostgresPreparedStatement {
         FROM installation AS i
         """
 
-    struct Row {
-        var id: String
-        var version: Int
-        var createdAt: Int
-    }
-
     var hub: String
     var writes: [PostgresStore.InstallationWrite]
 
+    func decodeRow(_ row: PostgresRow) throws -> SaveInstallationsRow {
+        let (id, version, createdAt, _) = try row.decode((String, Int, Int, Bool).self)
+        return SaveInstallationsRow(id: id, version: version, createdAt: createdAt)
+    }
+}
+
+extension InstallationWriteStatement {
     func makeBindings() throws -> PostgresBindings {
         var installationTags: [String] = []
         var installationTagCounts: [Int32] = []
@@ -193,10 +240,5 @@ struct SaveInstallations: PostgresPreparedStatement {
         bindings.append(derived.map(\.legacyGCM))
         bindings.append(PostgresNullableArray(derived.map(\.handleKind.storedValue)))
         return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row {
-        let (id, version, createdAt, _) = try row.decode((String, Int, Int, Bool).self)
-        return Row(id: id, version: version, createdAt: createdAt)
     }
 }

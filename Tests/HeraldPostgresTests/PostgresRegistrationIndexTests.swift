@@ -171,6 +171,42 @@ struct PostgresRegistrationIndexTests {
         }
     }
 
+    /// A grouped installation write reads the tags its rows held with its statement's snapshot:
+    /// when another transaction changes them before the write locks the row, nothing of the group
+    /// is written by that statement and the group is written again by one whose triggers keep
+    /// the indexes. Both indexes end up exactly as the last write left the rows.
+    @Test(.timeLimit(.minutes(1)))
+    func anInstallationChangedMeanwhileIsWrittenAgainThroughTheTriggers() async throws {
+        try await PostgresTestDatabase.with { database async throws in
+            let hub = PostgresTestDatabase.uniqueHubName()
+            let store = database.store(hub: hub)
+            _ = try await store.upsertInstallation(.sample(id: "contended", tags: ["first"]), ifVersion: nil)
+            // Another transaction changes the installation's tags and its registration's, and
+            // holds both rows for a second.
+            let other = Task {
+                try await database.execute(
+                    unsafeSQL: """
+                        DO $$
+                        BEGIN
+                            UPDATE herald.installations SET tags = ARRAY['meanwhile'], version = version + 1
+                                WHERE hub = '\(hub)' AND id = 'contended';
+                            UPDATE herald.registrations SET tags = ARRAY['meanwhile'], version = version + 1
+                                WHERE hub = '\(hub)' AND installation_id = 'contended';
+                            PERFORM pg_sleep(1);
+                        END
+                        $$
+                        """)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let saved = try await store.upsertInstallation(.sample(id: "contended", tags: ["last"]), ifVersion: nil)
+            try await other.value
+            #expect(saved.version == 3)
+            #expect(try await store.installation(id: "contended")?.tags == ["last"])
+            try await Self.expectInStep(database, hub: hub)
+            try await Self.expectInstallationsInStep(database, hub: hub)
+        }
+    }
+
     /// A write of an issued id reads its reservation by primary key, even while the statistics
     /// know nothing of the hub's reservations (a new hub beside others): it once read every
     /// reservation of the hub through the (hub, expires_at) index, as cheap by the estimate.
