@@ -16,19 +16,11 @@ struct PostgresRegistrationIndexTests {
     /// Fails when the hub's tag index differs from its registrations' tags, or a registration's
     /// id is still reserved.
     static func expectInStep(_ database: PostgresDatabase, hub: String) async throws {
+        try await expectIndexInStep(database, hub: hub, rows: "registrations", index: "registration_tags", idColumn: "registration_id")
         try await database.execute(
             unsafeSQL: """
                 DO $$
                 BEGIN
-                    IF EXISTS (
-                        (SELECT r.id, t.tag FROM herald.registrations AS r, unnest(r.tags) AS t(tag) WHERE r.hub = '\(hub)'
-                         EXCEPT SELECT g.registration_id, g.tag FROM herald.registration_tags AS g WHERE g.hub = '\(hub)')
-                        UNION ALL
-                        (SELECT g.registration_id, g.tag FROM herald.registration_tags AS g WHERE g.hub = '\(hub)'
-                         EXCEPT SELECT r.id, t.tag FROM herald.registrations AS r, unnest(r.tags) AS t(tag) WHERE r.hub = '\(hub)')
-                    ) THEN
-                        RAISE EXCEPTION 'the tag index is out of step with the registrations';
-                    END IF;
                     IF EXISTS (
                         SELECT 1 FROM herald.reservations AS v JOIN herald.registrations AS r ON r.hub = v.hub AND r.id = v.id
                         WHERE v.hub = '\(hub)'
@@ -42,18 +34,26 @@ struct PostgresRegistrationIndexTests {
 
     /// Fails when the hub's installation tag index differs from its installations' tags.
     static func expectInstallationsInStep(_ database: PostgresDatabase, hub: String) async throws {
+        try await expectIndexInStep(database, hub: hub, rows: "installations", index: "installation_tags", idColumn: "installation_id")
+    }
+
+    /// Fails when the tag index `index` (its rows' ids in `idColumn`) holds other entries than
+    /// the tags of the hub's `rows`.
+    private static func expectIndexInStep(
+        _ database: PostgresDatabase, hub: String, rows: String, index: String, idColumn: String
+    ) async throws {
         try await database.execute(
             unsafeSQL: """
                 DO $$
                 BEGIN
                     IF EXISTS (
-                        (SELECT i.id, t.tag FROM herald.installations AS i, unnest(i.tags) AS t(tag) WHERE i.hub = '\(hub)'
-                         EXCEPT SELECT g.installation_id, g.tag FROM herald.installation_tags AS g WHERE g.hub = '\(hub)')
+                        (SELECT r.id, t.tag FROM herald.\(rows) AS r, unnest(r.tags) AS t(tag) WHERE r.hub = '\(hub)'
+                         EXCEPT SELECT g.\(idColumn), g.tag FROM herald.\(index) AS g WHERE g.hub = '\(hub)')
                         UNION ALL
-                        (SELECT g.installation_id, g.tag FROM herald.installation_tags AS g WHERE g.hub = '\(hub)'
-                         EXCEPT SELECT i.id, t.tag FROM herald.installations AS i, unnest(i.tags) AS t(tag) WHERE i.hub = '\(hub)')
+                        (SELECT g.\(idColumn), g.tag FROM herald.\(index) AS g WHERE g.hub = '\(hub)'
+                         EXCEPT SELECT r.id, t.tag FROM herald.\(rows) AS r, unnest(r.tags) AS t(tag) WHERE r.hub = '\(hub)')
                     ) THEN
-                        RAISE EXCEPTION 'the installation tag index is out of step with the installations';
+                        RAISE EXCEPTION 'herald.\(index) is out of step with herald.\(rows)';
                     END IF;
                 END
                 $$
