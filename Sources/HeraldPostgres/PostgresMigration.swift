@@ -1073,9 +1073,10 @@ struct PostgresMigration: Sendable {
                 // `PUT` cost PostgreSQL: two or three statements, each started and ended, for every
                 // row. `save_installations` writes a group of installations and their
                 // registrations and keeps both indexes and the reservations in step itself, a few
-                // set-based steps for all its rows, as `save_registrations` does; the triggers
-                // now skip writes made while `herald.installation_index` (or
-                // `herald.registration_index`) is 'kept', and fire for every delete.
+                // set-based steps for all its rows, as `save_registrations` does. The
+                // installations' trigger now skips writes made while `herald.installation_index`
+                // is 'kept', as the registrations' does for `herald.registration_index`; both
+                // fire for every delete.
                 "DROP TRIGGER installations_changed ON herald.installations",
                 """
                 CREATE TRIGGER installations_deleted AFTER DELETE ON herald.installations

@@ -60,6 +60,28 @@ struct PostgresRegistrationIndexTests {
                 """)
     }
 
+    /// Runs `write` while another transaction, which ran `statements` (SQL) first, holds the
+    /// rows they changed for a second, and returns what `write` returned once both ended.
+    static func whileAnotherTransactionHolds<T: Sendable>(
+        _ database: PostgresDatabase, _ statements: String, _ write: () async throws -> T
+    ) async throws -> T {
+        let other = Task {
+            try await database.execute(
+                unsafeSQL: """
+                    DO $$
+                    BEGIN
+                        \(statements);
+                        PERFORM pg_sleep(1);
+                    END
+                    $$
+                    """)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let written = try await write()
+        try await other.value
+        return written
+    }
+
     /// Every writer of installations at once (grouped `PUT`s, some of one installation in the
     /// same group, `PUT`s on a version, which are transactions of their own, and deletes) keeps
     /// both tag indexes exactly in step: the installations' and their registrations'.
@@ -149,22 +171,12 @@ struct PostgresRegistrationIndexTests {
             let hub = PostgresTestDatabase.uniqueHubName()
             let store = database.store(hub: hub)
             _ = try await store.upsertRegistration(.sample(id: "contended", handle: "device-1", tags: ["first"]), when: .none)
-            // Another transaction changes the tags and holds the row for a second.
-            let other = Task {
-                try await database.execute(
-                    unsafeSQL: """
-                        DO $$
-                        BEGIN
-                            UPDATE herald.registrations SET tags = ARRAY['meanwhile'], version = version + 1
-                                WHERE hub = '\(hub)' AND id = 'contended';
-                            PERFORM pg_sleep(1);
-                        END
-                        $$
-                        """)
+            // Another transaction changes the tags and holds the row.
+            let saved = try await Self.whileAnotherTransactionHolds(
+                database, "UPDATE herald.registrations SET tags = ARRAY['meanwhile'], version = version + 1 WHERE hub = '\(hub)' AND id = 'contended'"
+            ) {
+                try await store.upsertRegistration(.sample(id: "contended", handle: "device-1", tags: ["last"]), when: .none)
             }
-            try await Task.sleep(for: .milliseconds(300))
-            let saved = try await store.upsertRegistration(.sample(id: "contended", handle: "device-1", tags: ["last"]), when: .none)
-            try await other.value
             #expect(saved.version == 3)
             #expect(try await store.registration(id: "contended")?.tags == ["last"])
             try await Self.expectInStep(database, hub: hub)
@@ -182,24 +194,17 @@ struct PostgresRegistrationIndexTests {
             let store = database.store(hub: hub)
             _ = try await store.upsertInstallation(.sample(id: "contended", tags: ["first"]), ifVersion: nil)
             // Another transaction changes the installation's tags and its registration's, and
-            // holds both rows for a second.
-            let other = Task {
-                try await database.execute(
-                    unsafeSQL: """
-                        DO $$
-                        BEGIN
-                            UPDATE herald.installations SET tags = ARRAY['meanwhile'], version = version + 1
-                                WHERE hub = '\(hub)' AND id = 'contended';
-                            UPDATE herald.registrations SET tags = ARRAY['meanwhile'], version = version + 1
-                                WHERE hub = '\(hub)' AND installation_id = 'contended';
-                            PERFORM pg_sleep(1);
-                        END
-                        $$
-                        """)
+            // holds both rows.
+            let saved = try await Self.whileAnotherTransactionHolds(
+                database,
+                """
+                UPDATE herald.installations SET tags = ARRAY['meanwhile'], version = version + 1 WHERE hub = '\(hub)' AND id = 'contended';
+                UPDATE herald.registrations SET tags = ARRAY['meanwhile'], version = version + 1
+                    WHERE hub = '\(hub)' AND installation_id = 'contended'
+                """
+            ) {
+                try await store.upsertInstallation(.sample(id: "contended", tags: ["last"]), ifVersion: nil)
             }
-            try await Task.sleep(for: .milliseconds(300))
-            let saved = try await store.upsertInstallation(.sample(id: "contended", tags: ["last"]), ifVersion: nil)
-            try await other.value
             #expect(saved.version == 3)
             #expect(try await store.installation(id: "contended")?.tags == ["last"])
             try await Self.expectInStep(database, hub: hub)

@@ -9,15 +9,21 @@ import Testing
 struct RegistrationWritePlanTests {
     static let devices = 20_000
 
+    /// Fills the hub `bench` with ``devices`` FCM registrations in one statement, `reg-000000001`
+    /// and on, each with the tags `tags` (SQL, of the series' `g`).
+    static func fillBench(_ database: PostgresDatabase, tags: String) async throws {
+        try await database.execute(
+            unsafeSQL: """
+                INSERT INTO herald.registrations (hub, id, platform, handle, version, created_at, updated_at, tags)
+                SELECT 'bench', 'reg-' || lpad(g::text, 9, '0'), 'fcm', 'bench:' || md5(g::text), 1, 0, 0, \(tags)
+                FROM generate_series(1, \(devices)) AS g
+                """)
+    }
+
     @Test(.timeLimit(.minutes(5)))
     func aWriteReadsItsOwnRowsWhateverTheHubHolds() async throws {
         try await PostgresTestDatabase.withStaleStatistics(of: "registrations") { database in
-            try await database.execute(
-                unsafeSQL: """
-                    INSERT INTO herald.registrations (hub, id, platform, handle, version, created_at, updated_at, tags)
-                    SELECT 'bench', 'reg-' || lpad(g::text, 9, '0'), 'fcm', 'bench:' || md5(g::text), 1, 0, 0, ARRAY['all']
-                    FROM generate_series(1, \(Self.devices)) AS g
-                    """)
+            try await Self.fillBench(database, tags: "ARRAY['all']")
             // An update of a stored row, a new row that replaces the registrations of its
             // device, and a new row of a new device: one transaction each, which fails (with
             // the count) when it read more than a few rows of the registrations.
@@ -58,13 +64,7 @@ struct RegistrationWritePlanTests {
     @Test(.timeLimit(.minutes(5)))
     func theTagIndexIsKeptByKeyWhateverItHolds() async throws {
         try await PostgresTestDatabase.withStaleStatistics(of: "registration_tags") { database in
-            try await database.execute(
-                unsafeSQL: """
-                    INSERT INTO herald.registrations (hub, id, platform, handle, version, created_at, updated_at, tags)
-                    SELECT 'bench', 'reg-' || lpad(g::text, 9, '0'), 'fcm', 'bench:' || md5(g::text), 1, 0, 0,
-                        ARRAY['all', 'group-' || (g % 10)]
-                    FROM generate_series(1, \(Self.devices)) AS g
-                    """)
+            try await Self.fillBench(database, tags: "ARRAY['all', 'group-' || (g % 10)]")
             try await PostgresTestDatabase.expectFewRowsRead(
                 database, of: "registration_tags",
                 by: "UPDATE herald.registrations SET tags = ARRAY['all', 'moved'] WHERE hub = 'bench' AND id = 'reg-000010000'",
