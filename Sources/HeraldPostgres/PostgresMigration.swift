@@ -1226,6 +1226,145 @@ struct PostgresMigration: Sendable {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 23,
+            name: "installation writes that find the registrations they replace by key",
+            statements: [
+                // A grouped installation write deletes the registrations its installations no
+                // longer have. Version 22 asked for them with `installation_id = ANY (…)`, which
+                // a generic plan made on statistics of a small hub (few rows, or rows without an
+                // installation) read as every installation registration of the hub, filtered one
+                // by one: each write of a grown hub then read all of them. Each installation's are
+                // now found on their own, by the hub and the installation (the key of their
+                // index), and deleted by primary key: what the statistics say no longer matters.
+                // The outer conditions repeat the inner ones, so that a row changed meanwhile is
+                // checked again as it is now; `coalesce` keeps them from choosing the index of
+                // installation registrations, which such statistics hold to be empty, over the
+                // primary key.
+                """
+                CREATE OR REPLACE FUNCTION herald.save_installations(
+                    p_hub text, p_ids text[], p_user_ids text[], p_tag_counts integer[], p_tags text[], p_documents text[],
+                    p_updated_at bigint[], p_registration_ids text[], p_platforms text[], p_handles text[], p_p256dh text[],
+                    p_auth text[], p_expires_at bigint[], p_registration_updated_at bigint[], p_registration_tag_counts integer[],
+                    p_registration_tags text[], p_templates text[], p_push_variables text[], p_installation_ids text[],
+                    p_legacy_gcm boolean[], p_handle_kinds text[]
+                ) RETURNS TABLE (id text, version bigint, created_at bigint)
+                LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET herald.registration_index = 'kept'
+                    SET herald.installation_index = 'kept' AS $$
+                #variable_conflict use_column
+                DECLARE
+                    returned bigint;
+                BEGIN
+                    RETURN QUERY
+                    WITH installation_input AS (
+                        SELECT x.*, (sum(x.tag_count) OVER (ORDER BY x.n) - x.tag_count)::integer AS tag_offset,
+                            s.ctid AS stored_ctid, s.tags AS stored_tags
+                        FROM unnest(p_ids, p_user_ids, p_tag_counts, p_documents, p_updated_at) WITH ORDINALITY
+                            AS x(id, user_id, tag_count, document, updated_at, n)
+                        LEFT JOIN LATERAL (
+                            SELECT e.ctid, e.tags FROM herald.installations AS e WHERE e.hub = p_hub AND e.id = x.id OFFSET 0
+                        ) AS s ON true
+                    ), installation AS (
+                        INSERT INTO herald.installations AS i (hub, id, user_id, tags, document, version, created_at, updated_at)
+                        SELECT p_hub, x.id, x.user_id, p_tags[x.tag_offset + 1 : x.tag_offset + x.tag_count], x.document::jsonb, 1,
+                            x.updated_at, x.updated_at
+                        FROM installation_input AS x ORDER BY x.id COLLATE "C"
+                        ON CONFLICT (hub, id) DO UPDATE SET user_id = excluded.user_id, tags = excluded.tags,
+                            document = excluded.document, version = i.version + 1, updated_at = excluded.updated_at
+                        WHERE i.ctid = (SELECT w.stored_ctid FROM installation_input AS w WHERE w.id = excluded.id)
+                        RETURNING i.id, i.version, i.created_at, i.tags
+                    ), installation_written AS (
+                        SELECT i.id, i.tags AS new_tags, x.stored_tags, i.version = 1 AS inserted
+                        FROM installation AS i JOIN installation_input AS x ON x.id = i.id
+                    ), installation_untagged AS (
+                        DELETE FROM herald.installation_tags AS t WHERE t.ctid = ANY (ARRAY(
+                            SELECT g.ctid FROM installation_written AS w CROSS JOIN LATERAL unnest(w.stored_tags) AS x(tag)
+                            CROSS JOIN LATERAL (
+                                SELECT e.ctid FROM herald.installation_tags AS e
+                                WHERE e.hub = p_hub AND e.tag = x.tag AND e.installation_id = w.id OFFSET 0
+                            ) AS g
+                            WHERE NOT w.inserted AND NOT (x.tag = ANY (w.new_tags))
+                        ))
+                        RETURNING t.tag
+                    ), installation_tagged AS (
+                        INSERT INTO herald.installation_tags AS t (hub, tag, installation_id)
+                        SELECT p_hub, x.tag, w.id FROM installation_written AS w CROSS JOIN LATERAL unnest(w.new_tags) AS x(tag)
+                        WHERE w.inserted OR NOT (x.tag = ANY (w.stored_tags))
+                        ON CONFLICT DO NOTHING
+                        RETURNING t.tag
+                    ), registration_input AS (
+                        SELECT x.*, (sum(x.tag_count) OVER (ORDER BY x.n) - x.tag_count)::integer AS tag_offset,
+                            s.ctid AS stored_ctid, s.tags AS stored_tags
+                        FROM unnest(p_registration_ids, p_platforms, p_handles, p_p256dh, p_auth, p_expires_at, p_registration_updated_at,
+                            p_registration_tag_counts, p_templates, p_push_variables, p_installation_ids, p_legacy_gcm, p_handle_kinds)
+                            WITH ORDINALITY AS x(id, platform, handle, p256dh, auth, expires_at, updated_at, tag_count, template,
+                                push_variables, installation_id, legacy_gcm, handle_kind, n)
+                        LEFT JOIN LATERAL (
+                            SELECT e.ctid, e.tags FROM herald.registrations AS e WHERE e.hub = p_hub AND e.id = x.id OFFSET 0
+                        ) AS s ON true
+                    ), stale AS (
+                        DELETE FROM herald.registrations AS r
+                        WHERE r.hub = p_hub AND r.id = ANY (ARRAY(
+                            SELECT e.id FROM unnest(p_ids) AS x(id) CROSS JOIN LATERAL (
+                                SELECT e.id FROM herald.registrations AS e
+                                WHERE e.hub = p_hub AND e.installation_id = x.id OFFSET 0
+                            ) AS e
+                            WHERE NOT (e.id = ANY (p_registration_ids))
+                        ))
+                            AND coalesce(r.installation_id, '') = ANY (p_ids) AND NOT (r.id = ANY (p_registration_ids))
+                        RETURNING r.id
+                    ), saved AS (
+                        INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at, version,
+                            created_at, updated_at, tags, template, push_variables, installation_id, legacy_gcm, handle_kind)
+                        SELECT p_hub, x.id, x.platform, x.handle, x.p256dh, x.auth, NULL, x.expires_at, 1, x.updated_at, x.updated_at,
+                            p_registration_tags[x.tag_offset + 1 : x.tag_offset + x.tag_count], x.template, x.push_variables,
+                            x.installation_id, x.legacy_gcm, x.handle_kind
+                        FROM registration_input AS x ORDER BY x.id COLLATE "C"
+                        ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
+                            p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner,
+                            expires_at = excluded.expires_at, version = r.version + 1, updated_at = excluded.updated_at,
+                            tags = excluded.tags, template = excluded.template, push_variables = excluded.push_variables,
+                            installation_id = excluded.installation_id, legacy_gcm = excluded.legacy_gcm,
+                            handle_kind = excluded.handle_kind
+                        WHERE r.installation_id IS NOT DISTINCT FROM excluded.installation_id
+                            AND r.ctid = (SELECT w.stored_ctid FROM registration_input AS w WHERE w.id = excluded.id)
+                        RETURNING r.id, r.tags, r.version
+                    ), registration_written AS (
+                        SELECT s.id, s.tags AS new_tags, x.stored_tags, s.version = 1 AS inserted
+                        FROM saved AS s JOIN registration_input AS x ON x.id = s.id
+                    ), registration_untagged AS (
+                        DELETE FROM herald.registration_tags AS t WHERE t.ctid = ANY (ARRAY(
+                            SELECT g.ctid FROM registration_written AS w CROSS JOIN LATERAL unnest(w.stored_tags) AS x(tag)
+                            CROSS JOIN LATERAL (
+                                SELECT e.ctid FROM herald.registration_tags AS e
+                                WHERE e.hub = p_hub AND e.tag = x.tag AND e.registration_id = w.id OFFSET 0
+                            ) AS g
+                            WHERE NOT w.inserted AND NOT (x.tag = ANY (w.new_tags))
+                        ))
+                        RETURNING t.tag
+                    ), registration_tagged AS (
+                        INSERT INTO herald.registration_tags AS t (hub, tag, registration_id)
+                        SELECT p_hub, x.tag, w.id FROM registration_written AS w CROSS JOIN LATERAL unnest(w.new_tags) AS x(tag)
+                        WHERE w.inserted OR NOT (x.tag = ANY (w.stored_tags))
+                        ON CONFLICT DO NOTHING
+                        RETURNING t.tag
+                    ), consumed AS (
+                        DELETE FROM herald.reservations AS v WHERE v.ctid = ANY (ARRAY(
+                            SELECT f.ctid FROM registration_written AS w CROSS JOIN LATERAL (
+                                SELECT e.ctid FROM herald.reservations AS e WHERE e.hub = p_hub AND e.id = w.id OFFSET 0
+                            ) AS f
+                        ))
+                        RETURNING v.id
+                    )
+                    SELECT i.id, i.version, i.created_at FROM installation AS i
+                    WHERE herald.unchanged_unless((SELECT count(*) FROM saved) = cardinality(p_registration_ids));
+                    GET DIAGNOSTICS returned = ROW_COUNT;
+                    PERFORM herald.unchanged_unless(returned = cardinality(p_ids));
+                END
+                $$
+                """
+            ]
+        ),
     ]
 
     /// The SQLSTATE of ``herald.fail_unless``: a registry rule did not hold (a conflict).

@@ -140,7 +140,9 @@ struct SaveInstallations: InstallationWriteStatement {
 /// Writes the group in one statement whose rows' triggers keep the tag indexes: for a group that
 /// ``SaveInstallations`` found changed meanwhile. When one of the registration ids is held by a
 /// registration that belongs to no installation of the statement, `herald.fail_unless` undoes
-/// all of it (SQLSTATE HR409, naming the id).
+/// all of it (SQLSTATE HR409, naming the id). The registrations an installation no longer has are
+/// found by installation, and deleted by primary key, as `herald.save_installations` does (schema
+/// version 23): whatever the statistics say, a write reads its own rows.
 struct SaveInstallationsThroughTriggers: InstallationWriteStatement {
     static let name = "herald_save_installations_v2"
     static let sql = """
@@ -163,8 +165,14 @@ struct SaveInstallationsThroughTriggers: InstallationWriteStatement {
                 AS x(id, platform, handle, p256dh, auth, expires_at, updated_at, tag_count, template, push_variables,
                     installation_id, legacy_gcm, handle_kind, n)
         ), stale AS (
-            DELETE FROM herald.registrations AS r WHERE r.hub = $1 AND r.installation_id = ANY ($2::text[])
-                AND NOT (r.id = ANY ($8::text[]))
+            DELETE FROM herald.registrations AS r
+            WHERE r.hub = $1 AND r.id = ANY (ARRAY(
+                SELECT e.id FROM unnest($2::text[]) AS x(id) CROSS JOIN LATERAL (
+                    SELECT e.id FROM herald.registrations AS e WHERE e.hub = $1 AND e.installation_id = x.id OFFSET 0
+                ) AS e
+                WHERE NOT (e.id = ANY ($8::text[]))
+            ))
+                AND coalesce(r.installation_id, '') = ANY ($2::text[]) AND NOT (r.id = ANY ($8::text[]))
             RETURNING r.id
         ), saved AS (
             INSERT INTO herald.registrations AS r (hub, id, platform, handle, p256dh, auth, owner, expires_at, version,

@@ -58,6 +58,43 @@ struct RegistrationWritePlanTests {
         }
     }
 
+    /// An installation write deletes the registrations its installation no longer has, found by
+    /// the installation: on statistics taken when the hub's registrations had no installation,
+    /// it still reads that installation's, not every installation registration of the hub.
+    @Test(.timeLimit(.minutes(5)))
+    func anInstallationWriteFindsTheRegistrationsItReplacesByKey() async throws {
+        try await PostgresTestDatabase.withStaleStatistics(of: "registrations") { database in
+            try await Self.fillBench(database, tags: "ARRAY['all']")
+            try await database.execute(unsafeSQL: "ANALYZE herald.registrations")
+            try await database.execute(
+                unsafeSQL: """
+                    INSERT INTO herald.registrations (hub, id, platform, handle, version, created_at, updated_at, tags, installation_id)
+                    SELECT 'bench', 'inst-' || lpad(g::text, 9, '0') || '-old', 'fcm', 'inst:' || md5(g::text), 1, 0, 0, ARRAY['all'],
+                        'inst-' || lpad(g::text, 9, '0')
+                    FROM generate_series(1, \(Self.devices)) AS g
+                    """)
+            // The installation `inst-000000005` written with a registration of a new id: its
+            // old one goes.
+            try await PostgresTestDatabase.expectFewRowsRead(
+                database, of: "registrations",
+                by: """
+                    PERFORM * FROM herald.save_installations('bench', ARRAY['inst-000000005'], ARRAY[NULL]::text[], ARRAY[1],
+                        ARRAY['all'], ARRAY['{}'], ARRAY[1::bigint], ARRAY['inst-000000005-new'], ARRAY['fcm'], ARRAY['inst:new'],
+                        ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::bigint[], ARRAY[1::bigint], ARRAY[1], ARRAY['all'],
+                        ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY['inst-000000005'], ARRAY[false], ARRAY[NULL]::text[])
+                    """,
+                check: """
+                    IF (SELECT array_agg(id) FROM herald.registrations WHERE hub = 'bench' AND installation_id = 'inst-000000005')
+                        <> ARRAY['inst-000000005-new'] THEN
+                        RAISE EXCEPTION 'the installation''s registrations are not the one it was written with';
+                    END IF;
+                    """,
+                what: "an installation")
+            try await PostgresRegistrationIndexTests.expectInStep(database, hub: "bench")
+            try await PostgresRegistrationIndexTests.expectInstallationsInStep(database, hub: "bench")
+        }
+    }
+
     /// The triggers that keep the tag index find each entry by its key, on an index filled in
     /// bulk and never analyzed: an update of one row's tags and a delete read that row's
     /// entries, not the hub's.
