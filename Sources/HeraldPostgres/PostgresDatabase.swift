@@ -33,7 +33,7 @@ public final class PostgresDatabase: Service, Sendable {
     private let reachable = Atomic<Bool>(true)
     /// The statements being waited for (see ``abandoningAfter(_:_:)``), each with what abandons
     /// it: when the database turns unreachable, they fail at once instead of at their deadline.
-    private let waitingStatements = Mutex<(next: Int, abandon: [Int: @Sendable () -> Void])>((0, [:]))
+    private let waitingStatements = Mutex(WaitingStatements())
     let logger: Logger
     /// ``logger`` at `.warning` or above, for postgres-nio's own lines.
     let clientLogger: Logger
@@ -239,7 +239,7 @@ public final class PostgresDatabase: Service, Sendable {
                         metadata: ["herald.store.database": "\(url)"]
                     )
                     // What waits for the pool would wait for its deadline: it fails now.
-                    for abandon in waitingStatements.withLock({ Array($0.abandon.values) }) { abandon() }
+                    for statement in waitingStatements.withLock({ Array($0.byID.values) }) { statement.abandon(.unreachable) }
                 }
                 logger.debug("Listening for work announcements failed; listening again shortly", metadata: ["error": "\(mapError(error))"])
             }
@@ -418,16 +418,12 @@ public final class PostgresDatabase: Service, Sendable {
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
-        // The deadline's timer, cancelled as soon as the statement is answered: a timer left to
-        // run out would stay scheduled for every statement of the last 20 s. It is an event
-        // loop's (no task of its own, no dispatch timer), as it is set for every statement.
-        let timer = Mutex<Scheduled<Void>?>(nil)
         let logger = self.logger
         let id = waitingStatements.withLock { statements in
             statements.next += 1
             return statements.next
         }
-        defer { waitingStatements.withLock { _ = $0.abandon.removeValue(forKey: id) } }
+        defer { waitingStatements.withLock { _ = $0.byID.removeValue(forKey: id) } }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             waiting.withLock { $0 = continuation }
             let work = Task<Void, Never> { @Sendable in
@@ -438,29 +434,62 @@ public final class PostgresDatabase: Service, Sendable {
                     result = .failure(error)
                 }
                 waiting.withLock { $0.take() }?.resume(with: result)
-                timer.withLock { $0.take() }?.cancel()
             }
-            waitingStatements.withLock { statements in
-                statements.abandon[id] = { @Sendable in
-                    guard let continuation = waiting.withLock({ $0.take() }) else { return }
-                    work.cancel()
-                    timer.withLock { $0.take() }?.cancel()
+            let statement = WaitingStatement(deadline: .now + deadline) { @Sendable reason in
+                guard let continuation = waiting.withLock({ $0.take() }) else { return }
+                work.cancel()
+                switch reason {
+                case .unreachable:
                     continuation.resume(throwing: StoreError.databaseUnavailable("the database is unreachable; try again"))
+                case .deadline:
+                    logger.error("A database statement was not answered in time; it is abandoned", metadata: ["herald.timeout": "\(deadline)"])
+                    continuation.resume(throwing: StoreError.databaseUnavailable("the database did not answer in time; try again"))
                 }
             }
-            let deadlineTask = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(deadline)) {
-                guard let continuation = waiting.withLock({ $0.take() }) else { return }
-                logger.error("A database statement was not answered in time; it is abandoned", metadata: ["herald.timeout": "\(deadline)"])
-                work.cancel()
-                continuation.resume(throwing: StoreError.databaseUnavailable("the database did not answer in time; try again"))
+            let startsSweeping = waitingStatements.withLock { statements in
+                statements.byID[id] = statement
+                defer { statements.sweeping = true }
+                return !statements.sweeping
             }
-            // If the statement was answered already, nobody else will cancel the timer.
-            let answered = timer.withLock { stored in
-                if waiting.withLock({ $0 == nil }) { return true }
-                stored = deadlineTask
-                return false
+            if startsSweeping { Task { await self.abandonStatementsPastTheirDeadline() } }
+        }
+    }
+
+    /// The statements being waited for, and whether a task looks for those past their deadline.
+    private struct WaitingStatements {
+        var next = 0
+        var byID: [Int: WaitingStatement] = [:]
+        var sweeping = false
+    }
+
+    /// A statement being waited for (see ``abandoningAfter(_:_:)``): when it is due, and what
+    /// stops the wait, saying why.
+    private struct WaitingStatement: Sendable {
+        enum Reason { case deadline, unreachable }
+        var deadline: ContinuousClock.Instant
+        var abandon: @Sendable (Reason) -> Void
+    }
+
+    /// How often ``abandonStatementsPastTheirDeadline()`` looks: a statement is abandoned at most
+    /// this long after its deadline.
+    static let deadlineSweepInterval: Duration = .milliseconds(100)
+
+    /// Abandons the statements past their deadline, every ``deadlineSweepInterval``, while any is
+    /// waited for: one task for them all, rather than a timer set on an event loop and cancelled
+    /// again for every statement.
+    private func abandonStatementsPastTheirDeadline() async {
+        while true {
+            try? await Task.sleep(for: Self.deadlineSweepInterval)
+            let now = ContinuousClock.now
+            let due = waitingStatements.withLock { statements -> [WaitingStatement]? in
+                guard !statements.byID.isEmpty else {
+                    statements.sweeping = false
+                    return nil
+                }
+                return statements.byID.values.filter { $0.deadline <= now }
             }
-            if answered { deadlineTask.cancel() }
+            guard let due else { return }
+            for statement in due { statement.abandon(.deadline) }
         }
     }
 
