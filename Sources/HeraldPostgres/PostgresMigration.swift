@@ -1228,7 +1228,7 @@ struct PostgresMigration: Sendable {
         ),
         PostgresMigration(
             version: 23,
-            name: "installation writes that find the registrations they replace by key",
+            name: "installation writes that find the registrations they replace by key, after every installation",
             statements: [
                 // A grouped installation write deletes the registrations its installations no
                 // longer have. Version 22 asked for them with `installation_id = ANY (…)`, which
@@ -1241,6 +1241,12 @@ struct PostgresMigration: Sendable {
                 // checked again as it is now; `coalesce` keeps them from choosing the index of
                 // installation registrations, which such statistics hold to be empty, over the
                 // primary key.
+                //
+                // The registrations are now written once every installation of the group is.
+                // The final check counts the registrations written, and PostgreSQL ran that
+                // count, and with it their step, as soon as the first installation was written:
+                // a group holding an installation and a write of that installation on a version
+                // (its row, then its registrations) could each wait for the other.
                 """
                 CREATE OR REPLACE FUNCTION herald.save_installations(
                     p_hub text, p_ids text[], p_user_ids text[], p_tag_counts integer[], p_tags text[], p_documents text[],
@@ -1319,7 +1325,7 @@ struct PostgresMigration: Sendable {
                         SELECT p_hub, x.id, x.platform, x.handle, x.p256dh, x.auth, NULL, x.expires_at, 1, x.updated_at, x.updated_at,
                             p_registration_tags[x.tag_offset + 1 : x.tag_offset + x.tag_count], x.template, x.push_variables,
                             x.installation_id, x.legacy_gcm, x.handle_kind
-                        FROM registration_input AS x ORDER BY x.id COLLATE "C"
+                        FROM registration_input AS x WHERE (SELECT count(*) FROM installation) >= 0 ORDER BY x.id COLLATE "C"
                         ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                             p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner,
                             expires_at = excluded.expires_at, version = r.version + 1, updated_at = excluded.updated_at,

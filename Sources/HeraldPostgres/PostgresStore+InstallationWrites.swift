@@ -142,7 +142,9 @@ struct SaveInstallations: InstallationWriteStatement {
 /// registration that belongs to no installation of the statement, `herald.fail_unless` undoes
 /// all of it (SQLSTATE HR409, naming the id). The registrations an installation no longer has are
 /// found by installation, and deleted by primary key, as `herald.save_installations` does (schema
-/// version 23): whatever the statistics say, a write reads its own rows.
+/// version 23): whatever the statistics say, a write reads its own rows. Its registrations are
+/// written once every installation of the group is, as the installations come first in every
+/// writer of them.
 struct SaveInstallationsThroughTriggers: InstallationWriteStatement {
     static let name = "herald_save_installations_v2"
     static let sql = """
@@ -180,7 +182,7 @@ struct SaveInstallationsThroughTriggers: InstallationWriteStatement {
             SELECT $1, x.id, x.platform, x.handle, x.p256dh, x.auth, NULL, x.expires_at, 1, x.updated_at, x.updated_at,
                 ($16::text[])[x.tag_offset + 1 : x.tag_offset + x.tag_count], x.template, x.push_variables,
                 x.installation_id, x.legacy_gcm, x.handle_kind
-            FROM registration_input AS x ORDER BY x.id COLLATE "C"
+            FROM registration_input AS x WHERE (SELECT count(*) FROM installation) >= 0 ORDER BY x.id COLLATE "C"
             ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                 p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner,
                 expires_at = excluded.expires_at, version = r.version + 1, updated_at = excluded.updated_at,

@@ -106,16 +106,20 @@ extension PostgresStore {
     }
 
     /// Deletes an installation and its registrations in one transaction; `false` if there was
-    /// no installation (its registrations, if any were left, are deleted all the same).
+    /// no installation (its registrations, if any were left, are deleted all the same). The
+    /// installation's row goes first, as every writer of an installation takes its row before
+    /// its registrations: a delete and a write of the same installation then never wait for
+    /// each other both.
     @discardableResult
     public func deleteInstallation(id: String) async throws -> Bool {
         try await transaction { [self] connection in
+            var delete = SQLStatement()
+            delete.sql = "DELETE FROM herald.installations WHERE hub = \(delete.bind(hub)) AND id = \(delete.bind(id)) RETURNING id"
+            let deleted = try await !query(delete, on: connection).isEmpty
             var registrations = SQLStatement()
             registrations.sql = "DELETE FROM herald.registrations WHERE hub = \(registrations.bind(hub)) AND installation_id = \(registrations.bind(id))"
             try await query(registrations, on: connection)
-            var delete = SQLStatement()
-            delete.sql = "DELETE FROM herald.installations WHERE hub = \(delete.bind(hub)) AND id = \(delete.bind(id)) RETURNING id"
-            return try await !query(delete, on: connection).isEmpty
+            return deleted
         }
     }
 
