@@ -296,8 +296,9 @@ struct HeraldConfiguration: Sendable {
         },
         .number(
             \.databaseConnections, "HERALD_DATABASE_CONNECTIONS", in: 1...1000,
-            help: "most connections this node opens to HERALD_DATABASE_URL",
-            docs: "most connections one node opens to the database"
+            help: "most connections this node opens to HERALD_DATABASE_URL (it keeps up to 4 open, and one more that listens)",
+            docs:
+                "most connections one node opens to the database; it keeps up to 4 of them open for good, and one more that listens for other nodes' announcements"
         ),
         .number(
             \.deliveryLeaseSeconds, "HERALD_DELIVERY_LEASE", in: 2...3600,
