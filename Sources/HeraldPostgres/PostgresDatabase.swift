@@ -54,6 +54,13 @@ public final class PostgresDatabase: Service, Sendable {
     /// up to the maximum, and close after a minute unused.
     static let keptConnections = 4
 
+    /// The connections kept open for good in a pool of at most `maximum`: ``keptConnections``,
+    /// and always one fewer than the maximum, so that a pool of one (as a one-off command opens)
+    /// connects only when a statement first needs it.
+    static func keptConnections(maximum: Int) -> Int {
+        min(keptConnections, max(1, maximum) - 1)
+    }
+
     /// - Parameters:
     ///   - maximumConnections: The most connections this process opens; PostgreSQL's own
     ///     `max_connections` (100 by default) bounds the sum over all nodes.
@@ -76,7 +83,7 @@ public final class PostgresDatabase: Service, Sendable {
             )
         }
         configuration.options.maximumConnections = max(1, maximumConnections)
-        configuration.options.minimumConnections = min(Self.keptConnections, configuration.options.maximumConnections - 1)
+        configuration.options.minimumConnections = Self.keptConnections(maximum: maximumConnections)
         configuration.options.connectTimeout = url.connectTimeout ?? .seconds(10)
         configuration.options.additionalStartupParameters = [("application_name", url.applicationName ?? "herald")]
         // The client's own log lines can quote a failed query with its values (device tokens):

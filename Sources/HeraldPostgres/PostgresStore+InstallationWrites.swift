@@ -182,6 +182,8 @@ struct SaveInstallationsThroughTriggers: InstallationWriteStatement {
             SELECT $1, x.id, x.platform, x.handle, x.p256dh, x.auth, NULL, x.expires_at, 1, x.updated_at, x.updated_at,
                 ($16::text[])[x.tag_offset + 1 : x.tag_offset + x.tag_count], x.template, x.push_variables,
                 x.installation_id, x.legacy_gcm, x.handle_kind
+            -- Always true: it makes the registrations wait until every installation of the group is
+            -- written, since every writer of an installation takes its row before its registrations.
             FROM registration_input AS x WHERE (SELECT count(*) FROM installation) >= 0 ORDER BY x.id COLLATE "C"
             ON CONFLICT (hub, id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                 p256dh = excluded.p256dh, auth = excluded.auth, owner = excluded.owner,

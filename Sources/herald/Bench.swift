@@ -425,8 +425,8 @@ struct BenchSummary {
         lines += consoleLines
         lines += clusterLines()
         // The same broadcast (FCM, as many devices, one node process and an emulator process)
-        // on both stores.
-        if let postgres = cluster.first(where: { $0.nodes == 1 }),
+        // on both stores; not with a CPU limit, which the node on SQLite does not have.
+        if let postgres = cluster.first(where: { $0.nodes == 1 && $0.nodeCPU == nil }),
             let sqlite = nodeRuns.first(where: { $0.platform == .fcm && $0.kind == "broadcast" && $0.devices == postgres.devices })
         {
             lines.append(

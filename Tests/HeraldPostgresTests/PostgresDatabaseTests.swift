@@ -1,11 +1,21 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
 import HeraldStore
 import HeraldTLS
 import HeraldTestSupport
 import Logging
 import Testing
+
+@testable import HeraldPostgres
+
+/// How many connections a pool keeps open for good, whatever its maximum; no server needed.
+@Suite("PostgreSQL kept connections")
+struct PostgresKeptConnectionsTests {
+    @Test(arguments: [(0, 0), (1, 0), (2, 1), (4, 3), (5, 4), (20, 4), (100, 4)])
+    func aPoolKeepsFourAtMostAndNeverAllOfIt(maximum: Int, kept: Int) {
+        #expect(PostgresDatabase.keptConnections(maximum: maximum) == kept)
+    }
+}
 
 @Suite("PostgreSQL database", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
 struct PostgresDatabaseTests {

@@ -34,4 +34,32 @@ struct PostgresStatementDeadlineTests {
             try await database.ping()
         }
     }
+
+    /// One task looks for statements past their deadline while any is waited for, and ends when
+    /// none is: after each idle spell, the next late statement starts it again and is abandoned
+    /// as the first was; one answered in time beside it is not.
+    @Test(.timeLimit(.minutes(1)))
+    func theDeadlineWatchStartsAgainAfterEachIdleSpell() async throws {
+        let record = LogRecorder()
+        try await PostgresTestDatabase.with(logger: record.logger()) { database in
+            let abandoned = { record.text.components(separatedBy: "A database statement was not answered in time").count - 1 }
+            for cycle in 1...3 {
+                let started = ContinuousClock.now
+                let late = Task {
+                    try await database.run(deadline: .milliseconds(200)) { connection in
+                        _ = try await connection.query("SELECT pg_sleep(5)", logger: database.clientLogger)
+                    }
+                }
+                _ = try await database.run(deadline: .seconds(5)) { connection in
+                    try await connection.query("SELECT pg_sleep(0.4)", logger: database.clientLogger)
+                }
+                await #expect(throws: StoreError.databaseUnavailable("the database did not answer in time; try again")) { try await late.value }
+                #expect(ContinuousClock.now - started < .seconds(2))
+                #expect(abandoned() == cycle)
+                // Longer than the watch's interval: with nothing waited for, the watch ends.
+                try await Task.sleep(for: PostgresDatabase.deadlineSweepInterval * 4)
+            }
+            try await database.ping()
+        }
+    }
 }
