@@ -8,7 +8,7 @@ extension PostgresDatabase {
         var statement = SQLStatement()
         statement.sql = "SELECT count(*) AS n FROM herald.\(table.name) WHERE hub = \(statement.bind(hub))"
         let rows = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
-        return try rows.first?.makeRandomAccess().int("n") ?? 0
+        return try rows.first?.byName.int("n") ?? 0
     }
 
     /// Inserts rows copied from another store into `table` for the hub `hub`, in one statement;

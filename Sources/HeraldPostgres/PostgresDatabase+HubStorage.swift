@@ -60,7 +60,7 @@ extension PostgresDatabase: HubStorage {
         let rows = try await run { connection in
             try await connection.query("SELECT name FROM herald.hubs ORDER BY lower(name), name", logger: self.clientLogger).collect()
         }
-        return try rows.map { row throws(StoreError) in try row.makeRandomAccess().string("name") }
+        return try rows.map { row throws(StoreError) in try row.byName.string("name") }
     }
 
     public func createDefinition(named name: String, document: Data) async throws -> StoredHubDefinition {
@@ -75,10 +75,10 @@ extension PostgresDatabase: HubStorage {
             var existing = SQLStatement()
             existing.sql = "SELECT name FROM herald.hubs WHERE lower(name) = lower(\(existing.bind(name)))"
             let found = try await run { [existing] connection in try await connection.query(existing.query, logger: self.clientLogger).collect() }
-            let taken = try found.first.map { row throws(StoreError) in try row.makeRandomAccess().string("name") } ?? name
+            let taken = try found.first.map { row throws(StoreError) in try row.byName.string("name") } ?? name
             throw StoreError.hubNameTaken(taken)
         }
-        return StoredHubDefinition(name: name, document: document, revision: try row.makeRandomAccess().string("revision"))
+        return StoredHubDefinition(name: name, document: document, revision: try row.byName.string("revision"))
     }
 
     /// Reads the definition, applies `change`, and writes the result only if the revision is
@@ -98,7 +98,7 @@ extension PostgresDatabase: HubStorage {
                 """
             let readQuery = read.query
             let found = try await run { connection in
-                try await connection.query(readQuery, logger: self.clientLogger).collect().first?.makeRandomAccess()
+                try await connection.query(readQuery, logger: self.clientLogger).collect().first?.byName
             }
             guard let found else { return nil }
             let current = StoredHubDefinition(
@@ -113,7 +113,7 @@ extension PostgresDatabase: HubStorage {
                 """
             let writeQuery = write.query
             let written = try await run { connection in
-                try await connection.query(writeQuery, logger: self.clientLogger).collect().first?.makeRandomAccess()
+                try await connection.query(writeQuery, logger: self.clientLogger).collect().first?.byName
             }
             if let written {
                 return StoredHubDefinition(name: current.name, document: document, revision: try written.string("revision"))
@@ -135,7 +135,7 @@ extension PostgresDatabase: HubStorage {
                 DELETE FROM herald.hubs WHERE name = (SELECT name FROM herald.hubs WHERE lower(name) = lower(\(placeholder)) \
                 ORDER BY name = \(placeholder) DESC LIMIT 1) RETURNING name
                 """
-            guard let row = try await connection.query(delete.query, logger: self.clientLogger).collect().first?.makeRandomAccess() else {
+            guard let row = try await connection.query(delete.query, logger: self.clientLogger).collect().first?.byName else {
                 return nil
             }
             let deleted = try row.string("name")
@@ -174,7 +174,7 @@ extension PostgresDatabase: HubStorage {
             try await connection.query(report.query, logger: self.clientLogger)
             return try await connection.query(count.query, logger: self.clientLogger).collect()
         }
-        return 1 + (try others.first?.makeRandomAccess().int("n") ?? 0)
+        return 1 + (try others.first?.byName.int("n") ?? 0)
     }
 }
 
@@ -183,7 +183,7 @@ extension PostgresDatabase {
         var read = SQLStatement()
         read.sql = "SELECT value FROM herald.settings WHERE name = \(read.bind(name))"
         let rows = try await run { [read] connection in try await connection.query(read.query, logger: self.clientLogger).collect() }
-        return try rows.first.map { row throws(StoreError) in try row.makeRandomAccess().string("value") }
+        return try rows.first.map { row throws(StoreError) in try row.byName.string("value") }
     }
 
     /// With `expected` `nil`, every node asking at once gets the one value stored first.
@@ -208,7 +208,7 @@ extension PostgresDatabase {
             """
         let rows = try await run { [statement] connection in try await connection.query(statement.query, logger: self.clientLogger).collect() }
         // Another node may have stored it while this statement ran, after its snapshot: read it now.
-        if let stored = try rows.first.map({ row throws(StoreError) in try row.makeRandomAccess().string("value") }) {
+        if let stored = try rows.first.map({ row throws(StoreError) in try row.byName.string("value") }) {
             return stored
         }
         if let stored = try await sharedValue(named: name) { return stored }

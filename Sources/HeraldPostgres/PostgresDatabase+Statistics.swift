@@ -50,7 +50,7 @@ extension PostgresDatabase {
         var read = SQLStatement()
         read.sql = "SELECT greatest(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = \(read.bind("herald." + table))::regclass"
         let rows = try await run { [read] connection in try await connection.query(read.query, logger: self.clientLogger).collect() }
-        return try rows.first?.makeRandomAccess().int("n") ?? 0
+        return try rows.first?.byName.int("n") ?? 0
     }
 }
 

@@ -23,7 +23,7 @@ extension PostgresStore {
             SELECT username, password_hash, created_at FROM herald.accounts \
             WHERE hub = \(statement.bind(hub)) AND username = \(statement.bind(username))
             """
-        return try await query(statement).first.map { row throws(StoreError) in try Account(stored: row.makeRandomAccess()) }
+        return try await query(statement).first.map { row throws(StoreError) in try Account(stored: row.byName) }
     }
 
     /// Stores a session (replacing one with the same token hash). Expired sessions are
@@ -51,7 +51,7 @@ extension PostgresStore {
             SELECT token_hash, username, expires_at FROM herald.sessions WHERE hub = \(statement.bind(hub)) \
             AND token_hash = \(statement.bind(tokenHash)) AND expires_at > \(statement.bind(now))
             """
-        return try await query(statement).first.map { row throws(StoreError) in try Session(stored: row.makeRandomAccess()) }
+        return try await query(statement).first.map { row throws(StoreError) in try Session(stored: row.byName) }
     }
 
     public func deleteSession(tokenHash: String) async throws {

@@ -34,7 +34,7 @@ extension PostgresStore {
             AND expires_at > \(now) RETURNING \(Self.secureColumns)
             """
         return try await query(statement).first.map { row throws(StoreError) in
-            try SecureMessage(storedAfterRead: row.makeRandomAccess())
+            try SecureMessage(storedAfterRead: row.byName)
         }
     }
 
@@ -53,7 +53,7 @@ extension PostgresStore {
     private static let richColumns = "c.id, c.owner, c.media_type, c.size, c.created_at, c.expires_at"
 
     private static func decodeRichContent(_ row: PostgresRow) throws(StoreError) -> RichContent {
-        try RichContent(stored: row.makeRandomAccess())
+        try RichContent(stored: row.byName)
     }
 
     public func saveRichContent(_ content: RichContent, bytes: Data) async throws {
@@ -77,7 +77,7 @@ extension PostgresStore {
         statement.sql = """
             SELECT bytes FROM herald.rich_content_bytes WHERE hub = \(statement.bind(hub)) AND content_id = \(statement.bind(id))
             """
-        return try await query(statement).first.map { row throws(StoreError) in try row.makeRandomAccess().bytes("bytes") }
+        return try await query(statement).first.map { row throws(StoreError) in try row.byName.bytes("bytes") }
     }
 
     public func richContent(id: String, now: Date) async throws -> RichContent? {
@@ -121,7 +121,7 @@ extension PostgresStore {
             AND expires_at <= \(statement.bind(now.storeMilliseconds)) RETURNING id
             """
         var ids: [String] = []
-        for row in try await query(statement) { ids.append(try row.makeRandomAccess().string("id")) }
+        for row in try await query(statement) { ids.append(try row.byName.string("id")) }
         return ids
     }
 }

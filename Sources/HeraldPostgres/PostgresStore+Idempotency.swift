@@ -30,7 +30,7 @@ extension PostgresStore {
             SELECT id, idempotency_digest, idempotency_answer FROM herald.notifications \
             WHERE hub = \(holder.bind(hub)) AND idempotency_scope = \(holder.bind(key.scope)) AND idempotency_key = \(holder.bind(key.key))
             """
-        guard let row = try await query(holder).first?.makeRandomAccess(), let digest = try row.optionalString("idempotency_digest") else {
+        guard let row = try await query(holder).first?.byName, let digest = try row.optionalString("idempotency_digest") else {
             throw HeraldError.conflict("a notification with id '\(notification.id)' exists")
         }
         return try key.replay(of: try row.string("id"), storedDigest: digest, answer: try row.optionalString("idempotency_answer"))

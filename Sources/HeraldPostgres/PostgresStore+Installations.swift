@@ -7,7 +7,7 @@ extension PostgresStore {
     static let installationColumns = "i.id, i.user_id, i.tags, i.document::text AS document, i.version, i.created_at, i.updated_at"
 
     static func decodeInstallation(_ row: PostgresRow) throws(StoreError) -> Installation {
-        try Installation(stored: row.makeRandomAccess())
+        try Installation(stored: row.byName)
     }
 
     /// Creates or replaces an installation and the registrations it expands into, all or nothing
@@ -50,7 +50,7 @@ extension PostgresStore {
                     RETURNING i.version, i.created_at
                     """
             }
-            guard let returned = try await query(write, on: connection).first?.makeRandomAccess() else {
+            guard let returned = try await query(write, on: connection).first?.byName else {
                 throw StoreError.versionMismatch("the installation does not have version \(ifVersion ?? 0)")
             }
             let stored = installation.stored(version: try returned.int("version"), createdAt: try returned.date("created_at"), updatedAt: now)
@@ -89,7 +89,7 @@ extension PostgresStore {
             let written = try await query(upsertStatement(chunk, sameInstallationOnly: true, after: index == 0 ? stale : SQLStatement()), on: connection)
             if written.count != chunk.count {
                 var writtenIDs: Set<String> = []
-                for row in written { writtenIDs.insert(try row.makeRandomAccess().string("id")) }
+                for row in written { writtenIDs.insert(try row.byName.string("id")) }
                 let taken = chunk.map(\.registration.id).first { !writtenIDs.contains($0) } ?? "?"
                 throw HeraldError.conflict(
                     "the registration id '\(taken)' of installation '\(installation.id)' is held by a registration that does not belong to it"

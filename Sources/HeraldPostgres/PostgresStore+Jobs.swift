@@ -6,7 +6,7 @@ import PostgresNIO
 
 extension PostgresStore {
     private static func decodeJob(_ row: PostgresRow) throws(StoreError) -> HubJob {
-        try HubJob(stored: row.makeRandomAccess())
+        try HubJob(stored: row.byName)
     }
 
     public func createJob(_ job: HubJob, within quota: JobQuota) async throws -> JobQuota.Refusal? {
@@ -51,7 +51,7 @@ extension PostgresStore {
     }
 
     private static func decodeUsage(_ rows: [PostgresRow]) throws(StoreError) -> JobUsage {
-        guard let row = rows.first?.makeRandomAccess() else { return JobUsage(jobs: 0, activeJobs: 0, bytes: 0) }
+        guard let row = rows.first?.byName else { return JobUsage(jobs: 0, activeJobs: 0, bytes: 0) }
         return JobUsage(jobs: try row.int("jobs"), activeJobs: try row.int("active"), bytes: try row.int("bytes"))
     }
 
@@ -140,7 +140,7 @@ extension PostgresStore {
             SELECT (SELECT count(*) FROM updated) AS updated, \
             (SELECT state FROM herald.jobs WHERE hub = \(hub) AND id = \(id)) AS state
             """
-        guard let row = try await query(statement).first?.makeRandomAccess() else { return }
+        guard let row = try await query(statement).first?.byName else { return }
         if try row.int("updated") > 0 { return }
         guard let state = try row.optionalString("state") else { throw HeraldError.notFound("no job with id '\(job.id)'") }
         throw StoreError(code: .leaseLost, message: "the job '\(job.id)' is no longer leased by this worker (it is \(state))")
@@ -169,7 +169,7 @@ extension PostgresStore {
         guard !rows.isEmpty else { return nil }
         var chunks: [JobChunk] = []
         for row in rows {
-            let columns = row.makeRandomAccess()
+            let columns = row.byName
             guard let sequence = try columns.optionalInt("sequence") else { continue }
             chunks.append(JobChunk(sequence: sequence, size: try columns.int("size")))
         }
@@ -182,7 +182,7 @@ extension PostgresStore {
             SELECT bytes FROM herald.job_output_chunks WHERE hub = \(statement.bind(hub)) AND job_id = \(statement.bind(id)) \
             AND file = \(statement.bind(failures ? 1 : 0)) AND sequence = \(statement.bind(sequence))
             """
-        return try await query(statement).first.map { row throws(StoreError) in try row.makeRandomAccess().bytes("bytes") }
+        return try await query(statement).first.map { row throws(StoreError) in try row.byName.bytes("bytes") }
     }
 
     public func appendJobFileChunk(upload: String, sequence: Int, bytes: Data, now: Date) async throws {
@@ -203,7 +203,7 @@ extension PostgresStore {
                 SELECT upload FROM herald.job_files WHERE hub = \(replaced.bind(hub)) AND name = \(replaced.bind(name)) FOR UPDATE
                 """
             let old = try await query(replaced, on: connection).first.map { row throws(StoreError) in
-                try row.makeRandomAccess().string("upload")
+                try row.byName.string("upload")
             }
             var statement = SQLStatement()
             let hubParameter = statement.bind(hub), uploadParameter = statement.bind(upload)
@@ -243,9 +243,9 @@ extension PostgresStore {
             """
         let rows = try await query(statement)
         guard let first = rows.first else { return nil }
-        var file = JobFileChunks(upload: try first.makeRandomAccess().string("upload"), chunks: [])
+        var file = JobFileChunks(upload: try first.byName.string("upload"), chunks: [])
         for row in rows {
-            let columns = row.makeRandomAccess()
+            let columns = row.byName
             guard let sequence = try columns.optionalInt("sequence") else { continue }
             file.chunks.append(JobChunk(sequence: sequence, size: try columns.int("size")))
         }
@@ -258,7 +258,7 @@ extension PostgresStore {
             SELECT bytes FROM herald.job_file_chunks WHERE hub = \(statement.bind(hub)) AND upload = \(statement.bind(upload)) \
             AND sequence = \(statement.bind(sequence))
             """
-        return try await query(statement).first.map { row throws(StoreError) in try row.makeRandomAccess().bytes("bytes") }
+        return try await query(statement).first.map { row throws(StoreError) in try row.byName.bytes("bytes") }
     }
 
     public func purgeJobs(finishedBefore: Date, filesBefore: Date, uploadsBefore: Date) async throws -> JobPurge {
@@ -277,7 +277,7 @@ extension PostgresStore {
                 """
             let deletedJobs =
                 try await query(jobs, on: connection).first.map { row throws(StoreError) in
-                    try row.makeRandomAccess().int("count")
+                    try row.byName.int("count")
                 } ?? 0
             var files = SQLStatement()
             let filesHub = files.bind(hub)
@@ -290,7 +290,7 @@ extension PostgresStore {
                 """
             let deletedFiles =
                 try await query(files, on: connection).first.map { row throws(StoreError) in
-                    try row.makeRandomAccess().int("count")
+                    try row.byName.int("count")
                 } ?? 0
             var uploads = SQLStatement()
             let uploadsHub = uploads.bind(hub)

@@ -10,7 +10,7 @@ extension PostgresStore {
         """
 
     static func decodeNotification(_ row: PostgresRow) throws(StoreError) -> NotificationRecord {
-        try NotificationRecord(stored: row.makeRandomAccess())
+        try NotificationRecord(stored: row.byName)
     }
 
     /// Persists a new notification in the state given (see the protocol).
@@ -142,7 +142,7 @@ extension PostgresStore {
             SELECT (SELECT count(*) FROM updated) AS updated, \
             (SELECT state FROM herald.notifications WHERE hub = \(hub) AND id = \(idPlaceholder)) AS state
             """
-        guard let row = try await query(statement).first?.makeRandomAccess() else { return }
+        guard let row = try await query(statement).first?.byName else { return }
         if try row.int("updated") > 0 { return }
         guard let state = try row.optionalString("state") else { throw HeraldError.notFound("no notification with id '\(id)'") }
         throw StoreError.leaseLost(id, state: state)
@@ -164,7 +164,7 @@ extension PostgresStore {
                 guard let row = try await query(state, on: connection).first else {
                     throw HeraldError.notFound("no notification with id '\(id)'")
                 }
-                throw StoreError.leaseLost(id, state: try row.makeRandomAccess().string("state"))
+                throw StoreError.leaseLost(id, state: try row.byName.string("state"))
             }
             if let refusal = claimed.splitRefusal(at: boundaries) { throw HeraldError.badRequest(refusal) }
             var bound = SQLStatement()
@@ -209,7 +209,7 @@ extension PostgresStore {
             SELECT (SELECT count(*) FROM cancelled) AS cancelled, \
             (SELECT state FROM herald.notifications WHERE hub = \(hub) AND id = \(idPlaceholder)) AS state
             """
-        guard let row = try await query(statement).first?.makeRandomAccess() else { return false }
+        guard let row = try await query(statement).first?.byName else { return false }
         if try row.int("cancelled") > 0 { return true }
         guard let state = try row.optionalString("state") else { return false }
         throw HeraldError.conflict(
@@ -224,7 +224,7 @@ extension PostgresStore {
             WHERE hub = \(statement.bind(hub)) AND state = \(statement.bind(NotificationState.scheduled.rawValue)) \
             AND scheduled_at IS NOT NULL
             """
-        return try await query(statement).first?.makeRandomAccess().optionalDate("next")
+        return try await query(statement).first?.byName.optionalDate("next")
     }
 
     public func queueStatistics(now: Date) async throws -> QueueStatistics {
@@ -236,7 +236,7 @@ extension PostgresStore {
         statement.sql = """
             SELECT             count(*) FILTER (WHERE state = \(enqueued) OR (state = \(scheduled) AND scheduled_at <= \(nowMs)))::bigint AS waiting,             count(*) FILTER (WHERE state = \(processing))::bigint AS processing,             min(greatest(enqueued_at, coalesce(scheduled_at, enqueued_at)))             FILTER (WHERE state = \(enqueued) OR (state = \(scheduled) AND scheduled_at <= \(nowMs))) AS oldest             FROM herald.notifications             WHERE hub = \(statement.bind(hub)) AND state IN (\(enqueued), \(scheduled), \(processing))
             """
-        guard let row = try await query(statement).first?.makeRandomAccess() else {
+        guard let row = try await query(statement).first?.byName else {
             return QueueStatistics(waiting: 0, processing: 0, oldestWaitingSince: nil)
         }
         return QueueStatistics(waiting: try row.int("waiting"), processing: try row.int("processing"), oldestWaitingSince: try row.optionalDate("oldest"))
@@ -310,7 +310,7 @@ extension PostgresStore {
     }
 
     static func decodeListing(_ row: PostgresRow) throws(StoreError) -> NotificationListing {
-        let columns = row.makeRandomAccess()
+        let columns = row.byName
         return NotificationListing(
             row: try NotificationRecord(stored: columns), leaseOwner: try columns.optionalString("lease_owner"),
             leaseUntil: try columns.optionalDate("lease_until")

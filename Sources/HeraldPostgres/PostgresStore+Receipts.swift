@@ -31,7 +31,7 @@ extension PostgresStore {
             )
             SELECT count(*)::bigint AS n FROM new
             """
-        return try await query(statement).first?.makeRandomAccess().int("n") ?? 0
+        return try await query(statement).first?.byName.int("n") ?? 0
     }
 
     public func confirmedCounts(notificationID id: String) async throws -> [Platform: Int] {
@@ -42,7 +42,7 @@ extension PostgresStore {
             """
         var counts: [Platform: Int] = [:]
         for row in try await query(statement) {
-            let row = row.makeRandomAccess()
+            let row = row.byName
             guard let platform = Platform(rawValue: try row.string("platform")) else { continue }
             let confirmed = try row.int("confirmed")
             if confirmed > 0 { counts[platform] = confirmed }
@@ -57,6 +57,6 @@ extension PostgresStore {
             WITH gone AS (DELETE FROM herald.receipts WHERE hub = \(statement.bind(hub)) AND at < \(statement.bind(date)) RETURNING 1)
             SELECT count(*)::bigint AS n FROM gone
             """
-        return try await query(statement).first?.makeRandomAccess().int("n") ?? 0
+        return try await query(statement).first?.byName.int("n") ?? 0
     }
 }

@@ -189,7 +189,7 @@ extension PostgresStore {
                     ORDER BY registration_id LIMIT \(wantedPlaceholder)
                     """
                 var ids: [String] = []
-                for row in try await read(candidates) { ids.append(try row.makeRandomAccess().string("registration_id")) }
+                for row in try await read(candidates) { ids.append(try row.byName.string("registration_id")) }
                 guard let last = ids.last else { break }
 
                 var statement = SQLStatement()

@@ -14,7 +14,7 @@ extension PostgresStore {
     static let maxRowsPerStatement = 500
 
     static func decodeRegistration(_ row: PostgresRow) throws(StoreError) -> Registration {
-        try Registration(stored: row.makeRandomAccess())
+        try Registration(stored: row.byName)
     }
 
     /// An upsert of `rows`, whose ids must be distinct: a new registration gets version 1, an
@@ -58,7 +58,7 @@ extension PostgresStore {
 
     /// `row`'s registration with the version and `createdAt` that a write returned.
     static func stored(_ row: StoredRegistration, from returned: PostgresRow) throws(StoreError) -> Registration {
-        let returned = returned.makeRandomAccess()
+        let returned = returned.byName
         var registration = row.registration
         registration.version = try returned.int("version")
         registration.createdAt = try returned.date("created_at")
@@ -92,7 +92,7 @@ extension PostgresStore {
             OR EXISTS (SELECT 1 FROM herald.reservations WHERE hub = \(hub) AND id = \(id) \
             AND expires_at > \(statement.bind(now().storeMilliseconds))) AS valid
             """
-        return try await query(statement).first?.makeRandomAccess().value("valid", as: Bool.self) ?? false
+        return try await query(statement).first?.byName.value("valid", as: Bool.self) ?? false
     }
 
     /// Creates or replaces a registration if `condition` holds (see the protocol).
@@ -131,7 +131,7 @@ extension PostgresStore {
                     """
                 isIssued = try await !query(issued, on: connection).isEmpty
             }
-            let existingOwner: String?? = try existing.map { row throws(StoreError) in try row.makeRandomAccess().optionalString("owner") }
+            let existingOwner: String?? = try existing.map { row throws(StoreError) in try row.byName.optionalString("owner") }
             if let violation = condition.violation(id: id, existingOwner: existingOwner, isIssued: isIssued) {
                 throw violation
             }
@@ -222,7 +222,7 @@ extension PostgresStore {
                 var read = SQLStatement()
                 read.sql = "SELECT owner FROM herald.registrations WHERE hub = \(read.bind(hub)) AND id = \(read.bind(id)) FOR UPDATE"
                 if let stored = try await query(read, on: connection).first,
-                    try stored.makeRandomAccess().optionalString("owner") != owner
+                    try stored.byName.optionalString("owner") != owner
                 {
                     throw HeraldError.forbidden("this registration belongs to another user")
                 }
@@ -263,7 +263,7 @@ extension PostgresStore {
                 """
             var installations: Set<String> = []
             for row in try await query(delete, on: connection) {
-                if let id = try row.makeRandomAccess().optionalString("installation_id") { installations.insert(id) }
+                if let id = try row.byName.optionalString("installation_id") { installations.insert(id) }
             }
             guard !installations.isEmpty else { return }
             let expired = installations.sorted()
@@ -372,7 +372,7 @@ extension PostgresStore {
                 (SELECT registration_id FROM herald.registration_tags WHERE hub = \(hub) AND tag = ANY (\(tagsPlaceholder)))\(filters)
                 """
         }
-        return try await self.query(statement).first?.makeRandomAccess().int("n") ?? 0
+        return try await self.query(statement).first?.byName.int("n") ?? 0
     }
 
     /// The conditions of an operator's query besides the driving tags, on the registration `r`:
@@ -453,7 +453,7 @@ extension PostgresStore {
     public func registrationCount() async throws -> Int {
         var statement = SQLStatement()
         statement.sql = "SELECT count(*) AS n FROM herald.registrations WHERE hub = \(statement.bind(hub))"
-        return try await query(statement).first?.makeRandomAccess().int("n") ?? 0
+        return try await query(statement).first?.byName.int("n") ?? 0
     }
 
     public func registrationCountsByPlatform() async throws -> [Platform: Int] {
@@ -461,7 +461,7 @@ extension PostgresStore {
         statement.sql = "SELECT platform, count(*)::bigint AS n FROM herald.registrations WHERE hub = \(statement.bind(hub)) GROUP BY platform"
         var counts: [Platform: Int] = [:]
         for row in try await query(statement) {
-            let columns = row.makeRandomAccess()
+            let columns = row.byName
             guard let platform = try Platform(rawValue: columns.string("platform")) else { continue }
             counts[platform] = try columns.int("n")
         }
@@ -472,7 +472,7 @@ extension PostgresStore {
         guard every > 0, limit > 0 else { return [] }
         var boundaries: [(n: Int, id: String)] = []
         for row in try await boundaryRows(after: cursor, every: every, limit: limit, explaining: false) {
-            let columns = row.makeRandomAccess()
+            let columns = row.byName
             boundaries.append((try columns.int("n"), try columns.string("id")))
         }
         // In the order they were found (sorted here: the statement's plan holds no sort).

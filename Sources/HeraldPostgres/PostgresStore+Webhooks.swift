@@ -5,7 +5,7 @@ import PostgresNIO
 
 extension PostgresStore {
     private static func decodeEndpoint(_ row: PostgresRow) throws(StoreError) -> WebhookEndpoint {
-        try WebhookEndpoint(stored: row.makeRandomAccess())
+        try WebhookEndpoint(stored: row.byName)
     }
 
     public func createWebhookEndpoint(_ endpoint: WebhookEndpoint, limit: Int) async throws {
@@ -24,7 +24,7 @@ extension PostgresStore {
             try await lock(["#webhooks"], on: connection)
             var count = SQLStatement()
             count.sql = "SELECT count(*)::bigint AS n FROM herald.webhook_endpoints WHERE hub = \(count.bind(hub))"
-            let existing = try await query(count, on: connection).first?.makeRandomAccess().int("n") ?? 0
+            let existing = try await query(count, on: connection).first?.byName.int("n") ?? 0
             if existing >= limit { return .conflict("the hub has \(existing) webhook endpoints, the most it may have") }
             let inserted = try await !query(statement, on: connection).isEmpty
             return inserted ? nil : .conflict("a webhook endpoint with id '\(endpoint.id)' exists")
@@ -124,7 +124,7 @@ extension PostgresStore {
             FROM due WHERE o.hub = \(hub) AND o.endpoint_id = due.endpoint_id AND o.event_id = due.event_id \
             RETURNING o.event_id, o.endpoint_id, o.type, o.body, o.created_at, o.due_at, o.attempts
             """
-        let deliveries = try await query(statement).map { row throws(StoreError) in try WebhookDelivery(stored: row.makeRandomAccess()) }
+        let deliveries = try await query(statement).map { row throws(StoreError) in try WebhookDelivery(stored: row.byName) }
         return deliveries.sorted { ($0.dueAt, $0.createdAt, $0.eventID) < ($1.dueAt, $1.createdAt, $1.eventID) }
     }
 
@@ -179,7 +179,7 @@ extension PostgresStore {
             WHERE hub = \(statement.bind(hub)) AND endpoint_id = \(statement.bind(endpointID)) \
             ORDER BY at DESC, seq DESC LIMIT \(statement.bind(max(0, limit)))
             """
-        return try await query(statement).map { row throws(StoreError) in try WebhookAttempt(stored: row.makeRandomAccess()) }
+        return try await query(statement).map { row throws(StoreError) in try WebhookAttempt(stored: row.byName) }
     }
 
     public func pendingWebhookDeliveries(endpointID: String) async throws -> Int {
@@ -188,7 +188,7 @@ extension PostgresStore {
             SELECT count(*)::bigint AS n FROM herald.webhook_outbox \
             WHERE hub = \(statement.bind(hub)) AND endpoint_id = \(statement.bind(endpointID))
             """
-        return try await query(statement).first?.makeRandomAccess().int("n") ?? 0
+        return try await query(statement).first?.byName.int("n") ?? 0
     }
 
     public func purgeWebhookAttempts(before date: Date) async throws -> Int {

@@ -130,11 +130,29 @@ struct SQLStatement {
     var query: PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: binds) }
 }
 
-extension PostgresRandomAccessRow: StoredRow {
+extension PostgresRow {
+    /// This row, its columns read by name (see ``PostgresStoredRow``).
+    var byName: PostgresStoredRow { PostgresStoredRow(self) }
+}
+
+/// A result row as the stores' shared decoders read it, column by column (``StoredRow``): its
+/// cells, taken off the row once, each found by comparing names with the row's few columns.
+/// A delivery page turns thousands of rows into registrations, sixteen columns each, where
+/// postgres-nio's random-access row hashes the name twice for each read and makes a new cell
+/// each time.
+struct PostgresStoredRow: StoredRow {
+    private let cells: [PostgresCell]
+
+    init(_ row: PostgresRow) {
+        cells = Array(row)
+    }
+
     func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(StoreError) -> T {
-        guard contains(column) else { throw corrupt("the stored column '\(column)' is missing") }
+        guard let cell = cells.first(where: { $0.columnName == column }) else {
+            throw corrupt("the stored column '\(column)' is missing")
+        }
         do {
-            return try self[column].decode(T.self)
+            return try cell.decode(T.self)
         } catch {
             throw corrupt("the stored column '\(column)' has the wrong type")
         }
