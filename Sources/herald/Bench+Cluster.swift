@@ -106,7 +106,7 @@ extension Bench {
                 let endpoint = try emulator.endpoint(.fcm)
                 let nodesBefore = try nodes.reduce(0) { try $0 + cpuSeconds(of: $1.pid) }
                 let postgresBefore = PostgresCPU.seconds(database: url.database), machineBefore = MachineCPU.now()
-                let started = ContinuousClock.now
+                let started = ContinuousClock.now, startedAt = Date()
                 let id = try await sendNotification(http, base: base, signature: signature, platform: .fcm, tag: nil)
                 let finished = try await waitUntilFinished(
                     http, base: base, id: id, signature: signature, endpoint: endpoint, devices: devices, pids: nodes.map(\.pid))
@@ -114,8 +114,13 @@ extension Bench {
                 let nodesCPU = try nodes.reduce(0) { try $0 + cpuSeconds(of: $1.pid) } - nodesBefore
                 let postgresCPU = postgresBefore.flatMap { before in PostgresCPU.seconds(database: url.database).map { $0 - before } }
                 let idle = MachineCPU.now().idleShare(since: machineBefore)
+                let accepted = try await emulatorStats(http, endpoint: endpoint, since: startedAt)
                 try await http.shutdown()
-                say(String(format: "  %@ in %.1f s, %@ devices reached", finished.state, seconds, finished.reached.formatted()))
+                say(
+                    String(
+                        format: "  %@ in %.1f s, %@ devices reached; the emulator accepted the first send after %.2f s and the last after %.2f s",
+                        finished.state, seconds, finished.reached.formatted(), accepted.firstAccepted(after: startedAt) ?? .nan,
+                        accepted.lastAccepted(after: startedAt) ?? .nan))
                 return ClusterRun(
                     nodes: count, devices: devices, state: finished.state, seconds: seconds, reached: finished.reached,
                     peakMegabytes: finished.peakMegabytes, nodeCPU: nodeCPU, nodesCPUSeconds: nodesCPU,
@@ -245,6 +250,11 @@ extension Bench {
         /// since 1970).
         var firstAcceptedSince: Int64?
         var lastAcceptedSince: Int64?
+
+        /// Seconds from `start` (the moment the stats were asked with) until the first and the
+        /// last send the emulator accepted after it.
+        func firstAccepted(after start: Date) -> Double? { firstAcceptedSince.map { Double($0) / 1000 - start.timeIntervalSince1970 } }
+        func lastAccepted(after start: Date) -> Double? { lastAcceptedSince.map { Double($0) / 1000 - start.timeIntervalSince1970 } }
     }
 
     /// What the emulator at `endpoint` counts; with `since`, also when it accepted its first and

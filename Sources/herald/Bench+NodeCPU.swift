@@ -285,14 +285,11 @@ extension Bench {
             let seconds = (ContinuousClock.now - started).seconds
             let after = (node: try cpuSeconds(of: process.pid), emulator: try cpuSeconds(of: emulator.process.pid))
             let accepted = try await emulatorStats(http, endpoint: endpoint, since: startedAt)
-            func secondsAfterStart(_ milliseconds: Int64?) -> Double? {
-                milliseconds.map { Double($0) / 1000 - startedAt.timeIntervalSince1970 }
-            }
             let run = NodeRun(
                 platform: platform, kind: kind, devices: devices, state: finished.state, seconds: seconds,
                 reached: repeated ? accepted.accepted - statsBefore.accepted : finished.reached - statsBefore.devices, nodeCPUSeconds: after.node - before.node,
                 emulatorCPUSeconds: after.emulator - before.emulator, peakMegabytes: finished.peakMegabytes.first ?? 0,
-                firstDevice: secondsAfterStart(accepted.firstAcceptedSince), lastDevice: secondsAfterStart(accepted.lastAcceptedSince)
+                firstDevice: accepted.firstAccepted(after: startedAt), lastDevice: accepted.lastAccepted(after: startedAt)
             )
             say(
                 String(

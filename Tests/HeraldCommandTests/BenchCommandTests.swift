@@ -39,6 +39,9 @@ struct BenchCommandTests {
             #expect(summary.contains("1 node : 400 devices Completed"), "\(summary)")
             #expect(summary.contains("2 nodes: 400 devices Completed"), "\(summary)")
             #expect(summary.contains("400 reached"), "\(summary)")
+            // Each shared broadcast says when the emulator accepted its first and its last send.
+            let accepted = result.output.split(separator: "\n").filter { $0.contains("the emulator accepted the first send after") }
+            #expect(accepted.count == 2, "\(result.output)")
         } else {
             print("HERALD_TEST_DATABASE_URL is not set: herald bench ran on SQLite only")
         }
