@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import HeraldCore
 public import HeraldStore
 import PostgresNIO
@@ -158,12 +158,12 @@ struct PostgresStoredRow: StoredRow {
         }
     }
 
-    package func string(_ column: String) throws(StoreError) -> String { try value(column) }
-    package func optionalString(_ column: String) throws(StoreError) -> String? { try value(column) }
-    package func int(_ column: String) throws(StoreError) -> Int { try value(column) }
-    package func optionalInt(_ column: String) throws(StoreError) -> Int? { try value(column) }
-    package func bool(_ column: String) throws(StoreError) -> Bool { try value(column) }
+    func string(_ column: String) throws(StoreError) -> String { try value(column) }
+    func optionalString(_ column: String) throws(StoreError) -> String? { try value(column) }
+    func int(_ column: String) throws(StoreError) -> Int { try value(column) }
+    func optionalInt(_ column: String) throws(StoreError) -> Int? { try value(column) }
+    func bool(_ column: String) throws(StoreError) -> Bool { try value(column) }
     /// Tags, kept as a `text[]`.
-    package func tags(_ column: String) throws(StoreError) -> [String] { try value(column) }
-    package func bytes(_ column: String) throws(StoreError) -> Data { Data(try value(column, as: ByteBuffer.self).readableBytesView) }
+    func tags(_ column: String) throws(StoreError) -> [String] { try value(column) }
+    func bytes(_ column: String) throws(StoreError) -> Data { Data(try value(column, as: ByteBuffer.self).readableBytesView) }
 }
