@@ -83,7 +83,7 @@ public final class PostgresDatabase: Service, Sendable {
             )
         }
         configuration.options.maximumConnections = max(1, maximumConnections)
-        configuration.options.minimumConnections = Self.keptConnections(maximum: maximumConnections)
+        configuration.options.minimumConnections = Self.keptConnections(maximum: configuration.options.maximumConnections)
         configuration.options.connectTimeout = url.connectTimeout ?? .seconds(10)
         configuration.options.additionalStartupParameters = [("application_name", url.applicationName ?? "herald")]
         // The client's own log lines can quote a failed query with its values (device tokens):

@@ -253,8 +253,12 @@ extension Bench {
 
         /// Seconds from `start` (the moment the stats were asked with) until the first and the
         /// last send the emulator accepted after it.
-        func firstAccepted(after start: Date) -> Double? { firstAcceptedSince.map { Double($0) / 1000 - start.timeIntervalSince1970 } }
-        func lastAccepted(after start: Date) -> Double? { lastAcceptedSince.map { Double($0) / 1000 - start.timeIntervalSince1970 } }
+        func firstAccepted(after start: Date) -> Double? { Self.seconds(from: start, to: firstAcceptedSince) }
+        func lastAccepted(after start: Date) -> Double? { Self.seconds(from: start, to: lastAcceptedSince) }
+
+        private static func seconds(from start: Date, to milliseconds: Int64?) -> Double? {
+            milliseconds.map { Double($0) / 1000 - start.timeIntervalSince1970 }
+        }
     }
 
     /// What the emulator at `endpoint` counts; with `since`, also when it accepted its first and
