@@ -80,12 +80,8 @@ extension PostgresStore {
     /// Records progress while `owner` holds the lease (see the protocol). A notification handed
     /// back (its lease ending now) is announced, so that an idle node resumes it at once.
     public func saveProgress(id: String, owner: String, cursor: String?, counts: OutcomeCounts, leaseUntil: Date) async throws {
-        var statement = SQLStatement()
-        statement.sql = """
-            cursor = \(statement.bind(cursor)), counts = \(statement.bind(try StoredJSON.encode(counts))), \
-            lease_until = \(statement.bind(leaseUntil))
-            """
-        try await updateLeased(id: id, owner: owner, statement)
+        let progress = (cursor: cursor, counts: try StoredJSON.encode(counts))
+        try await updateLeased(UpdateLeased(hub: hub, id: id, owner: owner, progress: progress, leaseUntil: leaseUntil.storeMilliseconds))
         if leaseUntil <= now() {
             var announce = SQLStatement()
             announce.sql = "SELECT pg_notify('\(PostgresDatabase.workChannel)', \(announce.bind(hub)))"
@@ -94,9 +90,7 @@ extension PostgresStore {
     }
 
     public func renewLease(id: String, owner: String, until: Date) async throws {
-        var statement = SQLStatement()
-        statement.sql = "lease_until = \(statement.bind(until))"
-        try await updateLeased(id: id, owner: owner, statement)
+        try await updateLeased(UpdateLeased(hub: hub, id: id, owner: owner, progress: nil, leaseUntil: until.storeMilliseconds))
     }
 
     /// Ends the leases of an earlier run of this node (see the protocol), and announces the
@@ -139,12 +133,24 @@ extension PostgresStore {
             WITH updated AS (UPDATE herald.notifications SET \(set.sql) WHERE hub = \(hub) AND id = \(idPlaceholder) \
             AND state = \(statement.bind(NotificationState.processing.rawValue)) AND lease_owner = \(statement.bind(owner)) \
             RETURNING id) \
-            SELECT (SELECT count(*) FROM updated) AS updated, \
+            SELECT EXISTS (SELECT FROM updated) AS updated, \
             (SELECT state FROM herald.notifications WHERE hub = \(hub) AND id = \(idPlaceholder)) AS state
             """
         guard let row = try await query(statement).first?.byName else { return }
-        if try row.int("updated") > 0 { return }
-        guard let state = try row.optionalString("state") else { throw HeraldError.notFound("no notification with id '\(id)'") }
+        try Self.checkLeased(id: id, updated: try row.bool("updated"), state: try row.optionalString("state"))
+    }
+
+    /// ``updateLeased(id:owner:_:)`` for a lease's renewal or a delivery's progress, prepared.
+    private func updateLeased(_ statement: UpdateLeased) async throws {
+        guard let row = try await execute(statement).first else { return }
+        try Self.checkLeased(id: statement.id, updated: row.updated, state: row.state)
+    }
+
+    /// What an update under a lease found: nothing to do when it updated the notification;
+    /// otherwise `notFound` (no such notification, `state` is `nil`) or the lease lost.
+    private static func checkLeased(id: String, updated: Bool, state: String?) throws {
+        if updated { return }
+        guard let state else { throw HeraldError.notFound("no notification with id '\(id)'") }
         throw StoreError.leaseLost(id, state: state)
     }
 
@@ -315,5 +321,52 @@ extension PostgresStore {
             row: try NotificationRecord(stored: columns), leaseOwner: try columns.optionalString("lease_owner"),
             leaseUntil: try columns.optionalDate("lease_until")
         )
+    }
+}
+
+/// The update of a notification's lease (and of its progress, for
+/// ``PostgresStore/saveProgress(id:owner:cursor:counts:leaseUntil:)``) while `owner` holds it
+/// (see `PostgresStore.updateLeased(id:owner:_:)`), prepared once per connection: a delivery
+/// saves its progress after every page. Its row says whether the notification was updated,
+/// and its state (`NULL`: no such notification).
+struct UpdateLeased: PostgresPreparedStatement {
+    static let name = "herald_update_leased_v1"
+    static let sql = """
+        WITH updated AS (UPDATE herald.notifications SET \
+        cursor = CASE WHEN $4 THEN $5 ELSE cursor END, counts = CASE WHEN $4 THEN $6 ELSE counts END, lease_until = $7 \
+        WHERE hub = $1 AND id = $2 AND state = $8 AND lease_owner = $3 RETURNING id) \
+        SELECT EXISTS (SELECT FROM updated), (SELECT state FROM herald.notifications WHERE hub = $1 AND id = $2)
+        """
+
+    struct Row {
+        var updated: Bool
+        var state: String?
+    }
+
+    static var bindingDataTypes: [PostgresDataType] { [.text, .text, .text, .bool, .text, .text, .int8, .text] }
+
+    var hub: String
+    var id: String
+    var owner: String
+    /// The cursor and the counts (JSON) to save; `nil` to renew the lease alone.
+    var progress: (cursor: String?, counts: String)?
+    var leaseUntil: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 8)
+        bindings.append(hub)
+        bindings.append(id)
+        bindings.append(owner)
+        bindings.append(progress != nil)
+        bindings.append(progress?.cursor)
+        bindings.append(progress?.counts)
+        bindings.append(leaseUntil)
+        bindings.append(NotificationState.processing.rawValue)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (updated, state) = try row.decode((Bool, String?).self)
+        return Row(updated: updated, state: state)
     }
 }

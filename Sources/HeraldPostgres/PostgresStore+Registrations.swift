@@ -183,15 +183,8 @@ extension PostgresStore {
         let expiresAt = now.addingReportingOverflow(max(0, ttl.storeMilliseconds)).partialValue
         let handles = Array(Set(handles)).sorted()
         guard !handles.isEmpty else { throw HeraldError.badRequest("a device needs a handle") }
-        try checkOpen()
         let statement = RegistrationIDForHandles(hub: hub, handles: handles, owner: owner, newID: newID, expiresAt: expiresAt)
-        let logger = database.clientLogger
-        let id = try await database.run { connection in
-            var first: String?
-            for try await id in try await connection.execute(statement, logger: logger) { first = first ?? id }
-            return first
-        }
-        guard let id else { throw StoreError(code: .database, message: "a registration id was not returned") }
+        guard let id = try await execute(statement).first else { throw StoreError(code: .database, message: "a registration id was not returned") }
         return id
     }
 

@@ -66,6 +66,17 @@ public final class PostgresStore: HeraldStore {
         }
     }
 
+    /// Runs a prepared statement (prepared on a connection's first use of it) and returns its rows.
+    func execute<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        try checkOpen()
+        let logger = database.clientLogger
+        return try await database.run { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
     /// Runs `body` in one transaction.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try checkOpen()
