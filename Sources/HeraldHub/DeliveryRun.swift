@@ -34,18 +34,25 @@ struct DeliveryRun {
         engine.deliveryLog.recordProgress(notification: notification, part: part, counts: counts)
     }
 
+    /// Pages read at a time: a read's own cost (a round trip; on PostgreSQL, a transaction of
+    /// four statements) is shared by more devices, while progress is still saved after every
+    /// page, so a node killed mid-broadcast sends no more devices twice.
+    static let pagesPerRead = 4
+
     /// Delivers a claimed record from its cursor to the end, saving the counts and the cursor
     /// after every page; returns the counts.
     ///
-    /// Registrations are read up to the record's upper bound (the store reads no further), and
-    /// the next page is read while the current one is sent. A notification to registrations
-    /// whose first page is full is split before it is sent (``HubEngine/split(_:after:logger:)``),
-    /// so that the workers of every node share it; one spread over a time is not split (it
-    /// asks for less than a worker sends), and its pages go at its pace (``SendSpread``).
-    /// Interrupted (shutdown), it hands the record back from its cursor.
+    /// Registrations are read up to the record's upper bound (the store reads no further),
+    /// ``pagesPerRead`` pages at a time, and the next read is made while the pages of the
+    /// current one are sent. A notification to registrations whose first page is full is split
+    /// before it is sent (``HubEngine/split(_:after:logger:)``), so that the workers of every
+    /// node share it; one spread over a time is not split (it asks for less than a worker
+    /// sends), and its pages go at its pace (``SendSpread``). Interrupted (shutdown), it hands
+    /// the record back from its cursor.
     mutating func run(_ claimed: NotificationRecord, plan: DeliveryPlan) async throws -> OutcomeCounts {
         let engine = self.engine, part = self.part
         let pageSize = max(1, engine.configuration.pageSize)
+        let readSize = pageSize * Self.pagesPerRead
         var cursor = claimed.cursor
         var upperBound = claimed.upperBound
         var splitTried = !plan.isPartitionable || claimed.partOf != nil || upperBound != nil || claimed.spread != nil
@@ -58,49 +65,52 @@ struct DeliveryRun {
                 "Spreading a notification's sends", metadata: ["herald.spread.seconds": "\(length.components.seconds)", "herald.devices": "\(devices)"])
         }
         var selection = Selection()
-        var page = try await Self.readPage(plan, after: cursor, through: upperBound, pageSize: pageSize, engine: engine, part: part)
+        var read = try await Self.readPage(plan, after: cursor, through: upperBound, pageSize: readSize, engine: engine, part: part)
         while true {
-            var more = page.count == pageSize
-            if more, !splitTried {
+            var more = read.count == readSize
+            if read.count >= pageSize, !splitTried {
                 splitTried = true
                 upperBound = try await engine.split(claimed, after: cursor, logger: logger)
             }
             // A partition ends at its upper bound (the next one starts after it): the store reads
-            // no further, but the first page was read before the split set it.
-            if let upperBound, let end = page.firstIndex(where: { HubEngine.id($0.cursor, isAfter: upperBound) }) {
-                page.removeSubrange(end...)
+            // no further, but the first read was made before the split set it.
+            if let upperBound, let end = read.firstIndex(where: { HubEngine.id($0.cursor, isAfter: upperBound) }) {
+                read.removeSubrange(end...)
                 more = false
             }
-            guard let last = page.last?.cursor else { break }
-            // Read the next page while this one is being sent (a child task, cancelled if this
-            // page fails).
+            guard let last = read.last?.cursor else { break }
+            // Read on while this read's pages are being sent (a child task, cancelled if a page
+            // fails).
             let readNext = more, bound = upperBound
             async let next =
-                readNext ? Self.readPage(plan, after: last, through: bound, pageSize: pageSize, engine: engine, part: part) : []
+                readNext ? Self.readPage(plan, after: last, through: bound, pageSize: readSize, engine: engine, part: part) : []
 
             let providers = engine.providers
-            let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }
-            let delivered = try await deliver(page, steps: steps)
-            guard delivered.complete else {
-                // Shutdown came while sends waited (for a paused push service, or for their
-                // credential's budget): what the page had finished in order is booked, and the
-                // rest of it is sent again by whoever resumes the notification.
-                if delivered.booked > 0 { cursor = page[delivered.booked - 1].cursor }
-                try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: true)
-                logger.info(
-                    "Delivery interrupted by shutdown while sends waited; the rest of the page is handed back",
-                    metadata: ["herald.booked": "\(delivered.booked)", "herald.page": "\(page.count)"])
-                throw CancellationError()
+            for start in stride(from: read.startIndex, to: read.endIndex, by: pageSize) {
+                let page = read[start..<min(start + pageSize, read.endIndex)]
+                let steps = page.map { plan.step(for: $0, providers: providers, selection: &selection) }
+                let delivered = try await deliver(Array(page), steps: steps)
+                guard delivered.complete else {
+                    // Shutdown came while sends waited (for a paused push service, or for their
+                    // credential's budget): what the page had finished in order is booked, and
+                    // the rest of it is sent again by whoever resumes the notification.
+                    if delivered.booked > 0 { cursor = page[page.startIndex + delivered.booked - 1].cursor }
+                    try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: true)
+                    logger.info(
+                        "Delivery interrupted by shutdown while sends waited; the rest of the page is handed back",
+                        metadata: ["herald.booked": "\(delivered.booked)", "herald.page": "\(page.count)"])
+                    throw CancellationError()
+                }
+                cursor = page.last?.cursor ?? cursor
+                // Interrupted with devices left: hand the notification back (its lease ends now).
+                let handBack = engine.isInterrupted && (more || page.endIndex < read.endIndex)
+                try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: handBack)
+                if handBack {
+                    logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
+                    throw CancellationError()
+                }
             }
-            cursor = last
-            // Interrupted with devices left: hand the notification back (its lease ends now).
-            let handBack = engine.isInterrupted && more
-            try await engine.saveProgress(of: claimed.id, cursor: cursor, counts: counts, handBack: handBack)
-            if handBack {
-                logger.info("Delivery interrupted by shutdown; the notification is handed back from its cursor")
-                throw CancellationError()
-            }
-            page = try await next
+            read = try await next
         }
         return counts
     }
