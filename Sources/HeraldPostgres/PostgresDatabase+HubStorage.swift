@@ -97,10 +97,10 @@ extension PostgresDatabase: HubStorage {
                 ORDER BY name = \(placeholder) DESC LIMIT 1
                 """
             let readQuery = read.query
-            let found = try await run { connection in
-                try await connection.query(readQuery, logger: self.clientLogger).collect().first?.byName
+            let row = try await run { connection in
+                try await connection.query(readQuery, logger: self.clientLogger).collect().first
             }
-            guard let found else { return nil }
+            guard let found = row?.byName else { return nil }
             let current = StoredHubDefinition(
                 name: try found.string("name"), document: Data(try found.string("document").utf8), revision: try found.string("revision")
             )
@@ -112,10 +112,10 @@ extension PostgresDatabase: HubStorage {
                 AND revision = \(write.bind(current.revision))::bigint RETURNING revision::text AS revision
                 """
             let writeQuery = write.query
-            let written = try await run { connection in
-                try await connection.query(writeQuery, logger: self.clientLogger).collect().first?.byName
+            let writtenRow = try await run { connection in
+                try await connection.query(writeQuery, logger: self.clientLogger).collect().first
             }
-            if let written {
+            if let written = writtenRow?.byName {
                 return StoredHubDefinition(name: current.name, document: document, revision: try written.string("revision"))
             }
             // Another node changed (or deleted) the hub since the read: read it again.

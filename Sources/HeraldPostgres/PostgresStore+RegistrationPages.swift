@@ -125,7 +125,7 @@ extension PostgresStore {
                     for row in try await connection.query(explained, logger: logger).collect() { plans.append(try row.decode(String.self)) }
                     return []
                 }
-                return (try rows.map(Self.decodeRegistration), plans)
+                return (try Self.decodeRegistrations(rows), plans)
             }
         }
     }

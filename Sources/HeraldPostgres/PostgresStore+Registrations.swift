@@ -5,9 +5,10 @@ import PostgresNIO
 import Synchronization
 
 extension PostgresStore {
+    /// In the order ``Registration/init(stored:)`` reads them (see ``PostgresStoredRow``).
     static let registrationColumns = """
-        r.id, r.platform, r.handle, r.p256dh, r.auth, r.owner, r.expires_at, r.version, r.created_at, \
-        r.updated_at, r.tags, r.template, r.push_variables, r.installation_id, r.legacy_gcm, r.handle_kind
+        r.platform, r.p256dh, r.auth, r.id, r.handle, r.handle_kind, r.owner, r.expires_at, r.template, \
+        r.push_variables, r.installation_id, r.legacy_gcm, r.version, r.created_at, r.updated_at, r.tags
         """
 
     /// Rows per multi-row statement.
@@ -15,6 +16,18 @@ extension PostgresStore {
 
     static func decodeRegistration(_ row: PostgresRow) throws(StoreError) -> Registration {
         try Registration(stored: row.byName)
+    }
+
+    /// The registrations of `rows`, read with one ``PostgresStoredRow``.
+    static func decodeRegistrations(_ rows: [PostgresRow]) throws(StoreError) -> [Registration] {
+        let reader = PostgresStoredRow()
+        var registrations: [Registration] = []
+        registrations.reserveCapacity(rows.count)
+        for row in rows {
+            reader.read(row)
+            registrations.append(try Registration(stored: reader))
+        }
+        return registrations
     }
 
     /// An upsert of `rows`, whose ids must be distinct: a new registration gets version 1, an
@@ -406,7 +419,7 @@ extension PostgresStore {
     }
 
     func readRegistrations(_ statement: SQLStatement) async throws -> [Registration] {
-        try await query(statement).map(Self.decodeRegistration)
+        try Self.decodeRegistrations(try await query(statement))
     }
 
     /// Upserts many registrations in one transaction, 500 rows per statement, with the

@@ -147,23 +147,43 @@ extension PostgresRow {
 }
 
 /// A result row as the stores' shared decoders read it, column by column (``StoredRow``): its
-/// cells, taken off the row once, each found by comparing names with the row's few columns.
-/// A delivery page turns thousands of rows into registrations, sixteen columns each, where
-/// postgres-nio's random-access row hashes the name twice for each read and makes a new cell
-/// each time.
-struct PostgresStoredRow: StoredRow {
-    private let cells: [PostgresCell]
+/// cells, taken off the row once, each found by comparing names with the row's few columns,
+/// starting after the column read last (the decoders read a row's columns in the order the
+/// statements list them, so the first comparison finds it). A delivery page turns thousands of
+/// rows into registrations, sixteen columns each, where postgres-nio's random-access row
+/// hashes the name twice for each read and makes a new cell each time; the rows of a page
+/// share one reader (``read(_:)``), so its cells are kept in the same storage.
+final class PostgresStoredRow: StoredRow {
+    private var cells: [PostgresCell] = []
+    /// Where the next column is looked for first.
+    private var next = 0
 
-    init(_ row: PostgresRow) {
-        cells = Array(row)
+    init() {}
+
+    convenience init(_ row: PostgresRow) {
+        self.init()
+        read(row)
+    }
+
+    /// Reads `row`'s cells in place of the row read before.
+    func read(_ row: PostgresRow) {
+        cells.removeAll(keepingCapacity: true)
+        cells.append(contentsOf: row)
+        next = 0
     }
 
     func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws(StoreError) -> T {
-        guard let cell = cells.first(where: { $0.columnName == column }) else {
+        let index: Int
+        if next < cells.count, cells[next].columnName == column {
+            index = next
+        } else if let found = cells.firstIndex(where: { $0.columnName == column }) {
+            index = found
+        } else {
             throw corrupt("the stored column '\(column)' is missing")
         }
+        next = index + 1
         do {
-            return try cell.decode(T.self)
+            return try cells[index].decode(T.self)
         } catch {
             throw corrupt("the stored column '\(column)' has the wrong type")
         }
