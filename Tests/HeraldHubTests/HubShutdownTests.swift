@@ -35,6 +35,23 @@ struct HubShutdownTests {
         }
     }
 
+    @Test func aShutdownInTheMiddleOfAReadHandsBackAfterThePageBeingSent() async throws {
+        // Four pages of 10 are read at once: the shutdown comes during the second page.
+        try await HubFixture.with(platforms: [.apns], configure: { $0.pageSize = 10 }) { f in
+            let registrations = (0..<35).map { Registration.apns($0) }
+            try await f.store.insertRegistrations(registrations)
+            let record = try await f.engine.enqueue(tagExpression: nil, payloads: [Self.payload])
+            let engine = f.engine
+            f.apns.whenSent(15) { engine.interruptDelivery() }
+            await #expect(throws: CancellationError.self) { try await f.engine.deliverNext() }
+            #expect(f.apns.sent.count == 20, "the page being sent is finished, and the rest of the read is not sent")
+            let handedBack = try await f.stored(record.id)
+            #expect(handedBack.state == .processing)
+            #expect(handedBack.counts.total(.success) == 20)
+            #expect(handedBack.cursor == registrations.map(\.id).sorted()[19], "progress is saved after every page of a read")
+        }
+    }
+
     @Test func aNotificationOnItsLastPageIsFinishedNotHandedBack() async throws {
         try await HubFixture.with(platforms: [.apns], configure: { $0.pageSize = 10 }) { f in
             try await f.store.insertRegistrations((0..<7).map { Registration.apns($0) })

@@ -25,6 +25,8 @@ final class RecordingProvider: PushProvider {
     private struct State {
         var sent: [Sent] = []
         var expired: Set<String> = []
+        /// Run once the provider has received this many sends.
+        var atCount: (count: Int, action: @Sendable () -> Void)?
     }
 
     let platform: Platform
@@ -36,6 +38,9 @@ final class RecordingProvider: PushProvider {
 
     /// Later sends to `handle` get "channel expired".
     func expire(_ handle: String) { _ = state.withLock { $0.expired.insert(handle) } }
+
+    /// Runs `action` when the provider has received `count` sends.
+    func whenSent(_ count: Int, _ action: @escaping @Sendable () -> Void) { state.withLock { $0.atCount = (count, action) } }
 
     func send(_ notification: PushNotification, to target: PushTarget) async -> PushResult {
         let body: String
@@ -50,10 +55,11 @@ final class RecordingProvider: PushProvider {
         var headers: [String: String] = [:]
         for header in notification.headers { headers[header.name.lowercased()] = header.value }
         let sent = Sent(handle: target.handle, body: body, headers: headers, webPushKeys: target.webPushKeys)
-        let expired = state.withLock { state in
+        let (expired, action) = state.withLock { state in
             state.sent.append(sent)
-            return state.expired.contains(target.handle)
+            return (state.expired.contains(target.handle), state.atCount?.count == state.sent.count ? state.atCount?.action : nil)
         }
+        action?()
         if expired { return PushResult(disposition: .channelExpired, outcome: .expiredChannel, status: 410, reason: "Unregistered") }
         return .delivered
     }
