@@ -194,12 +194,19 @@ public enum NotificationQueueChecks {
         check("aRenewedLeaseKeepsOtherWorkersAway") { store, clock in
             try await store.enqueueNotification(NotificationQueueChecks.record("n1", at: clock.now))
             _ = try #require(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "busy"))
+            var counts = OutcomeCounts()
+            counts.add(.success, platform: .fcm)
+            try await store.saveProgress(id: "n1", owner: "busy", cursor: "reg-3", counts: counts, leaseUntil: clock.now.addingTimeInterval(30))
             // A page takes longer than the lease: the heartbeat renews it meanwhile.
             for _ in 0..<4 {
                 clock.advance(by: .seconds(20))
                 try await store.renewLease(id: "n1", owner: "busy", until: clock.now.addingTimeInterval(30))
                 #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "other") == nil)
             }
+            // A renewal leaves the progress saved before it.
+            let renewed = try #require(try await store.notification(id: "n1"))
+            #expect(renewed.cursor == "reg-3")
+            #expect(renewed.counts == counts)
             // Once the heartbeat stops (the node died), the lease runs out and another takes over.
             clock.advance(by: .seconds(31))
             #expect(try await store.claimNotification(now: clock.now, lease: .seconds(30), owner: "other")?.id == "n1")
