@@ -148,11 +148,11 @@ extension PostgresRow {
 
 /// A result row as the stores' shared decoders read it, column by column (``StoredRow``): its
 /// cells, taken off the row once, each found by comparing names with the row's few columns,
-/// starting after the column read last (the decoders read a row's columns in the order the
-/// statements list them, so the first comparison finds it). A delivery page turns thousands of
-/// rows into registrations, sixteen columns each, where postgres-nio's random-access row
-/// hashes the name twice for each read and makes a new cell each time; the rows of a page
-/// share one reader (``read(_:)``), so its cells are kept in the same storage.
+/// starting after the column read last (where a statement lists its columns in the order its
+/// decoder reads them, as the registrations' do, the first comparison finds each). A delivery
+/// page turns thousands of rows into registrations, sixteen columns each, where postgres-nio's
+/// random-access row hashes the name twice for each read and makes a new cell each time; the
+/// rows of a page share one reader (``read(_:)``), so its cells are kept in the same storage.
 final class PostgresStoredRow: StoredRow {
     private var cells: [PostgresCell] = []
     /// Where the next column is looked for first.
