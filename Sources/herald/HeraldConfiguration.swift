@@ -316,9 +316,9 @@ struct HeraldConfiguration: Sendable {
         .number(
             \.deliveryPageSize, "HERALD_DELIVERY_PAGE_SIZE", in: 50...100_000,
             help:
-                "devices read and sent per page of a delivery, whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes",
+                "devices sent per page of a delivery (read four pages at a time), whose progress is saved after each: a node killed mid-broadcast sends its page in flight again when the notification resumes, so smaller pages send fewer repeats and cost more writes",
             docs:
-                "devices read and sent per page of a delivery; progress is saved after each page, so a node killed mid-broadcast has at most a page per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
+                "devices sent per page of a delivery (read four pages at a time); progress is saved after each page, so a node killed mid-broadcast has at most a page per delivery sent again when the notification resumes ([Crashes and shutdowns](operations.md#crashes-and-shutdowns))"
         ),
         .init(
             variable: "HERALD_LOG_LEVEL", flag: "--log-level", default: "`info`",
