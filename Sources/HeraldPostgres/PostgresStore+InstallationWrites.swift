@@ -78,9 +78,9 @@ extension PostgresStore {
         let writes = Array(run)
         let rows: [SaveInstallationsRow]
         do {
-            rows = try await execute(SaveInstallations(hub: hub, writes: writes))
+            rows = try await execute(SaveInstallations(hub: hub, writes: writes), mappingErrors: false)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == PostgresMigration.changedMeanwhileState {
-            rows = try await execute(SaveInstallationsThroughTriggers(hub: hub, writes: writes))
+            rows = try await execute(SaveInstallationsThroughTriggers(hub: hub, writes: writes), mappingErrors: false)
         }
         var stored: [String: (version: Int, createdAt: Int)] = [:]
         for row in rows { stored[row.id] = (row.version, row.createdAt) }
@@ -89,15 +89,6 @@ extension PostgresStore {
                 return .failure(StoreError(code: .database, message: "an upserted installation was not returned"))
             }
             return .success(write.installation.stored(version: version, createdAt: Date(storeMilliseconds: createdAt), updatedAt: write.now))
-        }
-    }
-
-    private func execute<Statement: InstallationWriteStatement>(_ statement: Statement) async throws -> [SaveInstallationsRow] {
-        let logger = database.clientLogger
-        return try await database.runUnmapped { connection in
-            var rows: [SaveInstallationsRow] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
         }
     }
 }

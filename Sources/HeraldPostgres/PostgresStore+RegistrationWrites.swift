@@ -83,12 +83,7 @@ extension PostgresStore {
     /// fails, and then nothing of `run` was written.
     private func saveRegistrations(_ run: some Collection<RegistrationWrite>) async throws -> [Result<Registration, any Error>] {
         let statement = SaveRegistrations(hub: hub, writes: Array(run))
-        let logger = database.clientLogger
-        let rows = try await database.runUnmapped { connection in
-            var rows: [SaveRegistrations.Row] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
-        }
+        let rows = try await execute(statement, mappingErrors: false)
         guard rows.count == statement.writes.count else {
             throw StoreError(code: .database, message: "a registration write was not answered")
         }

@@ -67,14 +67,19 @@ public final class PostgresStore: HeraldStore {
     }
 
     /// Runs a prepared statement (prepared on a connection's first use of it) and returns its rows.
-    func execute<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] where Statement.Row: Sendable {
+    /// With `mappingErrors` false, the client's errors are thrown as they are, for a caller that
+    /// decides by the error what to do next (see ``PostgresDatabase/runUnmapped(deadline:_:)``).
+    func execute<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, mappingErrors: Bool = true
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
         try checkOpen()
         let logger = database.clientLogger
-        return try await database.run { connection in
+        let body: @Sendable (PostgresConnection) async throws -> [Statement.Row] = { connection in
             var rows: [Statement.Row] = []
             for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
             return rows
         }
+        return mappingErrors ? try await database.run(body) : try await database.runUnmapped(body)
     }
 
     /// Runs `body` in one transaction.
